@@ -1,0 +1,1 @@
+"""GPU models: scaling surfaces and power, taxonomy, CRISP and DVFS, the SIMT timing model."""

@@ -1,0 +1,1 @@
+"""Kernel corpus: CPU regions with their GPU ports and input generators."""

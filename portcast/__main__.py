@@ -1,0 +1,3 @@
+from portcast.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Command groups of the ``portcast`` CLI; each module defines ``register(app)``."""

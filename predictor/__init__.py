@@ -1,0 +1,1 @@
+"""Predictor: the XAPP interaction regressor, baselines, Eiger, metrics and shipped models."""

@@ -1,0 +1,223 @@
+"""Trace files: Parquet (pyarrow, zstd, row groups of bounded size), readable by pandas and DuckDB.
+
+Layout of one file = one region invocation:
+
+* columns: the record columns of :mod:`profiler.trace`, one row per record;
+* key-value metadata ``portcast.trace``: JSON with ``schema_version``, ``region`` (:class:`RegionInfo`)
+  and ``static`` (the static instruction table).
+
+Files are written atomically: records go to a hidden temporary file in the target folder, which is renamed
+over the target only when the region ends (also when it ended with an error: the file then says
+``complete: false``), so a reader never sees a half-written file under the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .trace import (
+    COLUMN_NAMES,
+    DEFAULT_CHUNK_RECORDS,
+    RECORD_COLUMNS,
+    TRACE_SCHEMA_VERSION,
+    RegionInfo,
+    StaticTable,
+    TraceChunk,
+    TraceError,
+    json_dumps,
+)
+
+METADATA_KEY = b"portcast.trace"
+
+ARROW_SCHEMA = pa.schema([pa.field(name, pa.from_numpy_dtype(dtype), nullable=False) for name, dtype in RECORD_COLUMNS])
+
+
+def _metadata_blob(info: RegionInfo, static: StaticTable) -> bytes:
+    return json_dumps(
+        {"schema_version": TRACE_SCHEMA_VERSION, "region": info.to_json(), "static": static.to_json()}
+    ).encode()
+
+
+def region_file_name(info: RegionInfo) -> str:
+    """``<region>.<invocation>.parquet`` with the region name made safe for a file name."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", info.name).strip("._") or "region"
+    return f"{safe}.{info.invocation}.parquet"
+
+
+class ParquetTraceWriter:
+    """Writes one region invocation to ``path`` as a sink (see :class:`profiler.trace.TraceSink`)."""
+
+    def __init__(self, path: str | os.PathLike, row_group_records: int = DEFAULT_CHUNK_RECORDS) -> None:
+        self.path = Path(path)
+        self.row_group_records = int(row_group_records)
+        self._writer: pq.ParquetWriter | None = None
+        self._tmp: str | None = None
+        self._pending: list[TraceChunk] = []
+        self._pending_n = 0
+        self.n_records = 0
+
+    def start_region(self, info: RegionInfo, static: StaticTable) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        self._writer = pq.ParquetWriter(self._tmp, ARROW_SCHEMA, compression="zstd")
+        self.n_records = 0
+
+    def consume(self, chunk: TraceChunk) -> None:
+        if self._writer is None:
+            raise TraceError("ParquetTraceWriter.consume called before start_region")
+        if len(chunk) == 0:
+            return
+        self._pending.append(TraceChunk(**{k: v.copy() for k, v in chunk.columns().items()}))
+        self._pending_n += len(chunk)
+        self.n_records += len(chunk)
+        while self._pending_n >= self.row_group_records:
+            self._flush(self.row_group_records)
+
+    def _flush(self, n: int | None = None) -> None:
+        if not self._pending:
+            return
+        merged = TraceChunk.concat(self._pending)
+        n = len(merged) if n is None else n
+        head, tail = merged.slice(0, n), merged.slice(n, len(merged))
+        table = pa.Table.from_arrays([pa.array(getattr(head, name)) for name in COLUMN_NAMES], schema=ARROW_SCHEMA)
+        self._writer.write_table(table, row_group_size=max(1, len(head)))
+        self._pending = [tail] if len(tail) else []
+        self._pending_n = len(tail)
+
+    def end_region(self, info: RegionInfo, static: StaticTable) -> None:
+        if self._writer is None:
+            raise TraceError("ParquetTraceWriter.end_region called before start_region")
+        try:
+            while self._pending_n:
+                self._flush(min(self._pending_n, self.row_group_records))
+            self._writer.add_key_value_metadata({METADATA_KEY: _metadata_blob(info, static)})
+            self._writer.close()
+            os.replace(self._tmp, self.path)
+        except BaseException:
+            self.abort()
+            raise
+        finally:
+            self._writer = None
+            self._tmp = None
+
+    def abort(self) -> None:
+        """Drop the temporary file (used only when the writer itself fails)."""
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except Exception:
+                pass
+        if self._tmp and os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+
+class TraceDirectorySink:
+    """Writes every region invocation to ``<folder>/<region>.<invocation>.parquet``."""
+
+    def __init__(self, folder: str | os.PathLike, row_group_records: int = DEFAULT_CHUNK_RECORDS) -> None:
+        self.folder = Path(folder)
+        self.row_group_records = row_group_records
+        self._writer: ParquetTraceWriter | None = None
+        self.written: list[Path] = []
+
+    def start_region(self, info: RegionInfo, static: StaticTable) -> None:
+        self._writer = ParquetTraceWriter(self.folder / region_file_name(info), self.row_group_records)
+        self._writer.start_region(info, static)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        self._writer.consume(chunk)
+
+    def end_region(self, info: RegionInfo, static: StaticTable) -> None:
+        self._writer.end_region(info, static)
+        self.written.append(self._writer.path)
+        self._writer = None
+
+
+def write_trace(path: str | os.PathLike, info: RegionInfo, static: StaticTable, chunks) -> Path:
+    """Write a whole trace (an iterable of chunks, or one chunk) to ``path``."""
+    if isinstance(chunks, TraceChunk):
+        chunks = [chunks]
+    writer = ParquetTraceWriter(path)
+    writer.start_region(info, static)
+    n = 0
+    for c in chunks:
+        writer.consume(c)
+        n += len(c)
+    if not info.n_records:
+        info.n_records = n
+    writer.end_region(info, static)
+    return writer.path
+
+
+class TraceFile:
+    """A trace file opened for reading; ``chunks()`` streams records without loading the whole file."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise TraceError(f"{self.path}: no such trace file")
+        try:
+            self._pf = pq.ParquetFile(self.path)
+        except Exception as exc:  # pyarrow raises several types for damaged files
+            raise TraceError(f"{self.path}: not a readable Parquet trace file ({exc})") from None
+        meta = self._pf.metadata.metadata or {}
+        if METADATA_KEY not in meta:
+            raise TraceError(f"{self.path}: Parquet file without Portcast trace metadata (key 'portcast.trace')")
+        try:
+            blob = json.loads(meta[METADATA_KEY])
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{self.path}: trace metadata is not valid JSON ({exc})") from None
+        version = blob.get("schema_version")
+        if version != TRACE_SCHEMA_VERSION:
+            raise TraceError(
+                f"{self.path}: trace schema version {version!r}; this Portcast reads version {TRACE_SCHEMA_VERSION}"
+            )
+        names = self._pf.schema_arrow.names
+        missing = [c for c in COLUMN_NAMES if c not in names]
+        if missing:
+            raise TraceError(f"{self.path}: trace file lacks column(s) {missing}")
+        self.info = RegionInfo.from_json(blob.get("region", {}))
+        self.static = StaticTable.from_json(blob.get("static", []))
+
+    @property
+    def n_records(self) -> int:
+        return int(self._pf.metadata.num_rows)
+
+    @property
+    def n_row_groups(self) -> int:
+        return int(self._pf.metadata.num_row_groups)
+
+    def chunks(self, chunk_records: int = DEFAULT_CHUNK_RECORDS) -> Iterator[TraceChunk]:
+        try:
+            for batch in self._pf.iter_batches(batch_size=chunk_records, columns=list(COLUMN_NAMES)):
+                yield TraceChunk(**{name: batch.column(name).to_numpy(zero_copy_only=False) for name in COLUMN_NAMES})
+        except TraceError:
+            raise
+        except Exception as exc:
+            raise TraceError(f"{self.path}: corrupt trace data ({exc})") from None
+
+    def read(self) -> TraceChunk:
+        """All records in one chunk (small traces only)."""
+        return TraceChunk.concat(self.chunks())
+
+    def replay(self, sink, chunk_records: int = DEFAULT_CHUNK_RECORDS) -> None:
+        """Send this file's region to a sink as a tracer would."""
+        sink.start_region(self.info, self.static)
+        for c in self.chunks(chunk_records):
+            sink.consume(c)
+        sink.end_region(self.info, self.static)
+
+
+def read_trace(path: str | os.PathLike) -> tuple[RegionInfo, StaticTable, TraceChunk]:
+    tf = TraceFile(path)
+    return tf.info, tf.static, tf.read()
