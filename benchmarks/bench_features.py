@@ -1,0 +1,123 @@
+"""Feature engine throughput on the synthetic trace (features/synthetic.py), with pytest-benchmark.
+
+Run:  .venv/bin/python -m pytest benchmarks/bench_features.py --benchmark-enable -p no:cacheprovider
+      PORTCAST_BENCH_FULL=1 ... adds all features over 10^8 records (minutes on a small machine).
+
+Each benchmark stores ``records_per_s`` (M records/s) in ``extra_info``; the ``baseline_*`` benchmarks
+measure the machine in the same run (a NumPy pass over the columns, a trivial Numba loop), so the
+figures can be read as ratios on a shared, noisy machine. Traces are fed in chunks of 2^20 records
+from a pool of 8 pre-generated chunks (cycled for 10^8 records), so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from numba import njit
+
+from features import FAMILIES, FeatureEngine
+from features.synthetic import synthetic_trace
+
+CHUNK = 1 << 20
+POOL = 8
+FAST = ("mix", "stride", "bdiv")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return [synthetic_trace(CHUNK, seed=7, start=k * CHUNK) for k in range(POOL)]
+
+
+def _chunks(pool, n):
+    left = n
+    k = 0
+    while left > 0:
+        c = pool[k % POOL]
+        if left < len(c):
+            c = c.slice(0, left)
+        yield c
+        left -= len(c)
+        k += 1
+
+
+def _run(families, pool, n):
+    e = FeatureEngine(None if families is None else list(families), validate=False)
+    for c in _chunks(pool, n):
+        e.consume(c)
+    return e.result()
+
+
+def _bench(benchmark, families, pool, n, rounds):
+    _run(families, pool, 20_000)  # compile / load the Numba cache outside the timing
+    result = benchmark.pedantic(_run, args=(families, pool, n), rounds=rounds, iterations=1)
+    assert not result.isna().any()
+    benchmark.extra_info["records"] = n
+    benchmark.extra_info["records_per_s"] = n / benchmark.stats.stats.min / 1e6
+    return result
+
+
+@njit(cache=True)
+def _touch(op, pc, addr):
+    s = 0
+    for i in range(op.shape[0]):
+        s += op[i] + pc[i] + (addr[i] & 7)
+    return s
+
+
+@njit(cache=True)
+def _chase(nxt, steps):
+    j = 0
+    for _ in range(steps):
+        j = nxt[j]
+    return j
+
+
+def test_baseline_latency(benchmark):
+    """10^7 dependent loads within 32 KiB (L1): ``ns_per_load`` is about 1 on an idle modern core."""
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(4096)
+    nxt = np.empty(4096, np.int64)
+    nxt[perm] = np.roll(perm, 1)
+    _chase(nxt, 10)
+    benchmark.pedantic(_chase, args=(nxt, 10**7), rounds=3, iterations=1)
+    benchmark.extra_info["ns_per_load"] = benchmark.stats.stats.min / 1e7 * 1e9
+
+
+def test_baseline_numpy_columns(benchmark, pool):
+    """One NumPy pass over op, pc, addr of 10^7 records (memory bandwidth of the machine right now)."""
+    def run():
+        return sum(int(np.count_nonzero(c.op)) + int(c.pc.sum()) + int(c.addr.sum() & 7) for c in _chunks(pool, 10**7))
+    benchmark.pedantic(run, rounds=3, iterations=1)
+    benchmark.extra_info["records_per_s"] = 1e7 / benchmark.stats.stats.min / 1e6
+
+
+def test_baseline_numba_loop(benchmark, pool):
+    """A trivial Numba loop over op, pc, addr of 10^7 records."""
+    _touch(pool[0].op, pool[0].pc, pool[0].addr)
+    benchmark.pedantic(lambda: [_touch(c.op, c.pc, c.addr) for c in _chunks(pool, 10**7)], rounds=3, iterations=1)
+    benchmark.extra_info["records_per_s"] = 1e7 / benchmark.stats.stats.min / 1e6
+
+
+@pytest.mark.parametrize("n", [10**6, 10**7, 10**8], ids=["1e6", "1e7", "1e8"])
+def test_mix_strides_bdiv(benchmark, pool, n):
+    """Goal: >= 200 M records/s; linear in n."""
+    _bench(benchmark, FAST, pool, n, rounds=3 if n <= 10**7 else 1)
+
+
+@pytest.mark.parametrize("n", [10**6, 10**7], ids=["1e6", "1e7"])
+def test_all_features(benchmark, pool, n):
+    """Goal: >= 20 M records/s with ILP at seven windows and reuse distance included; linear in n."""
+    _bench(benchmark, None, pool, n, rounds=2 if n <= 10**6 else 1)
+
+
+@pytest.mark.skipif(not os.environ.get("PORTCAST_BENCH_FULL"), reason="set PORTCAST_BENCH_FULL=1 (long run)")
+def test_all_features_1e8(benchmark, pool):
+    _bench(benchmark, None, pool, 10**8, rounds=1)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_family(benchmark, pool, family):
+    """Each analyzer alone over 2 x 10^6 records (where the time of 'all features' goes)."""
+    _bench(benchmark, [family], pool, 2 * 10**6, rounds=1)

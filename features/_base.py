@@ -1,0 +1,75 @@
+"""Common base of the feature analyzers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from profiler.trace import TraceChunk, TraceError
+
+
+def ratio(num, den) -> float:
+    """``num / den`` as a float, 0.0 when ``den`` is 0 (the features never contain NaN)."""
+    return float(num) / float(den) if den else 0.0
+
+
+class Analyzer:
+    """One feature family: a small state object fed chunk by chunk.
+
+    Subclasses set ``family`` and implement ``consume`` and ``result``. State is bounded by the number of
+    distinct static instructions, blocks, branches and by window sizes, never by the trace length, and the
+    result does not depend on how the trace is cut into chunks.
+    """
+
+    family: str = ""
+
+    def __init__(self) -> None:
+        self.n = 0  # records consumed
+
+    def consume(self, chunk: TraceChunk) -> None:  # pragma: no cover - interface
+        """Feed the next chunk of records (program order continues from the previous chunk).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+            Consecutive records; may be empty.
+        """
+        raise NotImplementedError
+
+    def result(self) -> dict[str, float]:  # pragma: no cover - interface
+        """The family's features for everything consumed so far (does not change the state).
+
+        Returns
+        -------
+        dict[str, float]
+            Feature name -> value, never NaN.
+        """
+        raise NotImplementedError
+
+    def contributions(self) -> dict[str, dict[int, float]]:
+        """Per static instruction contributions to explainable features: ``{feature: {pc: amount}}``."""
+        return {}
+
+
+#: Largest static instruction id the analyzers accept (per-pc state lives in arrays indexed by pc).
+MAX_PC = (1 << 24) - 1
+
+
+def pc_capacity(chunk: TraceChunk) -> int:
+    """1 + the largest pc in the chunk (0 for an empty chunk); rejects ids above :data:`MAX_PC`."""
+    if not len(chunk):
+        return 0
+    top = int(chunk.pc.max())
+    if top > MAX_PC:
+        i = int(np.argmax(chunk.pc))
+        raise TraceError(f"record {i} of the chunk: pc={top} exceeds {MAX_PC}; pc must index the static table")
+    return top + 1
+
+
+def grow_1d(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
+    """``arr`` extended to at least ``n`` entries (geometric growth), new entries ``fill``."""
+    if arr.shape[0] >= n:
+        return arr
+    new_n = max(n, 2 * arr.shape[0], 64)
+    out = np.full((new_n,) + arr.shape[1:], fill, dtype=arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out

@@ -1,0 +1,153 @@
+"""MICA's branch behaviour: PPM predictability (GAg, PAg, GAs, PAs), taken and transition rates."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from profiler.trace import Op, TraceChunk
+
+from ._base import Analyzer, grow_1d, pc_capacity, ratio
+
+BRANCH = np.uint8(Op.BRANCH)
+PPM_HISTORIES = (4, 8, 12)
+PPM_KINDS = ("GAg", "PAg", "GAs", "PAs")
+_SAT = 1 << 29
+
+
+@njit(cache=True)
+def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, tables, miss, counts):
+    """Records from ``start``; returns the first one not processed (stops when a new static branch needs a
+    slot and none is left).
+
+    ``tables`` rows: 0 = GAg, 1 = PAg, 2 + 2s = GAs of slot s, 3 + 2s = PAs of slot s; a context of order j
+    and history bits x is column (1 << j) | x, holding 0 (never seen) or 2 * (taken - not taken) + 1.
+    For each organisation the longest seen context of order <= h predicts (taken when taken >= not taken;
+    taken when no context has been seen), then every order 0..maxh is updated.
+    state = [n slots, slot capacity, global history]; counts = [branches, taken, transitions, transition base].
+    """
+    hmask = (1 << maxh) - 1
+    nq = hs.shape[0]
+    n = op.shape[0]
+    nbr = 0
+    ntaken = 0
+    ntrans = 0
+    nbase = 0
+    gh = state[2]
+    stop = n
+    for i in range(start, n):
+        if op[i] != BRANCH:
+            continue
+        p = pc[i]
+        s = pcslot[p]
+        if s < 0:
+            if state[0] >= state[1]:
+                stop = i
+                break
+            s = state[0]
+            pcslot[p] = s
+            state[0] = s + 1
+        t = np.int64(taken[i])
+        lh = lhist[s]
+        for kind in range(4):
+            hist = gh if (kind & 1) == 0 else lh
+            row = kind if kind < 2 else 2 + 2 * s + (kind - 2)
+            last_v = 0
+            q = 0
+            scanning = True
+            for j in range(maxh + 1):
+                idx = (1 << j) | (hist & ((1 << j) - 1))
+                v = tables[row, idx]
+                if scanning:
+                    if v == 0:
+                        scanning = False
+                    else:
+                        last_v = v
+                while q < nq and hs[q] == j:
+                    pred = 0 if (last_v != 0 and ((last_v - 1) >> 1) < 0) else 1
+                    if pred != t:
+                        miss[kind, q] += 1
+                    q += 1
+                dv = 0 if v == 0 else (v - 1) >> 1
+                if t:
+                    if dv < _SAT:
+                        dv += 1
+                elif dv > -_SAT:
+                    dv -= 1
+                tables[row, idx] = 2 * dv + 1
+        nbr += 1
+        ntaken += t
+        if lcnt[s] > 0:
+            nbase += 1
+            if (lh & 1) != t:
+                ntrans += 1
+        lcnt[s] += 1
+        lhist[s] = ((lh << 1) | t) & hmask
+        gh = ((gh << 1) | t) & hmask
+    state[2] = gh
+    counts[0] += nbr
+    counts[1] += ntaken
+    counts[2] += ntrans
+    counts[3] += nbase
+    return stop
+
+
+class BranchAnalyzer(Analyzer):
+    """PPM branch predictability of four predictor organisations at several history lengths.
+
+    Parameters
+    ----------
+    histories : history lengths (default 4, 8, 12)
+
+    State: one table of 2^(h+1) contexts shared by all branches (GAg, PAg) and one per static branch
+    (GAs, PAs), 4 bytes per context: bounded by distinct branches and the history length.
+    """
+
+    family = "branch"
+
+    def __init__(self, histories=PPM_HISTORIES) -> None:
+        super().__init__()
+        self.hs = np.asarray(sorted(set(int(h) for h in histories)), np.int64)
+        if self.hs.size == 0 or self.hs[0] < 0 or self.hs[-1] > 20:
+            raise ValueError(f"PPM history lengths must be in 0..20, got {list(histories)}")
+        self.maxh = int(self.hs[-1])
+        width = 1 << (self.maxh + 1)
+        self.pcslot = np.zeros(0, np.int64)
+        self.state = np.zeros(3, np.int64)
+        self.lhist = np.zeros(0, np.int64)
+        self.lcnt = np.zeros(0, np.int64)
+        self.tables = np.zeros((2, width), np.int32)
+        self.miss = np.zeros((4, self.hs.size), np.int64)
+        self.counts = np.zeros(4, np.int64)
+
+    def _grow_slots(self) -> None:
+        cap = max(16, 2 * int(self.state[1]))
+        self.lhist = grow_1d(self.lhist, cap)
+        self.lcnt = grow_1d(self.lcnt, cap)
+        self.tables = grow_1d(self.tables, 2 + 2 * cap)
+        self.state[1] = min(self.lhist.shape[0], self.lcnt.shape[0], (self.tables.shape[0] - 2) // 2)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        n = len(chunk)
+        if not n:
+            return
+        self.pcslot = grow_1d(self.pcslot, pc_capacity(chunk), -1)
+        i = 0
+        while i < n:
+            i = _branch_kernel(chunk.op, chunk.pc, chunk.taken, i, self.hs, self.maxh, self.pcslot, self.state,
+                               self.lhist, self.lcnt, self.tables, self.miss, self.counts)
+            if i < n:
+                self._grow_slots()
+        self.n += n
+
+    def result(self) -> dict[str, float]:
+        nbr = int(self.counts[0])
+        out = {}
+        for k, kind in enumerate(PPM_KINDS):
+            for q, h in enumerate(self.hs):
+                out[f"mica_ppm_{kind}_h{int(h)}"] = ratio(self.miss[k, q], nbr)
+        out["mica_takenRate"] = ratio(self.counts[1], nbr)
+        out["mica_transitionRate"] = ratio(self.counts[2], self.counts[3])
+        out["mica_branches"] = float(nbr)
+        out["mica_staticBranches"] = float(self.state[0])
+        return out

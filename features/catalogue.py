@@ -1,0 +1,126 @@
+"""The feature catalogue: every feature's name, family, definition, range and source (xapp | mica | warp)."""
+
+from __future__ import annotations
+
+from profiler.trace import Op
+
+from .bdiv import BDIV_WINDOWS
+from .branch import PPM_HISTORIES, PPM_KINDS
+from .ilp import ILP_WINDOWS, ilp_name
+from .regs import DEP_BOUNDS
+from .reuse import N_REUSE_BUCKETS
+from .strides import MICA_STRIDE_BOUNDS
+
+#: XAPP's features in the order of Portcast's list (papers/004 Table 1; see docs/features.md for the mapping).
+XAPP_FEATURES: tuple[str, ...] = (
+    "mem", "ctrl", "arith", "fp", "mul", "div", "rem", "spf",
+    "ilp32", "ilp256", "ilp2048", "ilp16384", "ilp65536", "ilpRate",
+    "locStride0", "locStride8", "locStride128", "locStrideOther",
+    "gStride0", "gStride8", "gStride128", "gStrideOther",
+    "memInt", "pages", "coldRef", "reuseDist4",
+    *(f"Lbdiv_{w}" for w in BDIV_WINDOWS),
+    *(f"Gbdiv_{w}" for w in BDIV_WINDOWS),
+)
+
+FRACTION = "0..1"
+
+
+def _entries() -> list[tuple[str, str, str, str, str]]:
+    e: list[tuple[str, str, str, str, str]] = []
+
+    def add(name, family, definition, rng, source):
+        e.append((name, family, definition, rng, source))
+
+    add("mem", "mix", "(LOAD + STORE) / N", FRACTION, "xapp")
+    add("ctrl", "mix", "(BRANCH + JUMP + CALL + RET) / N", FRACTION, "xapp")
+    add("arith", "mix", "(INT_ALU + INT_MUL + INT_DIV + INT_REM) / N", FRACTION, "xapp")
+    add("fp", "mix", "(FP_ALU + FP_MUL + FP_DIV + FP_SPECIAL) / N", FRACTION, "xapp")
+    add("mul", "mix", "(INT_MUL + FP_MUL) / N", FRACTION, "xapp")
+    add("div", "mix", "(INT_DIV + FP_DIV) / N", FRACTION, "xapp")
+    add("rem", "mix", "INT_REM / N", FRACTION, "xapp")
+    add("spf", "mix", "FP_SPECIAL / N (transcendental and other special functions)", FRACTION, "xapp")
+    for w in ILP_WINDOWS:
+        src = "xapp" if ilp_name(w).startswith("ilp") else "mica"
+        add(ilp_name(w), "ilp", f"N / drained cycles of MICA's ideal machine with a {w}-entry window "
+            "(unit latency, RAW through registers and 64-byte blocks, in-order retirement)", f"0..{w}", src)
+    add("ilpRate", "ilp", "ilp16384 / ilp32 (growth of ILP with the window)", "0..16384", "xapp")
+    for b, rng in zip(("0", "8", "128", "Other"), ("0", "1-8", "9-128", ">128")):
+        add(f"locStride{b}", "stride", f"fraction of consecutive-instance address differences of the same static "
+            f"LOAD/STORE that are {rng} bytes", FRACTION, "xapp")
+    for b, rng in zip(("0", "8", "128", "Other"), ("0", "1-8", "9-128", ">128")):
+        add(f"gStride{b}", "stride", f"fraction of address differences between consecutive LOAD/STOREs (any pc) "
+            f"that are {rng} bytes", FRACTION, "xapp")
+    add("memInt", "footprint", "distinct 64-byte blocks touched by LOAD/STORE / N", FRACTION, "xapp")
+    add("pages", "footprint", "distinct 4 KiB pages touched by LOAD/STORE / N", FRACTION, "xapp")
+    add("coldRef", "reuse", "first references to a block / all load block references", FRACTION, "xapp")
+    add("reuseDist4", "reuse", "load block references with LRU stack distance < 4 / all load block references",
+        FRACTION, "xapp")
+    for w in BDIV_WINDOWS:
+        add(f"Lbdiv_{w}", "bdiv", f"divergent groups / groups, each static BRANCH's outcomes cut into consecutive "
+            f"groups of {w} (trailing partial group dropped); divergent = not all equal", FRACTION, "xapp")
+    for w in BDIV_WINDOWS:
+        add(f"Gbdiv_{w}", "bdiv", f"as Lbdiv_{w} on the global sequence of all BRANCH outcomes", FRACTION, "xapp")
+    # ---- MICA
+    for o in Op:
+        add(f"mica_mix_{o.name}", "mix", f"{o.name} records / N", FRACTION, "mica")
+    add("mica_instructions", "mix", "N, the number of records", ">= 0", "mica")
+    add("mica_regSrcPerInstr", "regs", "non-zero source registers / N", "0..3", "mica")
+    add("mica_regDstPerInstr", "regs", "non-zero destination registers / N", FRACTION, "mica")
+    add("mica_regDegreeUse", "regs", "register reads of a value written in the trace / register writes", ">= 0",
+        "mica")
+    for b in DEP_BOUNDS:
+        add(f"mica_regDepDist_le{b}", "regs", f"fraction of reads of a value written in the trace whose producer is "
+            f"at most {b} instructions earlier", FRACTION, "mica")
+    for kind in PPM_KINDS:
+        for h in PPM_HISTORIES:
+            add(f"mica_ppm_{kind}_h{h}", "branch", f"misprediction rate of a PPM predictor, {kind} organisation, "
+                f"history {h} (longest seen context of order <= {h} predicts its majority outcome)", FRACTION, "mica")
+    add("mica_takenRate", "branch", "taken BRANCHes / BRANCHes", FRACTION, "mica")
+    add("mica_transitionRate", "branch", "BRANCH executions whose outcome differs from the same branch's previous "
+        "outcome / BRANCH executions that have a previous outcome", FRACTION, "mica")
+    add("mica_branches", "branch", "number of BRANCH records", ">= 0", "mica")
+    add("mica_staticBranches", "branch", "distinct static BRANCHes executed", ">= 0", "mica")
+    for k in range(N_REUSE_BUCKETS):
+        rng = "{0, 1}" if k == 0 else (f"[{2 ** k}, {2 ** (k + 1)})" if k < 18 else f">= {2 ** 18}")
+        add(f"mica_reuse_b{k}", "reuse", f"load block references with LRU stack distance in {rng} / all load "
+            "block references", FRACTION, "mica")
+    add("mica_reuse_cold", "reuse", "cold load block references / all load block references (= coldRef)",
+        FRACTION, "mica")
+    add("mica_loadBlockRefs", "reuse", "number of load block references", ">= 0", "mica")
+    for row, what in (("mica_locLoadStride", "same static LOAD"), ("mica_locStoreStride", "same static STORE"),
+                      ("mica_gLoadStride", "consecutive LOADs"), ("mica_gStoreStride", "consecutive STOREs")):
+        for b in MICA_STRIDE_BOUNDS:
+            add(f"{row}_le{b}", "mica_stride", f"fraction of {what} whose distance |addr - (previous addr + "
+                f"previous size)| is at most {b} bytes", FRACTION, "mica")
+    add("mica_dataBlocks", "footprint", "distinct 64-byte blocks touched by LOAD/STORE", ">= 0", "mica")
+    add("mica_dataPages", "footprint", "distinct 4 KiB pages touched by LOAD/STORE", ">= 0", "mica")
+    add("mica_instrFootprint", "footprint", "distinct static instructions (pc) executed", ">= 0", "mica")
+    # ---- warp
+    add("warp_coalescing", "warp", "ideal sectors / distinct 32-byte sectors, over groups of 32 consecutive "
+        "instances of each static LOAD/STORE (ideal = ceil(group bytes / 32))", FRACTION, "warp")
+    add("warp_sectorsPerGroup", "warp", "distinct 32-byte sectors per group of 32 instances of a static "
+        "LOAD/STORE", ">= 0", "warp")
+    add("warp_idealSectorsPerGroup", "warp", "ceil(group bytes / 32) per group of 32 instances", ">= 0", "warp")
+    add("warp_bdiv", "warp", "divergent (static BRANCH, warp) groups / groups; warp = tid // 32, both outcomes "
+        "seen = divergent", FRACTION, "warp")
+    add("warp_threads", "warp", "distinct tids >= 0 (available parallelism: the parallel loop's trip count)",
+        ">= 0", "warp")
+    add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
+    add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored", ">= 0", "warp")
+    return e
+
+
+def catalogue():
+    """All features Portcast computes, in output order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``name``, ``family``, ``definition``, ``range``, ``source`` (xapp | mica | warp).
+    """
+    import pandas as pd
+
+    return pd.DataFrame(_entries(), columns=["name", "family", "definition", "range", "source"])
+
+
+FEATURE_NAMES: tuple[str, ...] = tuple(e[0] for e in _entries())

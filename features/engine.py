@@ -1,0 +1,252 @@
+"""The feature engine: runs every analyzer over a chunk stream; sink, file and explanation helpers."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+from numba import njit
+
+from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
+
+from ._base import MAX_PC, Analyzer
+from .bdiv import BranchDivergenceAnalyzer
+from .branch import BranchAnalyzer
+from .catalogue import FEATURE_NAMES
+from .ilp import IlpAnalyzer
+from .mix import MixAnalyzer
+from .regs import RegisterTrafficAnalyzer
+from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
+from .strides import MicaStrideAnalyzer, StrideAnalyzer
+from .warp import WarpAnalyzer
+
+#: family name -> analyzer class, in output order.
+FAMILIES: dict[str, type[Analyzer]] = {
+    "mix": MixAnalyzer,
+    "ilp": IlpAnalyzer,
+    "stride": StrideAnalyzer,
+    "footprint": FootprintAnalyzer,
+    "reuse": ReuseDistanceAnalyzer,
+    "bdiv": BranchDivergenceAnalyzer,
+    "mica_stride": MicaStrideAnalyzer,
+    "regs": RegisterTrafficAnalyzer,
+    "branch": BranchAnalyzer,
+    "warp": WarpAnalyzer,
+}
+
+#: features the explanation table covers, and the analyzer contribution each one reads.
+EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
+
+
+@njit(cache=True)
+def _first_invalid(op, taken, pc, src1, src2, src3, dst, size):
+    for i in range(op.shape[0]):
+        o = op[i]
+        if o >= N_OPS or taken[i] > 1 or pc[i] < 0 or pc[i] > MAX_PC:
+            return i
+        if src1[i] < 0 or src2[i] < 0 or src3[i] < 0 or dst[i] < 0:
+            return i
+        if size[i] < 0 or ((o == 8 or o == 9) and size[i] <= 0):
+            return i
+    return -1
+
+
+def validate_chunk(chunk: TraceChunk, offset: int = 0) -> None:
+    """Raise :class:`TraceError` naming the first record (counted from the trace start) that breaks the contract.
+
+    Parameters
+    ----------
+    chunk : TraceChunk
+    offset : index of the chunk's first record in the whole trace
+    """
+    i = _first_invalid(chunk.op, chunk.taken, chunk.pc, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.size)
+    if i < 0:
+        return
+    try:
+        chunk.slice(i, i + 1).validate()
+    except TraceError as exc:
+        msg = str(exc)
+        raise TraceError(msg.replace("record 0:", f"record {offset + i}:", 1)) from None
+    raise TraceError(f"record {offset + i}: pc={int(chunk.pc[i])} exceeds {MAX_PC}; pc must index the static table")
+
+
+class FeatureEngine:
+    """Runs the analyzers of the chosen families over a trace, chunk by chunk.
+
+    Parameters
+    ----------
+    families : names from :data:`FAMILIES` (default: all), or ready analyzer objects
+    static : the static instruction table, used by :meth:`explain` for file:line and source text
+    validate : check each chunk against the trace contract before analysing it (one fast pass)
+    """
+
+    def __init__(self, families: Iterable[str | Analyzer] | None = None, static: StaticTable | None = None,
+                 validate: bool = True) -> None:
+        self.static = static
+        self.validate = validate
+        self.analyzers: list[Analyzer] = []
+        for f in (FAMILIES if families is None else families):
+            if isinstance(f, Analyzer):
+                self.analyzers.append(f)
+            elif f in FAMILIES:
+                self.analyzers.append(FAMILIES[f]())
+            else:
+                raise ValueError(f"unknown feature family {f!r}; known: {', '.join(FAMILIES)}")
+        self.n = 0
+
+    def consume(self, chunk: TraceChunk) -> None:
+        """Feed the next chunk (see :meth:`features._base.Analyzer.consume`).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+        """
+        if self.validate:
+            validate_chunk(chunk, self.n)
+        for a in self.analyzers:
+            a.consume(chunk)
+        self.n += len(chunk)
+
+    def result(self):
+        """Features of everything consumed so far.
+
+        Returns
+        -------
+        pandas.Series
+            Index = feature names (catalogue order for the catalogued ones), float values, never NaN.
+        """
+        import pandas as pd
+
+        values: dict[str, float] = {}
+        for a in self.analyzers:
+            values.update(a.result())
+        order = [n for n in FEATURE_NAMES if n in values] + sorted(n for n in values if n not in FEATURE_NAMES)
+        s = pd.Series({n: float(values[n]) for n in order}, dtype=float, name="value")
+        if s.isna().any():  # pragma: no cover - guarded by the analyzers' zero-denominator rule
+            raise AssertionError(f"NaN feature(s): {list(s.index[s.isna()])}")
+        return s
+
+    def contributions(self) -> dict[str, dict[int, float]]:
+        out: dict[str, dict[int, float]] = {}
+        for a in self.analyzers:
+            out.update(a.contributions())
+        return out
+
+    def explain(self, top: int = 5):
+        """The static instructions contributing most to locStrideOther, Lbdiv_32 and footprint.
+
+        Parameters
+        ----------
+        top : rows per feature
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``feature``, ``rank``, ``pc``, ``location`` (file:line or ``pc N``), ``text`` (source text),
+            ``count`` (stride observations > 128 bytes, divergent 32-groups, first-touched 64-byte blocks)
+            and ``share`` (count / the feature's total count).
+        """
+        import pandas as pd
+
+        contrib = self.contributions()
+        rows = []
+        for feat in EXPLAINED:
+            per_pc = contrib.get(feat, {})
+            total = sum(per_pc.values())
+            ranked = sorted(per_pc.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, int(top))]
+            for rank, (pc, cnt) in enumerate(ranked, 1):
+                entry = self.static.get(pc) if self.static is not None else None
+                rows.append({
+                    "feature": feat,
+                    "rank": rank,
+                    "pc": int(pc),
+                    "location": f"{entry.file}:{entry.line}" if entry else f"pc {pc}",
+                    "text": entry.text if entry else "",
+                    "count": float(cnt),
+                    "share": cnt / total if total else 0.0,
+                })
+        return pd.DataFrame(rows, columns=["feature", "rank", "pc", "location", "text", "count", "share"])
+
+
+class FeatureSink:
+    """A :class:`profiler.trace.TraceSink` that computes features while a region runs.
+
+    After each region ``results`` gains ``(RegionInfo, pandas.Series)`` and ``explanations`` the matching
+    :meth:`FeatureEngine.explain` table.
+
+    Parameters
+    ----------
+    families : as for :class:`FeatureEngine`
+    top : rows per feature in the explanation tables
+    """
+
+    def __init__(self, families: Iterable[str] | None = None, top: int = 5) -> None:
+        self.families = None if families is None else list(families)
+        self.top = top
+        self.results: list = []
+        self.explanations: list = []
+        self._engine: FeatureEngine | None = None
+
+    def start_region(self, info: RegionInfo, static: StaticTable) -> None:
+        self._engine = FeatureEngine(self.families, static=static)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        if self._engine is None:
+            raise TraceError("FeatureSink.consume called before start_region")
+        self._engine.consume(chunk)
+
+    def end_region(self, info: RegionInfo, static: StaticTable) -> None:
+        if self._engine is None:
+            raise TraceError("FeatureSink.end_region called before start_region")
+        self._engine.static = static
+        self.results.append((info, self._engine.result()))
+        self.explanations.append(self._engine.explain(self.top))
+        self._engine = None
+
+
+def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], StaticTable | None]:
+    from profiler.tracefile import TraceFile
+
+    if isinstance(source, (str, os.PathLike)):
+        source = TraceFile(source)
+    if isinstance(source, TraceFile):
+        return source.chunks(chunk_records), source.static
+    if isinstance(source, TraceChunk):
+        return source.split(chunk_records) if len(source) else [source], None
+    if isinstance(source, Iterable):
+        return source, None
+    raise TypeError(f"cannot compute features of a {type(source).__name__}: expected a trace file path, "
+                    "TraceFile, TraceChunk or iterable of TraceChunk")
+
+
+def compute_features(source, *, chunk_records: int = 1 << 20, families=None,
+                     progress: Callable[[int], None] | None = None, engine_out: list | None = None):
+    """Features of a whole trace.
+
+    Parameters
+    ----------
+    source : path of a Portcast trace file, :class:`profiler.tracefile.TraceFile`, :class:`TraceChunk`, or an
+        iterable of :class:`TraceChunk`
+    chunk_records : records per chunk when reading a file or splitting a chunk
+    families : feature families (default all)
+    progress : called with the number of records of each chunk once it is analysed
+    engine_out : when a list is given, the engine is appended to it (for :meth:`FeatureEngine.explain`)
+
+    Returns
+    -------
+    pandas.Series
+        Feature name -> value.
+    """
+    if chunk_records < 1:
+        raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
+    chunks, static = _chunks_of(source, chunk_records)
+    engine = FeatureEngine(families, static=static)
+    for c in chunks:
+        if not isinstance(c, TraceChunk):
+            raise TypeError(f"expected TraceChunk items, got {type(c).__name__}")
+        engine.consume(c)
+        if progress is not None:
+            progress(len(c))
+    if engine_out is not None:
+        engine_out.append(engine)
+    return engine.result()

@@ -1,0 +1,49 @@
+"""Instruction mix: XAPP's mem, ctrl, arith, fp, mul, div, rem, spf and MICA's per-class fractions."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from profiler.trace import N_OPS, Op, TraceChunk
+
+from ._base import Analyzer, ratio
+
+
+@njit(cache=True)
+def _count_ops(op, counts):
+    for i in range(op.shape[0]):
+        counts[op[i]] += 1
+
+
+class MixAnalyzer(Analyzer):
+    """Counts records per operation class (``docs/features.md``, "Instruction mix")."""
+
+    family = "mix"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts = np.zeros(N_OPS, np.int64)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        if len(chunk):
+            _count_ops(chunk.op, self.counts)
+            self.n += len(chunk)
+
+    def result(self) -> dict[str, float]:
+        c = self.counts
+        n = self.n
+        out = {
+            "mem": ratio(c[Op.LOAD] + c[Op.STORE], n),
+            "ctrl": ratio(c[Op.BRANCH] + c[Op.JUMP] + c[Op.CALL] + c[Op.RET], n),
+            "arith": ratio(c[Op.INT_ALU] + c[Op.INT_MUL] + c[Op.INT_DIV] + c[Op.INT_REM], n),
+            "fp": ratio(c[Op.FP_ALU] + c[Op.FP_MUL] + c[Op.FP_DIV] + c[Op.FP_SPECIAL], n),
+            "mul": ratio(c[Op.INT_MUL] + c[Op.FP_MUL], n),
+            "div": ratio(c[Op.INT_DIV] + c[Op.FP_DIV], n),
+            "rem": ratio(c[Op.INT_REM], n),
+            "spf": ratio(c[Op.FP_SPECIAL], n),
+        }
+        for o in Op:
+            out[f"mica_mix_{o.name}"] = ratio(c[o], n)
+        out["mica_instructions"] = float(n)
+        return out

@@ -1,0 +1,195 @@
+"""Warp-level views: coalescing, warp branch divergence, available parallelism, arithmetic intensity."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from profiler.trace import Op, TraceChunk, TraceError
+
+from ._base import Analyzer, grow_1d, pc_capacity, ratio
+
+LOAD = np.uint8(Op.LOAD)
+STORE = np.uint8(Op.STORE)
+BRANCH = np.uint8(Op.BRANCH)
+FP_ALU = np.uint8(Op.FP_ALU)
+FP_SPECIAL = np.uint8(Op.FP_SPECIAL)
+WARP = 32
+SECTOR_SHIFT = 5  # 32-byte sectors
+MAX_TID = 1 << 36
+
+
+@njit(cache=True)
+def _union_size(lo, hi, m):
+    """Number of integers covered by the union of intervals [lo[k], hi[k]], k < m."""
+    a = lo[:m].copy()
+    b = hi[:m].copy()
+    order = np.argsort(a)
+    total = 0
+    cur_lo = a[order[0]]
+    cur_hi = b[order[0]]
+    for r in range(1, m):
+        x = a[order[r]]
+        y = b[order[r]]
+        if x > cur_hi + 1:
+            total += cur_hi - cur_lo + 1
+            cur_lo = x
+            cur_hi = y
+        elif y > cur_hi:
+            cur_hi = y
+    total += cur_hi - cur_lo + 1
+    return total
+
+
+@njit(cache=True)
+def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, hi, gbytes, wcur, wflags, tidbits,
+                 totals):
+    # state = [n slots, slot capacity]
+    # totals = [groups, sectors, ideal sectors, branch groups closed, divergent closed, parallel records,
+    #           fp ops, bytes]
+    n = op.shape[0]
+    for i in range(start, n):
+        o = op[i]
+        tt = tid[i]
+        if tt >= 0:
+            totals[5] += 1
+            if (tt >> 3) >= tidbits.shape[0]:
+                return i
+            tidbits[tt >> 3] |= np.uint8(1 << (tt & 7))
+        if o >= FP_ALU and o <= FP_SPECIAL:
+            totals[6] += 1
+        is_mem = o == LOAD or o == STORE
+        is_br = o == BRANCH
+        if not (is_mem or is_br):
+            continue
+        p = pc[i]
+        s = pcslot[p]
+        if s < 0:
+            if state[0] >= state[1]:
+                if tt >= 0:
+                    totals[5] -= 1  # the record is processed again after the tables grow
+                if o >= FP_ALU and o <= FP_SPECIAL:
+                    totals[6] -= 1
+                return i
+            s = state[0]
+            pcslot[p] = s
+            state[0] = s + 1
+        if is_mem:
+            a = addr[i]
+            sz = size[i]
+            totals[7] += sz
+            k = gn[s]
+            lo[s, k] = a >> SECTOR_SHIFT
+            hi[s, k] = (a + sz - 1) >> SECTOR_SHIFT
+            gbytes[s] += sz
+            k += 1
+            if k == WARP:
+                totals[0] += 1
+                totals[1] += _union_size(lo[s], hi[s], WARP)
+                totals[2] += (gbytes[s] + 31) >> SECTOR_SHIFT
+                gbytes[s] = 0
+                k = 0
+            gn[s] = k
+        elif tt >= 0:
+            w = tt // WARP
+            if wcur[s] != w:
+                if wcur[s] >= 0:
+                    totals[3] += 1
+                    if wflags[s] == 3:
+                        totals[4] += 1
+                wcur[s] = w
+                wflags[s] = 0
+            wflags[s] |= np.uint8(1 if taken[i] else 2)
+    return n
+
+
+@njit(cache=True)
+def _open_groups(nslots, gn, lo, hi, gbytes, wcur, wflags):
+    """Totals of the groups still open at the end: (groups, sectors, ideal, branch groups, divergent)."""
+    g = 0
+    sec = 0
+    ideal = 0
+    bg = 0
+    bd = 0
+    for s in range(nslots):
+        if gn[s] > 0:
+            g += 1
+            sec += _union_size(lo[s], hi[s], gn[s])
+            ideal += (gbytes[s] + 31) >> SECTOR_SHIFT
+        if wcur[s] >= 0:
+            bg += 1
+            if wflags[s] == 3:
+                bd += 1
+    return g, sec, ideal, bg, bd
+
+
+class WarpAnalyzer(Analyzer):
+    """What a GPU port would see, with the parallel loop's iterations (``tid``) as threads.
+
+    * coalescing: for each static LOAD/STORE, consecutive groups of 32 instances (the last group may be
+      partial) count the distinct 32-byte sectors they touch; the ideal is ceil(bytes / 32);
+    * warp branch divergence: for each static BRANCH, its executions by threads tid // 32 == w (a warp),
+      taken in maximal runs of the same warp, are divergent when both outcomes occur;
+    * available parallelism: distinct tids >= 0; arithmetic intensity: FP ops per byte loaded and stored.
+    """
+
+    family = "warp"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pcslot = np.zeros(0, np.int64)
+        self.state = np.zeros(2, np.int64)
+        self.gn = np.zeros(0, np.int64)
+        self.lo = np.zeros((0, WARP), np.int64)
+        self.hi = np.zeros((0, WARP), np.int64)
+        self.gbytes = np.zeros(0, np.int64)
+        self.wcur = np.zeros(0, np.int64)
+        self.wflags = np.zeros(0, np.uint8)
+        self.tidbits = np.zeros(1024, np.uint8)
+        self.totals = np.zeros(8, np.int64)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        n = len(chunk)
+        if not n:
+            return
+        self.pcslot = grow_1d(self.pcslot, pc_capacity(chunk), -1)
+        i = 0
+        while i < n:
+            i = _warp_kernel(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.pcslot,
+                             self.state, self.gn, self.lo, self.hi, self.gbytes, self.wcur, self.wflags,
+                             self.tidbits, self.totals)
+            if i < n:
+                tt = int(chunk.tid[i])
+                if tt >= 0 and (tt >> 3) >= self.tidbits.shape[0]:
+                    if tt >= MAX_TID:
+                        raise TraceError(f"record {i} of the chunk: tid={tt} exceeds the supported maximum "
+                                         f"{MAX_TID - 1}")
+                    self.tidbits = grow_1d(self.tidbits, (tt >> 3) + 1)
+                    # the tid was counted in totals[5] before the early return: undo, it is recounted
+                    self.totals[5] -= 1
+                    continue
+                cap = max(16, 2 * int(self.state[1]))
+                self.gn = grow_1d(self.gn, cap)
+                self.lo = grow_1d(self.lo, cap)
+                self.hi = grow_1d(self.hi, cap)
+                self.gbytes = grow_1d(self.gbytes, cap)
+                self.wcur = grow_1d(self.wcur, cap, -1)
+                self.wflags = grow_1d(self.wflags, cap)
+                self.state[1] = cap
+        self.n += n
+
+    def result(self) -> dict[str, float]:
+        t = self.totals
+        g, sec, ideal, bg, bd = _open_groups(int(self.state[0]), self.gn, self.lo, self.hi, self.gbytes, self.wcur,
+                                             self.wflags)
+        groups, sectors, ideal_s = t[0] + g, t[1] + sec, t[2] + ideal
+        threads = int(np.unpackbits(self.tidbits).sum())
+        return {
+            "warp_coalescing": ratio(ideal_s, sectors),
+            "warp_sectorsPerGroup": ratio(sectors, groups),
+            "warp_idealSectorsPerGroup": ratio(ideal_s, groups),
+            "warp_bdiv": ratio(t[4] + bd, t[3] + bg),
+            "warp_threads": float(threads),
+            "warp_parallelFraction": ratio(t[5], self.n),
+            "warp_arithIntensity": ratio(t[6], t[7]),
+        }

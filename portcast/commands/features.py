@@ -1,0 +1,175 @@
+"""``portcast features``: compute the feature vector of trace files, or list the feature catalogue."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._common import UserError, console, user_errors
+
+#: Version of the JSON/CSV/Parquet layout written by ``portcast features``.
+FEATURES_OUTPUT_SCHEMA_VERSION = 1
+
+
+class Format(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+def _atomic_write(path: Path, write) -> None:
+    """Write through a temporary file in the target folder, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _compute(paths: list[Path], chunk_records: int, quiet: bool):
+    """(DataFrame with one row per trace, list of explanation tables, list of region names)."""
+    import pandas as pd
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from features import compute_features
+    from profiler.tracefile import TraceFile
+
+    files = []
+    for p in paths:
+        if not p.exists():
+            raise UserError(f"{p}: no such trace file")
+        files.append(TraceFile(p))
+    rows, explanations = [], []
+    total = sum(f.n_records for f in files)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, disable=quiet or total < 1_000_000, transient=True) as progress:
+        task = progress.add_task("features", total=total)
+        for f in files:
+            progress.update(task, description=f"features {f.path.name}")
+            engines: list = []
+            s = compute_features(f, chunk_records=chunk_records, engine_out=engines,
+                                 progress=lambda n: progress.advance(task, n))
+            rows.append(s.rename(str(f.path)))
+            explanations.append(engines[0].explain())
+    df = pd.DataFrame(rows)
+    df.index.name = "trace"
+    return df, explanations, [f.info.name for f in files]
+
+
+def _list_catalogue(fmt: Format, out: Optional[Path]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from features import catalogue
+
+    cat = catalogue()
+    if fmt is Format.table and out is None:
+        table = Table(title=f"Portcast features ({len(cat)})")
+        for col in cat.columns:
+            table.add_column(col, overflow="fold")
+        for row in cat.itertuples(index=False):
+            table.add_row(*[Text(str(v)) for v in row])
+        console.print(table)
+        return
+    _write_frame(cat, fmt, out, index=False, extra={"kind": "catalogue"})
+
+
+def _write_frame(df, fmt: Format, out: Optional[Path], index: bool, extra: dict, explanations=None) -> None:
+    if fmt is Format.parquet:
+        if out is None:
+            raise UserError("--format parquet needs --out FILE")
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(df.reset_index() if index else df, preserve_index=False)
+        meta = {b"portcast.features": json.dumps({"schema_version": FEATURES_OUTPUT_SCHEMA_VERSION, **extra}).encode()}
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
+        _atomic_write(out, lambda tmp: pq.write_table(table, tmp))
+        return
+    if fmt is Format.csv:
+        text = f"# portcast features schema_version={FEATURES_OUTPUT_SCHEMA_VERSION}\n" + df.to_csv(index=index)
+    elif fmt is Format.json:
+        payload = {"schema_version": FEATURES_OUTPUT_SCHEMA_VERSION, **extra}
+        if index:
+            payload["traces"] = [
+                {"trace": idx, "features": {k: float(v) for k, v in row.items()},
+                 **({"explain": explanations[i].to_dict(orient="records")} if explanations else {})}
+                for i, (idx, row) in enumerate(df.iterrows())
+            ]
+        else:
+            payload["rows"] = df.to_dict(orient="records")
+        text = json.dumps(payload, indent=2) + "\n"
+    else:  # table to a file: plain text
+        text = df.T.to_string() + "\n"
+    if out is None:
+        console.out(text, end="", highlight=False)
+    else:
+        _atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+
+
+def features_command(
+    traces: List[Path] = typer.Argument(None, help="Portcast trace files (.parquet)."),
+    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to FILE instead of the terminal."),
+    explain: bool = typer.Option(False, "--explain", help="Show the source lines behind locStrideOther, "
+                                 "Lbdiv_32 and footprint."),
+    list_: bool = typer.Option(False, "--list", help="List the feature catalogue and exit."),
+    chunk_records: int = typer.Option(1 << 20, "--chunk-records", min=1, help="Records per chunk read."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Compute XAPP's, MICA's and the warp-level features of trace files (definitions: docs/features.md)."""
+    with user_errors(ValueError):
+        if list_:
+            _list_catalogue(fmt, out)
+            return
+        if not traces:
+            raise UserError("give at least one trace file, or --list")
+        df, explanations, regions = _compute(list(traces), chunk_records, quiet)
+        if fmt is Format.table and out is None:
+            from rich.table import Table
+            from rich.text import Text
+
+            table = Table(title="features")
+            table.add_column("feature")
+            for name, path in zip(regions, df.index):
+                table.add_column(Text(f"{name}\n{Path(path).name}"), justify="right")
+            for feat in df.columns:
+                table.add_row(Text(feat), *[Text(f"{v:.6g}") for v in df[feat]])
+            console.print(table)
+            if explain:
+                for path, ex in zip(df.index, explanations):
+                    et = Table(title=f"what makes {Path(path).name} GPU-unfriendly")
+                    for col in ex.columns:
+                        et.add_column(col)
+                    for row in ex.itertuples(index=False):
+                        et.add_row(*[Text(f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row])
+                    console.print(et)
+            return
+        _write_frame(df, fmt, out, index=True, extra={"kind": "features"},
+                     explanations=explanations if explain else None)
+        if explain and fmt is not Format.json:
+            import pandas as pd
+
+            ex = pd.concat([e.assign(trace=p) for p, e in zip(df.index, explanations)], ignore_index=True)
+            if out is None:
+                console.out(ex.to_csv(index=False), end="", highlight=False)
+            else:
+                ex_path = out.with_name(out.stem + ".explain.csv")
+                _atomic_write(ex_path, lambda tmp: ex.to_csv(tmp, index=False))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``portcast features`` to the CLI."""
+    app.command("features")(features_command)

@@ -1,0 +1,329 @@
+"""A slow, obviously correct reference for the feature definitions of docs/features.md (pure Python).
+
+Each function follows the page's wording literally (dicts, lists, sets, a literal window FIFO, a literal
+LRU stack), with no attempt at speed; the tests compare the Numba engine against it.
+"""
+
+from collections import deque
+
+LOAD, STORE, BRANCH, JUMP, CALL, RET = 8, 9, 10, 11, 12, 13
+INT_ALU, INT_MUL, INT_DIV, INT_REM, FP_ALU, FP_MUL, FP_DIV, FP_SPECIAL = range(8)
+
+
+def _div(a, b):
+    return a / b if b else 0.0
+
+
+def records(chunk):
+    """Records as dicts."""
+    names = ("pc", "op", "taken", "src1", "src2", "src3", "dst", "addr", "size", "tid")
+    return [dict(zip(names, r)) for r in chunk.records()]
+
+
+def blocks_of(r, shift=6):
+    return list(range(r["addr"] >> shift, ((r["addr"] + r["size"] - 1) >> shift) + 1))
+
+
+def mix(recs):
+    n = len(recs)
+    c = [0] * 16
+    for r in recs:
+        c[r["op"]] += 1
+    return {
+        "mem": _div(c[LOAD] + c[STORE], n),
+        "ctrl": _div(c[BRANCH] + c[JUMP] + c[CALL] + c[RET], n),
+        "arith": _div(c[INT_ALU] + c[INT_MUL] + c[INT_DIV] + c[INT_REM], n),
+        "fp": _div(c[FP_ALU] + c[FP_MUL] + c[FP_DIV] + c[FP_SPECIAL], n),
+        "mul": _div(c[INT_MUL] + c[FP_MUL], n),
+        "div": _div(c[INT_DIV] + c[FP_DIV], n),
+        "rem": _div(c[INT_REM], n),
+        "spf": _div(c[FP_SPECIAL], n),
+    }
+
+
+def ilp_cycles(recs, w):
+    """Drained cycles of MICA's ideal machine with a w-entry window, step by step as the page says."""
+    c = 0
+    ready_reg = {}
+    ready_blk = {}
+    window = deque()
+    cycles = 0
+    for r in recs:
+        t = c
+        for s in (r["src1"], r["src2"], r["src3"]):
+            if s:
+                t = max(t, ready_reg.get(s, 0))
+        if r["op"] == LOAD:
+            for b in blocks_of(r):
+                t = max(t, ready_blk.get(b, 0))
+        if r["dst"]:
+            ready_reg[r["dst"]] = t + 1
+        if r["op"] == STORE:
+            for b in blocks_of(r):
+                ready_blk[b] = t + 1
+        window.append(t)
+        if len(window) == w:
+            c += 1
+            while window and window[0] < c:
+                window.popleft()
+        cycles = max(cycles, t + 1)
+    return cycles
+
+
+def strides(recs):
+    def bucket(d):
+        return 0 if d == 0 else 1 if d <= 8 else 2 if d <= 128 else 3
+
+    loc = [0] * 4
+    glo = [0] * 4
+    last = {}
+    glast = None
+    per_pc_other = {}
+    for r in recs:
+        if r["op"] not in (LOAD, STORE):
+            continue
+        a = r["addr"]
+        if r["pc"] in last:
+            b = bucket(abs(a - last[r["pc"]]))
+            loc[b] += 1
+            if b == 3:
+                per_pc_other[r["pc"]] = per_pc_other.get(r["pc"], 0) + 1
+        last[r["pc"]] = a
+        if glast is not None:
+            glo[bucket(abs(a - glast))] += 1
+        glast = a
+    names = ("0", "8", "128", "Other")
+    out = {f"locStride{n}": _div(loc[k], sum(loc)) for k, n in enumerate(names)}
+    out.update({f"gStride{n}": _div(glo[k], sum(glo)) for k, n in enumerate(names)})
+    return out, loc, glo, per_pc_other
+
+
+def footprint(recs):
+    blocks, pages, first = set(), set(), {}
+    for r in recs:
+        if r["op"] in (LOAD, STORE):
+            for b in blocks_of(r):
+                if b not in blocks:
+                    blocks.add(b)
+                    first[r["pc"]] = first.get(r["pc"], 0) + 1
+            pages.update(blocks_of(r, 12))
+    n = len(recs)
+    return {
+        "memInt": _div(len(blocks), n),
+        "pages": _div(len(pages), n),
+        "mica_dataBlocks": float(len(blocks)),
+        "mica_dataPages": float(len(pages)),
+        "mica_instrFootprint": float(len({r["pc"] for r in recs})),
+    }, first
+
+
+def reuse_distances(recs):
+    """LRU stack distance of each load block reference (None = cold), with a literal stack (most recent first)."""
+    stack = []
+    out = []
+    for r in recs:
+        if r["op"] != LOAD:
+            continue
+        for b in blocks_of(r):
+            if b in stack:
+                d = stack.index(b)
+                stack.remove(b)
+                out.append(d)
+            else:
+                out.append(None)
+            stack.insert(0, b)
+    return out
+
+
+def reuse(recs):
+    ds = reuse_distances(recs)
+    refs = len(ds)
+    hist = [0] * 19
+    cold = 0
+    for d in ds:
+        if d is None:
+            cold += 1
+        elif d <= 1:
+            hist[0] += 1
+        elif d >= 2 ** 18:
+            hist[18] += 1
+        else:
+            k = next(k for k in range(1, 18) if 2 ** k <= d < 2 ** (k + 1))
+            hist[k] += 1
+    out = {"coldRef": _div(cold, refs), "reuseDist4": _div(sum(1 for d in ds if d is not None and d < 4), refs)}
+    for k in range(19):
+        out[f"mica_reuse_b{k}"] = _div(hist[k], refs)
+    out["mica_reuse_cold"] = _div(cold, refs)
+    out["mica_loadBlockRefs"] = float(refs)
+    return out
+
+
+def bdiv(recs, windows):
+    per_pc = {}
+    glob = []
+    for r in recs:
+        if r["op"] == BRANCH:
+            per_pc.setdefault(r["pc"], []).append(r["taken"])
+            glob.append(r["taken"])
+
+    def groups(seq, w):
+        return [seq[i:i + w] for i in range(0, len(seq) - w + 1, w)]
+
+    out, per_pc_div = {}, {}
+    for w in windows:
+        g = [grp for seq in per_pc.values() for grp in groups(seq, w)]
+        out[f"Lbdiv_{w}"] = _div(sum(1 for grp in g if len(set(grp)) > 1), len(g))
+        per_pc_div[w] = {pc: sum(1 for grp in groups(seq, w) if len(set(grp)) > 1) for pc, seq in per_pc.items()}
+    for w in windows:
+        g = groups(glob, w)
+        out[f"Gbdiv_{w}"] = _div(sum(1 for grp in g if len(set(grp)) > 1), len(g))
+    return out, per_pc_div
+
+
+def mica_strides(recs):
+    bounds = (0, 8, 64, 512, 4096, 32768, 262144)
+    lists = {"mica_locLoadStride": [], "mica_locStoreStride": [], "mica_gLoadStride": [], "mica_gStoreStride": []}
+    last_end = {}
+    glast = {}
+    for r in recs:
+        if r["op"] not in (LOAD, STORE):
+            continue
+        kind = "Load" if r["op"] == LOAD else "Store"
+        if r["pc"] in last_end:
+            lists[f"mica_loc{kind}Stride"].append(abs(r["addr"] - last_end[r["pc"]]))
+        last_end[r["pc"]] = r["addr"] + r["size"]
+        if kind in glast:
+            lists[f"mica_g{kind}Stride"].append(abs(r["addr"] - glast[kind]))
+        glast[kind] = r["addr"] + r["size"]
+    out = {}
+    for name, ds in lists.items():
+        for b in bounds:
+            out[f"{name}_le{b}"] = _div(sum(1 for d in ds if d <= b), len(ds))
+    return out
+
+
+def regs(recs):
+    last_write = {}
+    reads = produced = writes = 0
+    dists = []
+    for i, r in enumerate(recs):
+        for s in (r["src1"], r["src2"], r["src3"]):
+            if s:
+                reads += 1
+                if s in last_write:
+                    produced += 1
+                    dists.append(i - last_write[s])
+        if r["dst"]:
+            writes += 1
+            last_write[r["dst"]] = i
+    n = len(recs)
+    out = {
+        "mica_regSrcPerInstr": _div(reads, n),
+        "mica_regDstPerInstr": _div(writes, n),
+        "mica_regDegreeUse": _div(produced, writes),
+    }
+    for b in (1, 2, 4, 8, 16, 32, 64):
+        out[f"mica_regDepDist_le{b}"] = _div(sum(1 for d in dists if d <= b), produced)
+    return out
+
+
+def ppm(recs, histories=(4, 8, 12)):
+    """PPM predictors built independently for each (organisation, history length)."""
+    branches = [r for r in recs if r["op"] == BRANCH]
+    out = {}
+    for kind in ("GAg", "PAg", "GAs", "PAs"):
+        for h in histories:
+            table = {}  # (row, order, context bits) -> [not taken count, taken count]
+            ghist = [0] * h  # histories start as all not-taken
+            lhist = {}
+            miss = 0
+            for r in branches:
+                hist = ghist if kind[0] == "G" else lhist.setdefault(r["pc"], [0] * h)
+                row = 0 if kind[2] == "g" else r["pc"]
+                pred = 1
+                for j in range(h, -1, -1):
+                    ctx = (row, j, tuple(hist[-j:]) if j else ())
+                    if ctx in table:
+                        nt, tk = table[ctx]
+                        pred = 1 if tk >= nt else 0
+                        break
+                miss += pred != r["taken"]
+                for j in range(h + 1):
+                    ctx = (row, j, tuple(hist[-j:]) if j else ())
+                    table.setdefault(ctx, [0, 0])[r["taken"]] += 1
+                hist.append(r["taken"])
+            out[f"mica_ppm_{kind}_h{h}"] = _div(miss, len(branches))
+    last = {}
+    trans = base = 0
+    for r in branches:
+        if r["pc"] in last:
+            base += 1
+            trans += last[r["pc"]] != r["taken"]
+        last[r["pc"]] = r["taken"]
+    out["mica_takenRate"] = _div(sum(r["taken"] for r in branches), len(branches))
+    out["mica_transitionRate"] = _div(trans, base)
+    out["mica_branches"] = float(len(branches))
+    out["mica_staticBranches"] = float(len({r["pc"] for r in branches}))
+    return out
+
+
+def warp(recs):
+    groups = {}  # pc -> list of groups (lists of records)
+    for r in recs:
+        if r["op"] in (LOAD, STORE):
+            g = groups.setdefault(r["pc"], [[]])
+            if len(g[-1]) == 32:
+                g.append([])
+            g[-1].append(r)
+    n_groups = sectors = ideal = 0
+    for gs in groups.values():
+        for g in gs:
+            n_groups += 1
+            secs = set()
+            for r in g:
+                secs.update(range(r["addr"] >> 5, ((r["addr"] + r["size"] - 1) >> 5) + 1))
+            sectors += len(secs)
+            ideal += -(-sum(r["size"] for r in g) // 32)
+    runs = {}  # pc -> list of [warp, outcomes set]
+    for r in recs:
+        if r["op"] == BRANCH and r["tid"] >= 0:
+            lst = runs.setdefault(r["pc"], [])
+            w = r["tid"] // 32
+            if not lst or lst[-1][0] != w:
+                lst.append([w, set()])
+            lst[-1][1].add(r["taken"])
+    bg = sum(len(v) for v in runs.values())
+    bd = sum(1 for v in runs.values() for _, s in v if len(s) == 2)
+    fp = sum(1 for r in recs if FP_ALU <= r["op"] <= FP_SPECIAL)
+    nbytes = sum(r["size"] for r in recs if r["op"] in (LOAD, STORE))
+    return {
+        "warp_coalescing": _div(ideal, sectors),
+        "warp_sectorsPerGroup": _div(sectors, n_groups),
+        "warp_idealSectorsPerGroup": _div(ideal, n_groups),
+        "warp_bdiv": _div(bd, bg),
+        "warp_threads": float(len({r["tid"] for r in recs if r["tid"] >= 0})),
+        "warp_parallelFraction": _div(sum(1 for r in recs if r["tid"] >= 0), len(recs)),
+        "warp_arithIntensity": _div(fp, nbytes),
+    }
+
+
+def all_features(chunk, ilp_windows=(32, 64, 128, 256, 2048, 16384, 65536),
+                 bdiv_windows=(16, 32, 64, 128, 256, 512, 1024)):
+    """Every feature the reference knows, as a dict."""
+    recs = records(chunk)
+    n = len(recs)
+    out = dict(mix(recs))
+    for w in ilp_windows:
+        name = f"ilp{w}" if w in (32, 256, 2048, 16384, 65536) else f"mica_ilp{w}"
+        out[name] = _div(n, ilp_cycles(recs, w))
+    if 32 in ilp_windows and 16384 in ilp_windows:
+        out["ilpRate"] = _div(out["ilp16384"], out["ilp32"])
+    out.update(strides(recs)[0])
+    out.update(footprint(recs)[0])
+    out.update(reuse(recs))
+    out.update(bdiv(recs, bdiv_windows)[0])
+    out.update(mica_strides(recs))
+    out.update(regs(recs))
+    out.update(ppm(recs))
+    out.update(warp(recs))
+    return out
