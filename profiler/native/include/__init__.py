@@ -1,0 +1,1 @@
+"""portcast.h, the C region markers (a package only so that installers ship the header)."""

@@ -1,0 +1,456 @@
+"""Run a native program under Portcast's Valgrind tool and stream its trace into sinks.
+
+The tool (``vgtool/portcast_main.c``) writes a stream of messages to a FIFO that this module reads while
+the program runs, so memory stays bounded (the writer blocks when the reader falls behind). A message is
+``u32 type, u32 length, payload``:
+
+====  ==============  ===============================================================================
+type  name            payload
+====  ==============  ===============================================================================
+0     HELLO           ``portcast-vgtool <version> <bytes per record>``
+1     REGION_START    region name
+2     RECORDS         ``n = length / 42`` records, column by column: addr, tid (int64), pc, src1, src2,
+                      src3, dst, size (int32), op, taken (uint8), each ``n`` values, little-endian
+3     REGION_END      ``instructions loads stores branches dropped_sources ended_by_exit name``
+4     STATIC          ``pc<TAB>address<TAB>kind<TAB>function<TAB>file<TAB>line``
+5     FINI            ``exit_code total_instructions`` (:func:`record_program` reports the process status)
+====  ==============  ===============================================================================
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from typing import BinaryIO, Iterable, Sequence
+
+import numpy as np
+
+from ..trace import (
+    COLUMN_NAMES,
+    DEFAULT_CHUNK_RECORDS,
+    RegionInfo,
+    StaticInstruction,
+    StaticTable,
+    TraceChunk,
+    TraceError,
+)
+from .build import NativeToolError, ensure_tool
+
+#: Columns of a RECORDS message, in the order the tool writes them (see ``flush_records`` in the tool).
+WIRE_COLUMNS: tuple[tuple[str, np.dtype], ...] = tuple(
+    (name, np.dtype(dt)) for name, dt in (("addr", "<i8"), ("tid", "<i8"), ("pc", "<i4"), ("src1", "<i4"),
+                                          ("src2", "<i4"), ("src3", "<i4"), ("dst", "<i4"), ("size", "<i4"),
+                                          ("op", "u1"), ("taken", "u1")))
+#: Bytes per record on the wire.
+RECORD_BYTES = sum(dt.itemsize for _, dt in WIRE_COLUMNS)
+#: Version of the tool's stream this reader understands.
+STREAM_VERSION = 2
+
+MSG_HELLO, MSG_REGION_START, MSG_RECORDS, MSG_REGION_END, MSG_STATIC, MSG_FINI = range(6)
+_MAX_PAYLOAD = 1 << 26
+
+
+def encode_records(chunk: TraceChunk) -> bytes:
+    """The RECORDS payload the tool would write for ``chunk`` (for tests and tools that feed the decoder)."""
+    return b"".join(np.ascontiguousarray(getattr(chunk, name), dtype=dt).tobytes() for name, dt in WIRE_COLUMNS)
+
+
+def decode_records(payload: bytes) -> dict[str, np.ndarray]:
+    """Column views (no copy) of a RECORDS payload; the length must be a multiple of :data:`RECORD_BYTES`."""
+    n = len(payload) // RECORD_BYTES
+    cols, off = {}, 0
+    for name, dt in WIRE_COLUMNS:
+        cols[name] = np.frombuffer(payload, dt, count=n, offset=off)
+        off += n * dt.itemsize
+    return cols
+
+
+class StreamDecoder:
+    """Turns the tool's message stream into sink calls (regions, bounded chunks, static tables).
+
+    Parameters
+    ----------
+    sinks:
+        :class:`profiler.trace.TraceSink` objects; each region is sent to all of them.
+    chunk_records:
+        Most records per chunk handed to the sinks.
+    source:
+        What was traced (the command line), stored in each region's metadata.
+    """
+
+    def __init__(self, sinks: Iterable, chunk_records: int = DEFAULT_CHUNK_RECORDS, source: str = "") -> None:
+        self.sinks = list(sinks)
+        self.chunk_records = int(chunk_records)
+        self.source = source
+        self.static_all: dict[int, StaticInstruction] = {}
+        self.regions: list[RegionInfo] = []
+        self.exit_code: int | None = None
+        self.total_instructions = 0
+        self.hello: str | None = None
+        self._invocations: Counter = Counter()
+        self._info: RegionInfo | None = None
+        self._buf: TraceChunk | None = None
+        self._fill = 0
+        self._pc_seen = np.zeros(1 << 16, bool)
+        self._tid_seen = np.zeros(0, bool)
+        self._tids_big: set[int] = set()
+        self._t0 = 0.0
+
+    # -- messages
+    def feed(self, mtype: int, payload: bytes, offset: int) -> None:
+        """Handle one message; ``offset`` (byte offset of its header in the stream) is used in errors."""
+        if mtype == MSG_RECORDS:
+            if self._info is None:
+                raise TraceError(f"trace stream byte {offset}: records outside a region")
+            if len(payload) % RECORD_BYTES:
+                raise TraceError(f"trace stream byte {offset}: record block of {len(payload)} bytes is not a "
+                                 f"multiple of {RECORD_BYTES}")
+            self._add(decode_records(payload))
+        elif mtype == MSG_STATIC:
+            self._static(payload.decode("utf-8", "replace"), offset)
+        elif mtype == MSG_REGION_START:
+            if self._info is not None:
+                raise TraceError(f"trace stream byte {offset}: region start inside region {self._info.name!r}")
+            name = payload.decode("utf-8", "replace")
+            inv = self._invocations[name]
+            self._invocations[name] += 1
+            self._info = RegionInfo(name=name, invocation=inv, mode="native", source=self.source,
+                                    portcast_version=_version(), extra={"recorder": "valgrind"})
+            self._pc_seen = np.zeros(1 << 16, bool)
+            self._tid_seen = np.zeros(0, bool)
+            self._tids_big = set()
+            self._t0 = time.perf_counter()
+            for s in self.sinks:
+                s.start_region(self._info, StaticTable())
+        elif mtype == MSG_REGION_END:
+            if self._info is None:
+                raise TraceError(f"trace stream byte {offset}: region end outside a region")
+            fields = payload.decode("utf-8", "replace").split(" ", 6)
+            if len(fields) != 7:
+                raise TraceError(f"trace stream byte {offset}: malformed region end {payload[:80]!r}")
+            ins, loads, stores, branches, dropped, by_exit = (int(x) for x in fields[:6])
+            self._flush(final=True)
+            info = self._info
+            info.wall_time_s = time.perf_counter() - self._t0
+            info.extra.update({"guest_instructions": ins, "loads": loads, "stores": stores,
+                               "cond_branches": branches, "dropped_sources": dropped})
+            if by_exit:
+                info.complete = False
+                info.error = "the program exited inside the region (no PORTCAST_REGION_END)"
+            self._end(info)
+        elif mtype == MSG_HELLO:
+            self.hello = payload.decode("ascii", "replace")
+            parts = self.hello.split()
+            if (len(parts) != 3 or parts[0] != "portcast-vgtool" or parts[1] != str(STREAM_VERSION)
+                    or int(parts[2]) != RECORD_BYTES):
+                raise TraceError(f"trace stream: unexpected tool greeting {self.hello!r} (stale tool build?)")
+        elif mtype == MSG_FINI:
+            code, total = payload.decode("ascii").split()
+            self.exit_code, self.total_instructions = int(code), int(total)
+        else:
+            raise TraceError(f"trace stream byte {offset}: unknown message type {mtype}")
+
+    def _static(self, text: str, offset: int) -> None:
+        parts = text.split("\t")
+        if len(parts) != 6:
+            raise TraceError(f"trace stream byte {offset}: malformed static entry {text[:120]!r}")
+        pc, addr, kind, fn, file, line = parts
+        self.static_all[int(pc)] = StaticInstruction(
+            pc=int(pc), file=file or "?", line=int(line), col=0, text=f"0x{int(addr):x} {kind}", function=fn,
+            kind=kind)
+
+    def _add(self, cols: dict[str, np.ndarray]) -> None:
+        n = len(cols["pc"])
+        start = 0
+        while start < n:
+            if self._buf is None:
+                self._buf = TraceChunk.empty(self.chunk_records)
+                self._fill = 0
+            take = min(n - start, self.chunk_records - self._fill)
+            for name in COLUMN_NAMES:
+                getattr(self._buf, name)[self._fill:self._fill + take] = cols[name][start:start + take]
+            self._fill += take
+            start += take
+            if self._fill == self.chunk_records:
+                self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        if self._buf is None or self._fill == 0:
+            self._buf = None
+            return
+        chunk = self._buf if self._fill == self.chunk_records else self._buf.slice(0, self._fill)
+        self._buf, self._fill = None, 0
+        pcs = chunk.pc
+        top = int(pcs.max()) + 1
+        if top > len(self._pc_seen):
+            self._pc_seen = np.concatenate([self._pc_seen, np.zeros(max(top, 2 * len(self._pc_seen)) - len(self._pc_seen), bool)])
+        self._pc_seen[pcs] = True
+        tids = chunk.tid
+        if int(tids.max()) >= 0:
+            t = tids[tids >= 0]
+            tmax = int(t.max()) + 1
+            if tmax <= (1 << 26):
+                if tmax > len(self._tid_seen):
+                    self._tid_seen = np.concatenate([self._tid_seen, np.zeros(max(tmax, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)])
+                self._tid_seen[t] = True
+            else:
+                self._tids_big.update(np.unique(t).tolist())
+        self._info.n_records += len(chunk)
+        for s in self.sinks:
+            s.consume(chunk)
+
+    def _end(self, info: RegionInfo) -> None:
+        info.n_threads = int(self._tid_seen.sum()) + len(self._tids_big)
+        if info.n_threads:
+            info.parallel_loop = "PORTCAST_THREAD"
+        used = np.flatnonzero(self._pc_seen).tolist()
+        static = StaticTable(self.static_all[pc] for pc in used if pc in self.static_all)
+        for s in self.sinks:
+            s.end_region(info, static)
+        self.regions.append(info)
+        self._info = None
+        self._buf, self._fill = None, 0
+
+    def abort(self, reason: str) -> None:
+        """End an open region as incomplete (the stream stopped early)."""
+        if self._info is None:
+            return
+        try:
+            self._flush(final=True)
+        finally:
+            self._info.complete = False
+            self._info.error = reason
+            self._end(self._info)
+
+    # -- streams
+    def read_stream(self, f: BinaryIO) -> None:
+        """Decode messages from a blocking binary stream until end of file."""
+        offset = 0
+        while True:
+            hdr = _read_full(f, 8)
+            if not hdr:
+                return
+            if len(hdr) < 8:
+                raise TraceError(f"trace stream byte {offset}: truncated message header")
+            mtype, length = np.frombuffer(hdr, "<u4").tolist()
+            if length > _MAX_PAYLOAD:
+                raise TraceError(f"trace stream byte {offset}: message of {length} bytes is implausible")
+            payload = _read_full(f, length)
+            if len(payload) < length:
+                raise TraceError(f"trace stream byte {offset}: truncated message ({len(payload)} of {length} bytes)")
+            self.feed(mtype, payload, offset)
+            offset += 8 + length
+
+
+def _read_full(f: BinaryIO, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        b = f.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("portcast")
+    except Exception:
+        return ""
+
+
+def valgrind_command(out_path: str, program: Sequence[str], *, region: str | None = None,
+                     whole_program: bool = False, extra_args: Sequence[str] = ()) -> list[str]:
+    """The valgrind command line that runs ``program`` under the tool.
+
+    Parameters
+    ----------
+    out_path:
+        File or FIFO the tool writes its message stream to.
+    program:
+        The traced command.
+    region, whole_program, extra_args:
+        As for :func:`record_program`.
+
+    Returns
+    -------
+    list of str
+        The command; run it with ``VALGRIND_LIB`` set to :func:`profiler.native.build.ensure_tool`'s folder.
+    """
+    cmd = ["valgrind", "-q", "--tool=portcast", "--vex-guest-chase=no", "--vex-iropt-level=0", f"--out={out_path}"]
+    if region:
+        cmd.append(f"--region={region}")
+    if whole_program:
+        cmd.append("--all=yes")
+    cmd += list(extra_args)
+    cmd += list(program)
+    return cmd
+
+
+def record_program(program: Sequence[str], sinks: Iterable, *, region: str | None = None,
+                   whole_program: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
+                   valgrind_args: Sequence[str] = (), stdout=None, stderr=None, cwd=None,
+                   timeout: float | None = None) -> StreamDecoder:
+    """Run ``program`` under Portcast's Valgrind tool and send each recorded region to the sinks.
+
+    Parameters
+    ----------
+    program:
+        The command (program path and arguments).
+    sinks:
+        :class:`profiler.trace.TraceSink` objects.
+    region:
+        Record only regions with this name (default: every ``PORTCAST_REGION_START``/``END`` pair).
+    whole_program:
+        Record the whole run as one region named ``program`` (no markers needed).
+    chunk_records:
+        Most records per chunk handed to the sinks.
+    valgrind_args:
+        Extra Valgrind core options.
+    stdout, stderr, cwd:
+        Passed to :class:`subprocess.Popen` for the traced program.
+    timeout:
+        Seconds after which the program is killed (its open region is then marked incomplete).
+
+    Returns
+    -------
+    StreamDecoder
+        With ``regions`` (the :class:`RegionInfo` of each region sent), ``exit_code`` and
+        ``total_instructions``.
+
+    Raises
+    ------
+    NativeToolError
+        When the tool cannot be built or the program cannot be started.
+    """
+    program = [str(p) for p in program]
+    if not program:
+        raise NativeToolError("no program given to record")
+    exe = program[0]
+    if os.sep not in exe and shutil.which(exe) is None:
+        raise NativeToolError(f"program {exe!r} not found on PATH")
+    if os.sep in exe and not os.access(exe, os.X_OK):
+        raise NativeToolError(f"program {exe!r} does not exist or is not executable")
+    tool_dir = ensure_tool()
+    decoder = StreamDecoder(sinks, chunk_records, source=shlex.join(program))
+    tmp = tempfile.mkdtemp(prefix="portcast-rec-")
+    fifo = os.path.join(tmp, "trace.fifo")
+    os.mkfifo(fifo, 0o600)
+    env = dict(os.environ, VALGRIND_LIB=str(tool_dir))
+    cmd = valgrind_command(fifo, program, region=region, whole_program=whole_program,
+                           extra_args=valgrind_args)
+    proc = None
+    fd = None
+    try:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:  # a larger pipe means fewer context switches between the tool and this reader
+            import fcntl
+
+            fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
+        except OSError:
+            pass
+        proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, cwd=cwd)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        # wait until the tool has opened the FIFO for writing (first bytes arrive) or valgrind exits
+        first = b""
+        while True:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if r:
+                try:
+                    first = os.read(fd, 8)
+                except BlockingIOError:
+                    first = b""
+                if first:
+                    break
+            if proc.poll() is not None:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+                break
+            if r:  # readable but empty: no writer yet
+                time.sleep(0.01)
+        if first:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", buffering=1 << 20) as f:
+                fd = None
+                stream = _Prefixed(first, f)
+                try:
+                    decoder.read_stream(stream)
+                except BaseException as exc:
+                    proc.kill()
+                    decoder.abort(f"{type(exc).__name__}: {exc}")
+                    raise
+        rc = proc.wait(timeout=None if deadline is None else max(0.1, deadline - time.monotonic()))
+        if decoder._info is not None:
+            decoder.abort(f"the trace stream ended inside the region: the program exec()ed another program "
+                          f"(trace that one directly) or was killed (exit status {rc})")
+        if decoder.hello is None:
+            raise NativeToolError(
+                f"valgrind did not start the Portcast tool (exit status {rc}); command: {shlex.join(cmd)}")
+        decoder.exit_code = rc  # valgrind exits with the program's status
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        decoder.abort(f"killed after {timeout} s")
+        raise NativeToolError(f"the traced program did not finish within {timeout} s") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return decoder
+
+
+class _Prefixed:
+    """A binary reader that first returns ``prefix``, then reads from ``f``."""
+
+    def __init__(self, prefix: bytes, f: BinaryIO) -> None:
+        self._prefix = prefix
+        self._f = f
+
+    def read(self, n: int) -> bytes:
+        if self._prefix:
+            out, self._prefix = self._prefix[:n], self._prefix[n:]
+            return out
+        return self._f.read(n)
+
+
+def decode_file(path: str | os.PathLike, sinks: Iterable, chunk_records: int = DEFAULT_CHUNK_RECORDS) -> StreamDecoder:
+    """Decode a message stream the tool wrote to a regular file (``valgrind --tool=portcast --out=FILE``).
+
+    Parameters
+    ----------
+    path:
+        The file.
+    sinks, chunk_records:
+        As for :func:`record_program`.
+
+    Returns
+    -------
+    StreamDecoder
+        The decoder, with its ``regions``.
+    """
+    decoder = StreamDecoder(sinks, chunk_records, source=str(path))
+    with open(path, "rb") as f:
+        try:
+            decoder.read_stream(f)
+        except TraceError as exc:
+            decoder.abort(str(exc))
+            raise TraceError(f"{path}: {exc}") from None
+    decoder.abort("the stream ended inside the region")
+    return decoder
+
+
+__all__ = ["RECORD_BYTES", "encode_records", "decode_records", "StreamDecoder", "record_program", "decode_file", "valgrind_command",
+           "NativeToolError"]

@@ -1,0 +1,1 @@
+"""C source of Portcast's Valgrind tool (a package only so that installers ship the .c files)."""

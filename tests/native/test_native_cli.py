@@ -1,0 +1,83 @@
+"""``portcast record`` and ``portcast import champsim|lackey``."""
+
+import lzma
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from portcast.cli import app
+from profiler.native import INCLUDE_DIR
+from profiler.native.build import NativeToolError, find_toolchain
+from profiler.native.importers import champsim_records
+from profiler.trace import Op
+from profiler.tracefile import TraceFile
+
+from test_native_importers import LACKEY, WORKED, WORKED_RECORDS  # shared worked examples
+
+runner = CliRunner()
+
+
+def test_import_champsim_and_lackey_write_parquet(tmp_path):
+    src = tmp_path / "w.champsim.xz"
+    src.write_bytes(lzma.compress(champsim_records(WORKED)))
+    out = tmp_path / "w.parquet"
+    res = runner.invoke(app, ["import", "champsim", str(src), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "10 records from 6 instructions" in res.output
+    assert TraceFile(out).read().records() == [tuple(int(v) for v in r) for r in WORKED_RECORDS]
+    lk = tmp_path / "run.lackey"
+    lk.write_text(LACKEY)
+    out2 = tmp_path / "lk.parquet"
+    res = runner.invoke(app, ["import", "lackey", str(lk), "--out", str(out2), "--name", "kernel"])
+    assert res.exit_code == 0, res.output
+    tf = TraceFile(out2)
+    assert tf.info.name == "kernel" and tf.n_records == 10
+    assert np.bincount(tf.read().op, minlength=16)[Op.STORE] == 3
+
+
+def test_import_errors_are_one_line_and_leave_no_file(tmp_path):
+    bad = tmp_path / "bad.champsim"
+    bad.write_bytes(champsim_records(WORKED[:1]) + b"\x01\x02")
+    out = tmp_path / "bad.parquet"
+    res = runner.invoke(app, ["import", "champsim", str(bad), "--out", str(out)])
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert text.startswith("error:") and "byte offset 64: trailing partial record of 2 bytes" in text
+    assert "Traceback" not in res.output and not out.exists()
+    assert list(tmp_path.iterdir()) == [bad]
+    res = runner.invoke(app, ["import", "lackey", str(tmp_path / "none.txt"), "--out", str(out)])
+    assert res.exit_code == 2 and "no such file" in " ".join(res.output.split())
+    res = runner.invoke(app, ["import", "lackey", str(bad), "--out", str(tmp_path / "x.csv")])
+    assert res.exit_code == 2 and "expected a .parquet file name" in " ".join(res.output.split())
+
+
+try:
+    find_toolchain()
+    _missing = None
+except NativeToolError as exc:  # pragma: no cover
+    _missing = str(exc)
+
+
+@pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
+def test_record_command_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("PORTCAST_CACHE", str(tmp_path / "cache"))
+    exe = tmp_path / "kernels"
+    subprocess.run(["gcc", "-O1", "-g", "-fno-inline", f"-I{INCLUDE_DIR}", "-o", str(exe),
+                    str(Path(__file__).parent / "data" / "native_kernels.c"), "-lm"], check=True)
+    out = tmp_path / "traces"
+    res = runner.invoke(app, ["record", "--region", "special", "--trace-dir", str(out), "--no-progress", "--",
+                              str(exe), "200"])
+    assert res.exit_code == 0, res.output
+    assert [p.name for p in out.iterdir()] == ["special.0.parquet"]
+    tf = TraceFile(out / "special.0.parquet")
+    assert tf.info.mode == "native" and tf.info.complete and tf.info.source.endswith("kernels 200")
+    counts = np.bincount(tf.read().op, minlength=16)
+    assert counts[Op.FP_SPECIAL] == 200 and counts[Op.FP_DIV] == 200
+    assert any(e.function == "k_special" for e in tf.static)
+    res = runner.invoke(app, ["record", "--no-progress", "--", str(tmp_path / "missing-program")])
+    assert res.exit_code == 2 and "does not exist or is not executable" in " ".join(res.output.split())
+    res = runner.invoke(app, ["record", "--region", "x", "--whole-program", "--", str(exe)])
+    assert res.exit_code == 2 and "exclude each other" in " ".join(res.output.split())

@@ -1,0 +1,271 @@
+"""Portcast's Valgrind tool: built from source, validated against cachegrind and lackey on small C kernels."""
+
+import collections
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from profiler.native import INCLUDE_DIR
+from profiler.native.build import NativeToolError, ensure_tool, find_toolchain
+from profiler.native.importers import import_lackey
+from profiler.native.record import decode_file, encode_records, record_program
+from profiler.trace import MemorySink, Op, TraceChunk, TraceError
+
+DATA = Path(__file__).parent / "data"
+N = 1000
+
+try:
+    find_toolchain()
+    _missing = None
+except NativeToolError as exc:  # pragma: no cover - this machine has gcc and valgrind
+    _missing = str(exc)
+
+needs_tool = pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
+
+
+@pytest.fixture(scope="module")
+def tool_env(tmp_path_factory):
+    """A fresh tool cache (so the build from source is exercised) and the compiled test kernels."""
+    if _missing:
+        pytest.skip(_missing)
+    mp = pytest.MonkeyPatch()
+    cache = tmp_path_factory.mktemp("vgcache")
+    mp.setenv("PORTCAST_CACHE", str(cache))
+    folder = ensure_tool()
+    work = tmp_path_factory.mktemp("kernels")
+    exe = work / "native_kernels"
+    subprocess.run(["gcc", "-O1", "-g", "-fno-inline", f"-I{INCLUDE_DIR}", "-o", str(exe),
+                    str(DATA / "native_kernels.c"), "-lm"], check=True)
+    yield {"folder": folder, "exe": exe, "work": work}
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def regions(tool_env):
+    sink = MemorySink()
+    dec = record_program([tool_env["exe"], str(N)], [sink], stdout=subprocess.DEVNULL)
+    return dec, {info.name: (info, static, chunk) for info, static, chunk in sink.regions}
+
+
+@pytest.fixture(scope="module")
+def whole(tool_env):
+    sink = MemorySink()
+    dec = record_program([tool_env["exe"], str(N)], [sink], whole_program=True, stdout=subprocess.DEVNULL)
+    return dec, sink.regions[0]
+
+
+def instruction_starts(pc: np.ndarray) -> np.ndarray:
+    """True where a record begins a new dynamic instruction (slots rise within one instruction)."""
+    pc = pc.astype(np.int64)
+    base, slot = (pc - 1) // 8, (pc - 1) % 8
+    new = np.ones(len(pc), bool)
+    new[1:] = (base[1:] != base[:-1]) | (slot[1:] <= slot[:-1])
+    return new
+
+
+def _cachegrind(exe, work):
+    out = work / "cachegrind.out"
+    subprocess.run(["valgrind", "-q", "--tool=cachegrind", "--cache-sim=yes", "--branch-sim=yes",
+                    f"--cachegrind-out-file={out}", str(exe), str(N)], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    events, fn, totals = None, None, collections.defaultdict(lambda: 0)
+    for line in out.read_text().splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("fn="):
+            fn = line[3:]
+        elif line[:1].isdigit() and fn:
+            vals = np.array(line.split()[1:], np.int64)
+            totals[fn] = totals[fn] + np.pad(vals, (0, len(events) - len(vals)))
+    return {fn: dict(zip(events, v.tolist())) for fn, v in totals.items()}
+
+
+@needs_tool
+def test_build_is_cached_and_complete(tool_env):
+    folder = tool_env["folder"]
+    assert (folder / "portcast-amd64-linux").exists() and (folder / "vgpreload_core-amd64-linux.so").exists()
+    mtime = (folder / "portcast-amd64-linux").stat().st_mtime
+    assert ensure_tool() == folder and (folder / "portcast-amd64-linux").stat().st_mtime == mtime
+
+
+@needs_tool
+def test_counts_per_function_agree_with_cachegrind(tool_env, whole):
+    """Instructions, loads and conditional branches agree exactly with cachegrind for each kernel function;
+    stores agree once read-modify-write accesses (cachegrind: one 'modify', counted as a read) are removed."""
+    cg = _cachegrind(tool_env["exe"], tool_env["work"])
+    _, (info, static, chunk) = whole
+    fn_of = {e.pc: e.function for e in static}
+    funcs = np.array([fn_of.get(int(p), "") for p in chunk.pc])
+    starts = instruction_starts(chunk.pc)
+    base = (chunk.pc.astype(np.int64) - 1) // 8
+    # a STORE is a modify when the same instruction instance loaded the same address
+    rmw = np.zeros(len(chunk), bool)
+    for i in np.flatnonzero((chunk.op == Op.STORE) & ~starts):
+        j = i - 1
+        while j >= 0 and base[j] == base[i]:
+            if chunk.op[j] == Op.LOAD and chunk.addr[j] == chunk.addr[i]:
+                rmw[i] = True
+            if starts[j]:
+                break
+            j -= 1
+    checked = 0
+    for fn in ("k_saxpy", "k_histogram", "k_branchy", "k_special", "k_matmul"):
+        sel = funcs == fn
+        mine = {"Ir": int((starts & sel).sum()), "Dr": int(((chunk.op == Op.LOAD) & sel).sum()),
+                "Dw": int(((chunk.op == Op.STORE) & sel & ~rmw).sum()), "Bc": int(((chunk.op == Op.BRANCH) & sel).sum())}
+        theirs = {k: cg[fn][k] for k in mine}
+        assert mine == theirs, fn
+        checked += mine["Ir"]
+    assert checked > 100_000
+    # k_histogram's hist[k] += 1 is the one read-modify-write kernel: N modifies
+    assert int((rmw & (funcs == "k_histogram")).sum()) == N
+
+
+@needs_tool
+def test_whole_program_totals_agree_with_lackey(tool_env, whole):
+    """Whole-program loads/stores/instructions within 1% of lackey's (the runs differ in environment)."""
+    log = tool_env["work"] / "lackey.txt"
+    subprocess.run(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-file={log}", str(tool_env["exe"]),
+                    str(N)], check=True, stdout=subprocess.DEVNULL)
+    sink = MemorySink()
+    linfo = import_lackey(log, [sink])
+    lchunk = sink.regions[0][2]
+    dec, (info, _, chunk) = whole
+    assert info.extra["guest_instructions"] == dec.total_instructions
+    pairs = [(info.extra["guest_instructions"], linfo.extra["instructions"]),
+             (int((chunk.op == Op.LOAD).sum()), int((lchunk.op == Op.LOAD).sum())),
+             (int((chunk.op == Op.STORE).sum()), int((lchunk.op == Op.STORE).sum()))]
+    for mine, theirs in pairs:
+        assert abs(mine - theirs) <= 0.01 * theirs, pairs
+
+
+@needs_tool
+def test_regions_classes_threads_and_dependences(regions):
+    dec, regs = regions
+    assert list(regs) == ["saxpy", "histogram", "branchy", "special", "matmul"]
+    assert dec.exit_code == 0
+    info, static, c = regs["saxpy"]
+    assert info.mode == "native" and info.complete and info.invocation == 0
+    counts = np.bincount(c.op, minlength=16)
+    # per iteration: mulsd, addsd (y), addsd (s); plus N + 1 loop tests
+    assert counts[Op.FP_MUL] == N and counts[Op.FP_ALU] == 2 * N and counts[Op.BRANCH] == N + 1
+    assert info.extra["loads"] == counts[Op.LOAD] and info.extra["stores"] == counts[Op.STORE]
+    assert info.extra["cond_branches"] == counts[Op.BRANCH]
+    # PORTCAST_THREAD(i) names the iteration: FP records carry tids 0..N-1, in order
+    fp_tids = c.tid[c.op == Op.FP_MUL]
+    assert fp_tids.tolist() == list(range(N)) and info.n_threads == N
+    # the static table knows the source: the mulsd is on the line of y[i] = a * x[i] + y[i]
+    mul_pc = int(c.pc[c.op == Op.FP_MUL][0])
+    src_line = [i + 1 for i, t in enumerate((DATA / "native_kernels.c").read_text().splitlines())
+                if "y[i] = a * x[i] + y[i];" in t][0]
+    assert static[mul_pc].function == "k_saxpy" and static[mul_pc].line == src_line
+    assert static[mul_pc].file.endswith("native_kernels.c")
+    # loop-carried dependence: the accumulating addsd reads what its previous instance wrote
+    acc_pc = [p for p in np.unique(c.pc[c.op == Op.FP_ALU]) if static[int(p)].line == src_line + 1]
+    assert len(acc_pc) == 1
+    idx = np.flatnonzero(c.pc == acc_pc[0])
+    for a, b in zip(idx[:-1], idx[1:]):
+        assert c.dst[a] != 0 and c.dst[a] in (c.src1[b], c.src2[b], c.src3[b])
+    # special: one sqrtsd and one divsd per element
+    sc = np.bincount(regs["special"][2].op, minlength=16)
+    assert sc[Op.FP_SPECIAL] == N and sc[Op.FP_DIV] == N
+    # histogram: hist[k] += 1 is LOAD, INT_ALU, STORE of the same address, the STORE reading the ALU result
+    _, hstatic, hc = regs["histogram"]
+    in_kernel = np.array([hstatic[int(p)].function == "k_histogram" for p in hc.pc])
+    st = np.flatnonzero((hc.op == Op.STORE) & in_kernel)
+    assert len(st) == N
+    assert all(hc.op[i - 1] == Op.INT_ALU and hc.op[i - 2] == Op.LOAD and hc.addr[i - 2] == hc.addr[i]
+               and hc.dst[i - 1] == hc.src1[i] and hc.src1[i - 1] == hc.dst[i - 2] for i in st)
+    for info, _, chunk in regs.values():
+        chunk.validate()
+        assert info.n_records == len(chunk)
+
+
+@needs_tool
+def test_region_filter_and_small_chunks(tool_env, regions):
+    _, regs = regions
+    sizes = []
+
+    class Sizes:
+        def start_region(self, info, static):
+            pass
+
+        def consume(self, chunk):
+            sizes.append(len(chunk))
+
+        def end_region(self, info, static):
+            pass
+
+    sink = MemorySink()
+    dec = record_program([tool_env["exe"], str(N)], [sink, Sizes()], region="matmul", chunk_records=5000,
+                         stdout=subprocess.DEVNULL)
+    assert [r.name for r in dec.regions] == ["matmul"]
+    got = sink.regions[0][2]
+    assert max(sizes) <= 5000 and sum(sizes) == len(got) == len(regs["matmul"][2])
+    assert got.op.tolist() == regs["matmul"][2].op.tolist()
+
+
+@needs_tool
+def test_program_exiting_inside_a_region_is_incomplete(tool_env):
+    src = tool_env["work"] / "exits.c"
+    src.write_text('#include <stdlib.h>\n#include "portcast.h"\nint main(void){ volatile int s = 0; '
+                   'PORTCAST_REGION_START("loop"); for (int i = 0; i < 100; i++) s += i; exit(3); }\n')
+    exe = tool_env["work"] / "exits"
+    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    sink = MemorySink()
+    dec = record_program([exe], [sink])
+    info = sink.regions[0][0]
+    assert info.name == "loop" and not info.complete and "exited inside the region" in info.error
+    assert dec.exit_code == 3
+    assert np.bincount(sink.regions[0][2].op, minlength=16)[Op.BRANCH] >= 100
+
+
+@needs_tool
+def test_missing_program_is_a_clear_error(tmp_path):
+    with pytest.raises(NativeToolError, match="does not exist or is not executable"):
+        record_program([str(tmp_path / "nope")], [MemorySink()])
+    with pytest.raises(NativeToolError, match="not found on PATH"):
+        record_program(["portcast-no-such-program-xyz"], [MemorySink()])
+
+
+def _msg(t, payload):
+    return np.array([t, len(payload)], "<u4").tobytes() + payload
+
+
+def test_stream_decoder_messages_and_errors(tmp_path):
+    rec = TraceChunk.from_columns(pc=[9, 10, 9], op=[Op.LOAD, Op.INT_ALU, Op.LOAD], addr=[64, 0, 72],
+                                  size=[8, 0, 8], dst=[65536, 300, 65536], tid=[0, 0, 1])
+    stream = (_msg(0, b"portcast-vgtool 2 42") + _msg(4, b"9\t4096\tload\tk\t/src/k.c\t12")
+              + _msg(4, b"10\t4096\tINT_ALU\tk\t/src/k.c\t12") + _msg(1, b"kern") + _msg(2, encode_records(rec))
+              + _msg(3, b"3 2 0 0 0 0 kern") + _msg(5, b"0 3"))
+    path = tmp_path / "s.bin"
+    path.write_bytes(stream)
+    sink = MemorySink()
+    dec = decode_file(path, [sink], chunk_records=2)
+    info, static, chunk = sink.regions[0]
+    assert chunk.records() == [(9, 8, 0, 0, 0, 0, 65536, 64, 8, 0), (10, 0, 0, 0, 0, 0, 300, 0, 0, 0),
+                               (9, 8, 0, 0, 0, 0, 65536, 72, 8, 1)]
+    assert info.extra["guest_instructions"] == 3 and info.n_threads == 2 and info.complete
+    assert static.where(9) == "/src/k.c:12" and static[10].function == "k"
+    assert dec.total_instructions == 3 and dec.exit_code == 0
+    # a record block cut short
+    path.write_bytes(stream[:8 + 20] + _msg(1, b"kern") + _msg(2, encode_records(rec)[:100]))
+    with pytest.raises(TraceError, match=r"trace stream byte 40: record block of 100 bytes is not a multiple of 42"):
+        decode_file(path, [MemorySink()])
+    path.write_bytes(_msg(0, b"portcast-vgtool 2 42") + _msg(1, b"r") + _msg(2, encode_records(rec))[:60])
+    sink = MemorySink()
+    with pytest.raises(TraceError, match=r"trace stream byte 37: truncated message \(52 of 126 bytes\)"):
+        decode_file(path, [sink])
+    assert sink.regions[0][0].complete is False
+
+
+def test_missing_compiler_is_named(monkeypatch, capsys):
+    from profiler.native import build
+
+    monkeypatch.setenv("CC", "portcast-no-such-cc")
+    with pytest.raises(NativeToolError, match=r"cannot build Portcast's Valgrind tool; missing: the C compiler 'portcast-no-such-cc'"):
+        ensure_tool()
+    assert build.main([]) == 2
+    assert "error: cannot build Portcast's Valgrind tool; missing: the C compiler" in capsys.readouterr().err
