@@ -8,11 +8,12 @@ STORE = np.uint8(9)
 NW = 7
 
 
-@njit(cache=True)
-def ilp_windows_unrolled(op, lo, hi, s1, s2, s3, sd, bfirst, nblk, xslots, rready, bready, ring, offs, rmask,
+@njit(cache=True, boundscheck=False)
+def ilp_windows_unrolled(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmask,
                         windows, wstate):
-    """All windows over mapped records lo..hi-1; ready tables are [slot, window]; wstate rows are
-    (clock, max(t + 1), ring head, ring count)."""
+    """All windows over mapped records lo..hi-1; ready tables are [row, window] (row 0 always 0: no ready
+    time; the block rows of a LOAD come first in bfirst, then in xslots); wstate rows are (clock,
+    max(t + 1), ring head, ring count)."""
     c0 = wstate[0, 0]
     x0 = wstate[0, 1]
     h0 = wstate[0, 2]
@@ -71,81 +72,77 @@ def ilp_windows_unrolled(op, lo, hi, s1, s2, s3, sd, bfirst, nblk, xslots, rread
         t4 = c4
         t5 = c5
         t6 = c6
-        a = s1[i]
-        if a >= 0:
-            v = rready[a, 0]
-            if v > t0:
-                t0 = v
-            v = rready[a, 1]
-            if v > t1:
-                t1 = v
-            v = rready[a, 2]
-            if v > t2:
-                t2 = v
-            v = rready[a, 3]
-            if v > t3:
-                t3 = v
-            v = rready[a, 4]
-            if v > t4:
-                t4 = v
-            v = rready[a, 5]
-            if v > t5:
-                t5 = v
-            v = rready[a, 6]
-            if v > t6:
-                t6 = v
-        a = s2[i]
-        if a >= 0:
-            v = rready[a, 0]
-            if v > t0:
-                t0 = v
-            v = rready[a, 1]
-            if v > t1:
-                t1 = v
-            v = rready[a, 2]
-            if v > t2:
-                t2 = v
-            v = rready[a, 3]
-            if v > t3:
-                t3 = v
-            v = rready[a, 4]
-            if v > t4:
-                t4 = v
-            v = rready[a, 5]
-            if v > t5:
-                t5 = v
-            v = rready[a, 6]
-            if v > t6:
-                t6 = v
-        a = s3[i]
-        if a >= 0:
-            v = rready[a, 0]
-            if v > t0:
-                t0 = v
-            v = rready[a, 1]
-            if v > t1:
-                t1 = v
-            v = rready[a, 2]
-            if v > t2:
-                t2 = v
-            v = rready[a, 3]
-            if v > t3:
-                t3 = v
-            v = rready[a, 4]
-            if v > t4:
-                t4 = v
-            v = rready[a, 5]
-            if v > t5:
-                t5 = v
-            v = rready[a, 6]
-            if v > t6:
-                t6 = v
-        o = op[i]
+        a = r1[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
+        a = r2[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
+        a = r3[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
         nb = nblk[i]
-        if o == LOAD:
-            for q in range(nb):
-                a = bfirst[i] if q == 0 else xslots[xp + q - 1]
-                if a >= 0:
+        if nb > 0:
+            if op[i] == LOAD:
+                for q in range(nb):
+                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]
                     v = bready[a, 0]
                     if v > t0:
                         t0 = v
@@ -167,8 +164,19 @@ def ilp_windows_unrolled(op, lo, hi, s1, s2, s3, sd, bfirst, nblk, xslots, rread
                     v = bready[a, 6]
                     if v > t6:
                         t6 = v
-        a = sd[i]
-        if a >= 0:
+            else:
+                for q in range(nb):
+                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]
+                    bready[a, 0] = t0 + 1
+                    bready[a, 1] = t1 + 1
+                    bready[a, 2] = t2 + 1
+                    bready[a, 3] = t3 + 1
+                    bready[a, 4] = t4 + 1
+                    bready[a, 5] = t5 + 1
+                    bready[a, 6] = t6 + 1
+            xp += nb - 1
+        a = rd[i]
+        if a != 0:
             rready[a, 0] = t0 + 1
             rready[a, 1] = t1 + 1
             rready[a, 2] = t2 + 1
@@ -176,18 +184,6 @@ def ilp_windows_unrolled(op, lo, hi, s1, s2, s3, sd, bfirst, nblk, xslots, rread
             rready[a, 4] = t4 + 1
             rready[a, 5] = t5 + 1
             rready[a, 6] = t6 + 1
-        if o == STORE:
-            for q in range(nb):
-                a = bfirst[i] if q == 0 else xslots[xp + q - 1]
-                bready[a, 0] = t0 + 1
-                bready[a, 1] = t1 + 1
-                bready[a, 2] = t2 + 1
-                bready[a, 3] = t3 + 1
-                bready[a, 4] = t4 + 1
-                bready[a, 5] = t5 + 1
-                bready[a, 6] = t6 + 1
-        if nb > 1:
-            xp += nb - 1
         if t0 + 1 > x0:
             x0 = t0 + 1
         ring[o0 + ((h0 + n0) & m0)] = t0

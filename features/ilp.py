@@ -16,15 +16,42 @@ LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
+#: register tokens below this index the ready table directly (no hashing); a larger token switches the
+#: analyzer to a hash index (with pruning of dead entries) for the rest of the trace.
+DIRECT_TOKENS = 1 << 16
+#: records mapped, then run through every window, at a time (the mapped rows stay in L1/L2).
+BATCH = 2048
 
 
-@njit(cache=True)
-def _ilp_map(op, src1, src2, src3, dst, addr, size, start, rkeys, rslots, rstate, bkeys, bslots, bstate,
-             s1, s2, s3, sd, bfirst, nblk, xslots):
-    """Map registers and blocks of records ``start..`` to table slots (-1 = no ready time yet).
+@njit(cache=True, boundscheck=False)
+def _max_token(src1, src2, src3, dst):
+    """Largest register token of the columns (0 for an empty chunk)."""
+    m = 0
+    for i in range(src1.shape[0]):
+        a = src1[i]
+        b = src2[i]
+        c = src3[i]
+        d = dst[i]
+        if b > a:
+            a = b
+        if d > c:
+            c = d
+        if c > a:
+            a = c
+        if a > m:
+            m = a
+    return m
 
-    Stops before a record whose insertions could take a table past its limit (``*state = [n, limit]``) or
-    whose extra blocks (beyond the first) do not fit in ``xslots``; returns the first record not mapped.
+
+@njit(cache=True, boundscheck=False)
+def _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslots, rstate, bkeys, bslots, bstate,
+             r1, r2, r3, rd, bfirst, nblk, xslots):
+    """Map the registers (hash mode) and blocks of records ``lo..hi-1`` to ready-table rows.
+
+    Row 0 of a ready table is always 0 (no ready time: absent key, or register 0 = none); key slot s is
+    row s + 1. Stops before a record whose insertions could take a table past its limit
+    (``*state = [n, limit]``) or whose extra blocks (beyond the first) do not fit in ``xslots``; returns
+    the first record not mapped.
     """
     rmask = rkeys.shape[0] - 1
     bmask = bkeys.shape[0] - 1
@@ -34,11 +61,9 @@ def _ilp_map(op, src1, src2, src3, dst, addr, size, start, rkeys, rslots, rstate
     blim = bstate[1]
     xp = 0
     xcap = xslots.shape[0]
-    n = op.shape[0]
-    stop = n
-    for i in range(start, n):
+    stop = hi
+    for i in range(lo, hi):
         o = op[i]
-        d = dst[i]
         nb = 0
         b0 = 0
         if o == LOAD or o == STORE:
@@ -48,15 +73,24 @@ def _ilp_map(op, src1, src2, src3, dst, addr, size, start, rkeys, rslots, rstate
             if (o == STORE and bn + nb > blim) or xp + nb - 1 > xcap:
                 stop = i
                 break
-        if d != 0 and rn + 1 > rlim:
-            stop = i
-            break
-        r = src1[i]
-        s1[i] = find(rkeys, rslots, rmask, r) if r != 0 else -1
-        r = src2[i]
-        s2[i] = find(rkeys, rslots, rmask, r) if r != 0 else -1
-        r = src3[i]
-        s3[i] = find(rkeys, rslots, rmask, r) if r != 0 else -1
+        if not direct:
+            d = dst[i]
+            if d != 0 and rn + 1 > rlim:
+                stop = i
+                break
+            r = src1[i]
+            r1[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+            r = src2[i]
+            r2[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+            r = src3[i]
+            r3[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+            if d != 0:
+                sl, new = insert(rkeys, rslots, rmask, d, rn)
+                if new:
+                    rn += 1
+                rd[i] = sl + 1
+            else:
+                rd[i] = 0
         nblk[i] = nb
         if nb > 0:
             for b in range(b0, b0 + nb):
@@ -67,92 +101,104 @@ def _ilp_map(op, src1, src2, src3, dst, addr, size, start, rkeys, rslots, rstate
                     if new:
                         bn += 1
                 if b == b0:
-                    bfirst[i] = sl
+                    bfirst[i] = sl + 1
                 else:
-                    xslots[xp] = sl
+                    xslots[xp] = sl + 1
                     xp += 1
-        if d != 0:
-            sl, new = insert(rkeys, rslots, rmask, d, rn)
-            if new:
-                rn += 1
-            sd[i] = sl
-        else:
-            sd[i] = -1
     rstate[0] = rn
     bstate[0] = bn
     return stop
 
 
-@njit(cache=True)
-def _ilp_window(op, lo, hi, s1, s2, s3, sd, bfirst, nblk, xslots, rready, bready, k, ring, w, rmask, st):
-    """Run window ``k`` (size ``w``) over mapped records ``lo..hi-1``; ready tables are [slot, window];
-    ``st`` = [clock, max(t + 1), ring head, count]."""
-    c = st[0]
-    maxt = st[1]
-    head = st[2]
-    cnt = st[3]
+@njit(cache=True, boundscheck=False)
+def _ilp_window(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, ring, base, rmask, w, wstate):
+    """Run window ``k`` (size ``w``, ring ``ring[base : base + rmask + 1]``) over mapped records ``lo..hi-1``.
+
+    Ready tables are [row, window]; ``wstate[k]`` = (clock, max(t + 1), ring head, ring count).
+    """
+    c = wstate[k, 0]
+    maxt = wstate[k, 1]
+    head = wstate[k, 2]
+    cnt = wstate[k, 3]
     xp = 0
     for i in range(lo, hi):
         t = c
-        a = s1[i]
-        if a >= 0:
-            v = rready[a, k]
-            if v > t:
-                t = v
-        a = s2[i]
-        if a >= 0:
-            v = rready[a, k]
-            if v > t:
-                t = v
-        a = s3[i]
-        if a >= 0:
-            v = rready[a, k]
-            if v > t:
-                t = v
-        o = op[i]
+        v = rready[r1[i], k]
+        if v > t:
+            t = v
+        v = rready[r2[i], k]
+        if v > t:
+            t = v
+        v = rready[r3[i], k]
+        if v > t:
+            t = v
         nb = nblk[i]
-        if o == LOAD:
-            a = bfirst[i]
-            if a >= 0:
-                v = bready[a, k]
+        t1 = t + 1
+        if nb > 0:
+            if op[i] == LOAD:
+                v = bready[bfirst[i], k]
                 if v > t:
                     t = v
-            for q in range(nb - 1):
-                a = xslots[xp + q]
-                if a >= 0:
-                    v = bready[a, k]
+                for q in range(nb - 1):
+                    v = bready[xslots[xp + q], k]
                     if v > t:
                         t = v
-        t1 = t + 1
-        a = sd[i]
-        if a >= 0:
-            rready[a, k] = t1
-        if o == STORE:
-            bready[bfirst[i], k] = t1
-            for q in range(nb - 1):
-                bready[xslots[xp + q], k] = t1
-        if nb > 1:
+                t1 = t + 1
+            else:
+                bready[bfirst[i], k] = t1
+                for q in range(nb - 1):
+                    bready[xslots[xp + q], k] = t1
             xp += nb - 1
+        a = rd[i]
+        if a != 0:
+            rready[a, k] = t1
         if t1 > maxt:
             maxt = t1
-        ring[(head + cnt) & rmask] = t
+        ring[base + ((head + cnt) & rmask)] = t
         cnt += 1
         if cnt == w:
             c += 1
-            while cnt > 0 and ring[head] < c:
+            while cnt > 0 and ring[base + head] < c:
                 head = (head + 1) & rmask
                 cnt -= 1
-    st[0] = c
-    st[1] = maxt
-    st[2] = head
-    st[3] = cnt
+    wstate[k, 0] = c
+    wstate[k, 1] = maxt
+    wstate[k, 2] = head
+    wstate[k, 3] = cnt
 
 
-@njit(cache=True)
+@njit(cache=True, boundscheck=False)
+def _ilp_run(op, src1, src2, src3, dst, addr, size, start, direct, rkeys, rslots, rstate, bkeys, bslots, bstate,
+             m1, m2, m3, md, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmasks, windows, wstate,
+             batch):
+    """Map a batch of records, run every window over it, repeat; returns the first record not processed
+    (a table must grow or be pruned first). The map writes register rows to ``m1, m2, m3, md`` (hash mode);
+    the windows read them from ``r1, r2, r3, rd`` (the same arrays, or the token columns in direct mode)."""
+    n = op.shape[0]
+    nw = windows.shape[0]
+    lo = start
+    while lo < n:
+        hi = min(lo + batch, n)
+        j = _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslots, rstate, bkeys, bslots,
+                     bstate, m1, m2, m3, md, bfirst, nblk, xslots)
+        if j > lo and nw == UNROLLED_NW:
+            ilp_windows_unrolled(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmasks,
+                                 windows, wstate)
+        elif j > lo:
+            for k in range(nw):
+                _ilp_window(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, ring, offs[k],
+                            rmasks[k], windows[k], wstate)
+        if j < hi:
+            return j
+        lo = hi
+    return n
+
+
+@njit(cache=True, boundscheck=False)
 def _prune(ready, n, c):
     """Slot map dropping entries whose ready time can no longer delay anything (ready <= clock, all windows).
 
-    ``ready`` is [slot, window]; live entries are moved down in place.
+    ``ready`` is [row, window] with slot s in row s + 1; live entries are moved down in place.
     """
     nw = c.shape[0]
     slot_map = np.full(n, -1, np.int64)
@@ -160,23 +206,23 @@ def _prune(ready, n, c):
     for s in range(n):
         live = False
         for k in range(nw):
-            if ready[s, k] > c[k]:
+            if ready[s + 1, k] > c[k]:
                 live = True
                 break
         if live:
             for k in range(nw):
-                ready[j, k] = ready[s, k]
+                ready[j + 1, k] = ready[s + 1, k]
             slot_map[s] = j
             j += 1
     return slot_map, j
 
 
 class _ReadyTable:
-    """Hash index + ready times ([slot, window]) for registers or blocks."""
+    """Hash index + ready times ([row, window], slot s in row s + 1, row 0 always 0) for registers or blocks."""
 
     def __init__(self, nw: int) -> None:
         self.index = HashIndex(1024)
-        self.ready = np.zeros((self.index.limit, nw), np.int64)
+        self.ready = np.zeros((self.index.limit + 1, nw), np.int64)
         self.state = np.array([0, self.index.limit], np.int64)
 
     def make_room(self, c: np.ndarray, need: int) -> None:
@@ -185,8 +231,8 @@ class _ReadyTable:
         self.index.n = n
         self.index.rebuild(slot_map, n_live, min_free=n_live + need + 64)
         limit = self.index.limit
-        ready = np.zeros((limit, self.ready.shape[1]), np.int64)
-        ready[:n_live] = self.ready[:n_live]
+        ready = np.zeros((limit + 1, self.ready.shape[1]), np.int64)
+        ready[: n_live + 1] = self.ready[: n_live + 1]
         self.ready = ready
         self.state[0] = n_live
         self.state[1] = limit
@@ -200,8 +246,10 @@ class IlpAnalyzer(Analyzer):
     windows : window sizes W (default 32, 64, 128, 256, 2048, 16384, 65536)
 
     State: one ring buffer of W entries per window, and ready times for registers and 64-byte blocks
-    that can still delay an instruction (entries whose ready time is at or below every window's clock are
-    dropped when a table fills), so memory is bounded by windows and live values.
+    that can still delay an instruction. Register tokens below :data:`DIRECT_TOKENS` index their ready
+    times directly; once a larger token appears the registers move to a hash index whose dead entries
+    (ready time at or below every window's clock) are dropped when it fills, as the blocks' are, so memory
+    is bounded by windows and live values.
     """
 
     family = "ilp"
@@ -218,9 +266,11 @@ class IlpAnalyzer(Analyzer):
         self.ring = np.zeros(int(caps.sum()), np.int64)
         self.caps = caps
         self.wstate = np.zeros((nw, 4), np.int64)  # per window: clock, max(t + 1), ring head, ring count
+        self.direct = True
+        self.rdirect = np.zeros((64, nw), np.int64)  # ready times by register token (direct mode)
         self.regs = _ReadyTable(nw)
         self.blocks = _ReadyTable(nw)
-        self._buf = np.zeros((6, 0), np.int32)  # s1, s2, s3, sd, bfirst, nblk of the chunk being analysed
+        self._buf = np.zeros((6, 0), np.int32)  # r1, r2, r3, rd, bfirst, nblk of the chunk being analysed
         self._xslots = np.zeros(256, np.int64)
 
     @property
@@ -231,31 +281,52 @@ class IlpAnalyzer(Analyzer):
     def maxt(self) -> np.ndarray:
         return self.wstate[:, 1].copy()
 
+    def _to_hash(self) -> None:
+        """Move the registers with a live ready time from the direct table into the hash index."""
+        c = self.c
+        live = np.flatnonzero((self.rdirect > c[None, :]).any(axis=1))
+        r = self.regs
+        r.index.n = 0
+        r.index.rebuild(np.zeros(0, np.int64), 0, min_free=2 * len(live) + 64)
+        r.ready = np.zeros((r.index.limit + 1, self.windows.size), np.int64)
+        keys, slots, mask = r.index.keys, r.index.slots, r.index.mask
+        for s, tok in enumerate(live):
+            insert(keys, slots, mask, int(tok), s)
+            r.ready[s + 1] = self.rdirect[tok]
+        r.index.n = len(live)
+        r.state[:] = (len(live), r.index.limit)
+        self.rdirect = np.zeros((1, self.windows.size), np.int64)
+        self.direct = False
+
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
         if not n:
             return
         if self._buf.shape[1] < n:
             self._buf = np.zeros((6, n), np.int32)
-        s1, s2, s3, sd, bfirst, nblk = self._buf
+        b1, b2, b3, bd, bfirst, nblk = self._buf
+        if self.direct:
+            top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
+            if top >= DIRECT_TOKENS:
+                self._to_hash()
+            elif top >= self.rdirect.shape[0]:
+                grown = np.zeros((max(top + 1, 2 * self.rdirect.shape[0]), self.windows.size), np.int64)
+                grown[: self.rdirect.shape[0]] = self.rdirect
+                self.rdirect = grown
         r, b = self.regs, self.blocks
         i = 0
         while i < n:
-            j = _ilp_map(chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size, i,
-                         r.index.keys, r.index.slots, r.state, b.index.keys, b.index.slots, b.state,
-                         s1, s2, s3, sd, bfirst, nblk, self._xslots)
-            if j > i and self.windows.size == UNROLLED_NW:
-                ilp_windows_unrolled(chunk.op, i, j, s1, s2, s3, sd, bfirst, nblk, self._xslots, r.ready, b.ready,
-                                     self.ring, self.offs, self.rmask, self.windows, self.wstate)
-            elif j > i:
-                for k in range(self.windows.size):
-                    base = int(self.offs[k])
-                    _ilp_window(chunk.op, i, j, s1, s2, s3, sd, bfirst, nblk, self._xslots, r.ready, b.ready, k,
-                                self.ring[base: base + int(self.caps[k])], int(self.windows[k]), int(self.rmask[k]),
-                                self.wstate[k])
+            if self.direct:
+                r1, r2, r3, rd, rready = chunk.src1, chunk.src2, chunk.src3, chunk.dst, self.rdirect
+            else:
+                r1, r2, r3, rd, rready = b1, b2, b3, bd, r.ready
+            j = _ilp_run(chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size, i,
+                         self.direct, r.index.keys, r.index.slots, r.state, b.index.keys, b.index.slots, b.state,
+                         b1, b2, b3, bd, r1, r2, r3, rd, bfirst, nblk, self._xslots, rready, b.ready, self.ring,
+                         self.offs, self.rmask, self.windows, self.wstate, BATCH)
             if j < n:
                 c = self.c
-                if chunk.dst[j] != 0 and r.state[0] + 1 > r.state[1]:
+                if not self.direct and chunk.dst[j] != 0 and r.state[0] + 1 > r.state[1]:
                     r.make_room(c, 1)
                 if chunk.op[j] in (Op.LOAD, Op.STORE):
                     a, sz = int(chunk.addr[j]), int(chunk.size[j])

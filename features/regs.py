@@ -9,11 +9,57 @@ from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
+from .ilp import _max_token
 
 DEP_BOUNDS = (1, 2, 4, 8, 16, 32, 64)
+#: register tokens below this index the last-write table directly; a larger one switches to the hash index.
+DIRECT_TOKENS = 1 << 20
 
 
-@njit(cache=True)
+def _dep_lut() -> np.ndarray:
+    """Bucket of each dependency distance 0..64: 0 for <= 1, k for (2^(k-1), 2^k] (k = 1..6); > 64 is 7."""
+    lut = np.zeros(65, np.int64)
+    for dd in range(2, 65):
+        b, x = 1, dd - 1
+        while x > 1:
+            x >>= 1
+            b += 1
+        lut[dd] = b
+    return lut
+
+
+DEP_LUT = _dep_lut()
+
+
+@njit(cache=True, boundscheck=False)
+def _regs_direct(src1, src2, src3, dst, base, wtime, lut, hist, counts):
+    """Direct mode: ``wtime[token]`` is the last write time (-1 = never written); counts as :func:`_regs_kernel`."""
+    reads = 0
+    produced = 0
+    writes = 0
+    for i in range(src1.shape[0]):
+        now = base + i
+        for q in range(3):
+            r = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
+            if r == 0:
+                continue
+            reads += 1
+            w = wtime[r]
+            if w < 0:
+                continue
+            produced += 1
+            dd = now - w
+            hist[lut[dd] if dd <= 64 else 7] += 1
+        d = dst[i]
+        if d != 0:
+            writes += 1
+            wtime[d] = now
+    counts[0] += reads
+    counts[1] += produced
+    counts[2] += writes
+
+
+@njit(cache=True, boundscheck=False)
 def _regs_kernel(src1, src2, src3, dst, start, base, keys, slots, state, wtime, hist, counts):
     """Records from ``start``; returns the first one not processed (a register table that would pass its
     limit stops the kernel before the record). counts = [register reads, reads of a value produced in the
@@ -69,7 +115,8 @@ def _regs_kernel(src1, src2, src3, dst, start, base, keys, slots, state, wtime, 
 class RegisterTrafficAnalyzer(Analyzer):
     """Register operands, degree of use and producer-consumer distances (in dynamic instructions).
 
-    State: the last write time of each distinct register token.
+    State: the last write time of each distinct register token (indexed by token while every token is
+    below :data:`DIRECT_TOKENS`, then through a hash index).
     """
 
     family = "regs"
@@ -81,9 +128,41 @@ class RegisterTrafficAnalyzer(Analyzer):
         self.state = np.array([0, self.index.limit], np.int64)
         self.hist = np.zeros(len(DEP_BOUNDS) + 1, np.int64)
         self.counts = np.zeros(3, np.int64)
+        self.direct = True
+        self.wdirect = np.full(64, -1, np.int64)
+
+    def _to_hash(self) -> None:
+        """Move the written registers' last write times from the direct table into the hash index."""
+        toks = np.flatnonzero(self.wdirect >= 0)
+        self.index.n = 0
+        self.index.rebuild(np.zeros(0, np.int64), 0, min_free=2 * len(toks) + 64)
+        keys, slots, mask = self.index.keys, self.index.slots, self.index.mask
+        self.wtime = np.zeros(self.index.limit, np.int64)
+        for s, tok in enumerate(toks):
+            insert(keys, slots, mask, int(tok), s)
+            self.wtime[s] = self.wdirect[tok]
+        self.index.n = len(toks)
+        self.state[:] = (len(toks), self.index.limit)
+        self.wdirect = np.full(1, -1, np.int64)
+        self.direct = False
 
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
+        if not n:
+            return
+        if self.direct:
+            top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
+            if top >= DIRECT_TOKENS:
+                self._to_hash()
+            else:
+                if top >= self.wdirect.shape[0]:
+                    grown = np.full(max(top + 1, 2 * self.wdirect.shape[0]), -1, np.int64)
+                    grown[: self.wdirect.shape[0]] = self.wdirect
+                    self.wdirect = grown
+                _regs_direct(chunk.src1, chunk.src2, chunk.src3, chunk.dst, self.n, self.wdirect, DEP_LUT, self.hist,
+                             self.counts)
+                self.n += n
+                return
         i = 0
         while i < n:
             i = _regs_kernel(chunk.src1, chunk.src2, chunk.src3, chunk.dst, i, self.n, self.index.keys,

@@ -18,10 +18,13 @@ N_REUSE_BUCKETS = 19  # b0 = {0, 1}, bk = [2^k, 2^(k+1)) for k = 1..17, b18 = >=
 # --------------------------------------------------------------------------------------------- footprint
 
 
-@njit(cache=True)
-def _footprint_kernel(op, pc, addr, size, start, bkeys, bslots, bstate, pkeys, pslots, pstate, newblk, pcseen):
+@njit(cache=True, boundscheck=False)
+def _footprint_kernel(op, pc, addr, size, start, bkeys, bslots, bstate, pkeys, pslots, pstate, newblk, pcseen,
+                      lastblk, lastok):
     """Records from ``start``; returns the first one not processed (stops before a record whose blocks or
-    pages could take a table past its limit). A page is looked up only when one of its blocks is new."""
+    pages could take a table past its limit). A page is looked up only when one of its blocks is new; an
+    access within the block its static instruction touched last (``lastblk[pc]``, valid where ``lastok``)
+    is known to be in the set and skips the lookup."""
     bmask = bkeys.shape[0] - 1
     pmask = pkeys.shape[0] - 1
     bn = bstate[0]
@@ -40,6 +43,8 @@ def _footprint_kernel(op, pc, addr, size, start, bkeys, bslots, bstate, pkeys, p
         e = a + size[i] - 1
         b0 = a >> 6
         b1 = e >> 6
+        if b0 == b1 and lastok[p] and lastblk[p] == b0:
+            continue
         if bn + (b1 - b0 + 1) > blim or pn + ((e >> 12) - (a >> 12) + 1) > plim:
             stop = i
             break
@@ -51,6 +56,8 @@ def _footprint_kernel(op, pc, addr, size, start, bkeys, bslots, bstate, pkeys, p
                 s, new = insert(pkeys, pslots, pmask, b >> 6, pn)
                 if new:
                     pn += 1
+        lastblk[p] = b1
+        lastok[p] = 1
     bstate[0] = bn
     pstate[0] = pn
     return stop
@@ -69,6 +76,8 @@ class FootprintAnalyzer(Analyzer):
         self.pstate = np.array([0, self.pages.limit], np.int64)
         self.newblk = np.zeros(0, np.int64)
         self.pcseen = np.zeros(0, np.uint8)
+        self.lastblk = np.zeros(0, np.int64)  # per static instruction: the last block it touched
+        self.lastok = np.zeros(0, np.uint8)
 
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
@@ -77,11 +86,13 @@ class FootprintAnalyzer(Analyzer):
         npc = pc_capacity(chunk)
         self.newblk = grow_1d(self.newblk, npc)
         self.pcseen = grow_1d(self.pcseen, npc)
+        self.lastblk = grow_1d(self.lastblk, npc)
+        self.lastok = grow_1d(self.lastok, npc)
         i = 0
         while i < n:
             i = _footprint_kernel(chunk.op, chunk.pc, chunk.addr, chunk.size, i, self.blocks.keys, self.blocks.slots,
                                   self.bstate, self.pages.keys, self.pages.slots, self.pstate, self.newblk,
-                                  self.pcseen)
+                                  self.pcseen, self.lastblk, self.lastok)
             if i < n:
                 a, s = int(chunk.addr[i]), int(chunk.size[i])
                 for idx, st, shift in ((self.blocks, self.bstate, 6), (self.pages, self.pstate, 12)):
@@ -129,12 +140,19 @@ def _bit_prefix(bit, pos):
     return s
 
 
-@njit(cache=True)
-def _reuse_kernel(op, addr, size, start, keys, slots, state, pos, bit, hist):
+@njit(cache=True, boundscheck=False)
+def _reuse_kernel(op, pc, addr, size, start, keys, slots, state, pos, bit, hist, lastblk, lastslot):
+    """Load block references from record ``start``; returns the first record not processed (a table or the
+    tree would overflow). ``lastblk[pc]``/``lastslot[pc]`` remember the block a static load referenced last
+    and its slot (slots never change), so a load that stays in its block skips the hash lookup."""
     # state = [n blocks (M), hash limit, T (next time position), tree capacity]
     mask = keys.shape[0] - 1
+    lim = state[1]
     cap = state[3]
+    m = state[0]
+    t = state[2]
     n = op.shape[0]
+    stop = n
     for i in range(start, n):
         if op[i] != LOAD:
             continue
@@ -142,18 +160,24 @@ def _reuse_kernel(op, addr, size, start, keys, slots, state, pos, bit, hist):
         b0 = a >> 6
         b1 = (a + size[i] - 1) >> 6
         nb = b1 - b0 + 1
-        if state[0] + nb > state[1] or state[2] + nb > cap:
-            return i
+        if m + nb > lim or t + nb > cap:
+            stop = i
+            break
+        pi = pc[i]
         for b in range(b0, b1 + 1):
-            m = state[0]
-            t = state[2]
-            s, new = insert(keys, slots, mask, b, m)
+            if b == lastblk[pi] and lastslot[pi] >= 0:
+                s = lastslot[pi]
+                new = False
+            else:
+                s, new = insert(keys, slots, mask, b, m)
+                lastblk[pi] = b
+                lastslot[pi] = s
             if new:
                 hist[N_REUSE_BUCKETS] += 1
                 pos[s] = t
                 _bit_add(bit, t, 1)
-                state[0] = m + 1
-                state[2] = t + 1
+                m += 1
+                t += 1
                 continue
             p = pos[s]
             if p == t - 1:  # the most recent reference: distance 0, stack unchanged
@@ -172,19 +196,33 @@ def _reuse_kernel(op, addr, size, start, keys, slots, state, pos, bit, hist):
             _bit_add(bit, p, -1)
             _bit_add(bit, t, 1)
             pos[s] = t
-            state[2] = t + 1
-    return n
+            t += 1
+    state[0] = m
+    state[2] = t
+    return stop
 
 
-@njit(cache=True)
-def _compact(pos, m, cap):
-    """Renumber the M live positions to 0..M-1 (keeping their order); a fresh tree of ``cap`` positions."""
-    order = np.argsort(pos[:m])
-    for r in range(m):
-        pos[order[r]] = r
+@njit(cache=True, boundscheck=False)
+def _compact(pos, m, t, cap):
+    """Renumber the M live positions (all < ``t``) to 0..M-1 keeping their order, in O(t) without sorting;
+    returns a fresh tree of ``cap`` positions holding a 1 at 0..M-1 (built in O(cap))."""
+    rank = np.zeros(t, np.int64)
+    for s in range(m):
+        rank[pos[s]] = 1
+    r = 0
+    for x in range(t):
+        if rank[x]:
+            rank[x] = r
+            r += 1
+    for s in range(m):
+        pos[s] = rank[pos[s]]
     bit = np.zeros(cap + 1, np.int32)
     for r in range(m):
-        _bit_add(bit, r, 1)
+        bit[r + 1] = 1
+    for j in range(1, cap + 1):
+        up = j + (j & (-j))
+        if up <= cap:
+            bit[up] += bit[j]
     return bit
 
 
@@ -193,7 +231,8 @@ class ReuseDistanceAnalyzer(Analyzer):
 
     A Fenwick tree over reference positions holds a 1 at each block's latest reference; the distance of
     a reference is the number of ones after the block's previous position, O(log M) per reference.
-    When the positions run out the live ones are renumbered 0..M-1, so memory stays O(distinct blocks).
+    When the positions run out the live ones are renumbered 0..M-1 in O(positions) (no sort) and the tree
+    is rebuilt with room for 4M, so memory stays O(distinct blocks).
     """
 
     family = "reuse"
@@ -205,14 +244,21 @@ class ReuseDistanceAnalyzer(Analyzer):
         self.bit = np.zeros(4096 + 1, np.int32)
         self.state = np.array([0, self.index.limit, 0, 4096], np.int64)
         self.hist = np.zeros(N_REUSE_BUCKETS + 1, np.int64)  # last = cold
+        self.lastblk = np.zeros(0, np.int64)  # per static instruction: last block referenced, and its slot
+        self.lastslot = np.zeros(0, np.int64)
 
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
+        if not n:
+            return
+        npc = pc_capacity(chunk)
+        self.lastblk = grow_1d(self.lastblk, npc)
+        self.lastslot = grow_1d(self.lastslot, npc, -1)
         i = 0
         st = self.state
         while i < n:
-            i = _reuse_kernel(chunk.op, chunk.addr, chunk.size, i, self.index.keys, self.index.slots, st, self.pos,
-                              self.bit, self.hist)
+            i = _reuse_kernel(chunk.op, chunk.pc, chunk.addr, chunk.size, i, self.index.keys, self.index.slots, st,
+                              self.pos, self.bit, self.hist, self.lastblk, self.lastslot)
             if i < n:
                 a, s = int(chunk.addr[i]), int(chunk.size[i])
                 need = ((a + s - 1) >> 6) - (a >> 6) + 1
@@ -226,9 +272,9 @@ class ReuseDistanceAnalyzer(Analyzer):
                     self.pos = pos
                 if st[2] + need > st[3]:
                     cap = 4096
-                    while cap < 2 * (m + need):
+                    while cap < 4 * (m + need):
                         cap <<= 1
-                    self.bit = _compact(self.pos, m, cap)
+                    self.bit = _compact(self.pos, m, int(st[2]), cap)
                     st[2] = m
                     st[3] = cap
         self.n += n

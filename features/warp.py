@@ -19,18 +19,26 @@ SECTOR_SHIFT = 5  # 32-byte sectors
 MAX_TID = 1 << 36
 
 
-@njit(cache=True)
-def _union_size(lo, hi, m):
-    """Number of integers covered by the union of intervals [lo[k], hi[k]], k < m."""
-    a = lo[:m].copy()
-    b = hi[:m].copy()
-    order = np.argsort(a)
+@njit(cache=True, boundscheck=False)
+def _union_size(lo, hi, m, a, b):
+    """Number of integers covered by the union of intervals [lo[k], hi[k]], k < m (m >= 1); ``a``, ``b`` are
+    scratch arrays of at least m entries (insertion sort by lower end, no allocation)."""
+    for r in range(m):
+        x = lo[r]
+        y = hi[r]
+        j = r
+        while j > 0 and a[j - 1] > x:
+            a[j] = a[j - 1]
+            b[j] = b[j - 1]
+            j -= 1
+        a[j] = x
+        b[j] = y
     total = 0
-    cur_lo = a[order[0]]
-    cur_hi = b[order[0]]
+    cur_lo = a[0]
+    cur_hi = b[0]
     for r in range(1, m):
-        x = a[order[r]]
-        y = b[order[r]]
+        x = a[r]
+        y = b[r]
         if x > cur_hi + 1:
             total += cur_hi - cur_lo + 1
             cur_lo = x
@@ -41,13 +49,15 @@ def _union_size(lo, hi, m):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, boundscheck=False)
 def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, hi, gbytes, wcur, wflags, tidbits,
                  totals):
     # state = [n slots, slot capacity]
     # totals = [groups, sectors, ideal sectors, branch groups closed, divergent closed, parallel records,
     #           fp ops, bytes]
     n = op.shape[0]
+    sa = np.empty(WARP, np.int64)
+    sb = np.empty(WARP, np.int64)
     for i in range(start, n):
         o = op[i]
         tt = tid[i]
@@ -85,7 +95,7 @@ def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, h
             k += 1
             if k == WARP:
                 totals[0] += 1
-                totals[1] += _union_size(lo[s], hi[s], WARP)
+                totals[1] += _union_size(lo[s], hi[s], WARP, sa, sb)
                 totals[2] += (gbytes[s] + 31) >> SECTOR_SHIFT
                 gbytes[s] = 0
                 k = 0
@@ -106,6 +116,8 @@ def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, h
 @njit(cache=True)
 def _open_groups(nslots, gn, lo, hi, gbytes, wcur, wflags):
     """Totals of the groups still open at the end: (groups, sectors, ideal, branch groups, divergent)."""
+    sa = np.empty(WARP, np.int64)
+    sb = np.empty(WARP, np.int64)
     g = 0
     sec = 0
     ideal = 0
@@ -114,7 +126,7 @@ def _open_groups(nslots, gn, lo, hi, gbytes, wcur, wflags):
     for s in range(nslots):
         if gn[s] > 0:
             g += 1
-            sec += _union_size(lo[s], hi[s], gn[s])
+            sec += _union_size(lo[s], hi[s], gn[s], sa, sb)
             ideal += (gbytes[s] + 31) >> SECTOR_SHIFT
         if wcur[s] >= 0:
             bg += 1
