@@ -1,0 +1,73 @@
+"""Speed of the SIMT timing model.
+
+Run: .venv/bin/python -m pytest benchmarks/bench_simt.py --benchmark-enable -p no:cacheprovider
+
+Goals (issue 8): >= 5 M warp instructions per second per core for one configuration, and a 448-configuration
+sweep of a 10^6-instruction region in under a minute. The region is a mix of the synthetic kernels (streaming
+with computation, random gathers, a divergent branch), about 10^6 thread instructions. Each benchmark stores
+its rate in ``extra_info`` (warp instructions per second, single thread unless stated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpu_models.simt import synthetic as sy
+from gpu_models.simt.config import load_config
+from gpu_models.simt.model import _kernel_args, _run, simulate
+from gpu_models.simt.sweep import SweepGrid, sweep_stats
+from gpu_models.simt.threads import build_streams
+from profiler.trace import TraceChunk
+
+
+def _region_1m() -> TraceChunk:
+    parts = [sy.stream_kernel(16384, flops=32), sy.gather_kernel(4096, loads=4, flops=16),
+             sy.divergent_kernel(2048, 24)]
+    # give every part its own thread ids so the region is one parallel loop
+    off = 0
+    out = []
+    for p in parts:
+        p.tid[:] += off
+        off = int(p.tid.max()) + 1
+        out.append(p)
+    return TraceChunk.concat(out)
+
+
+@pytest.fixture(scope="module")
+def region():
+    ch = _region_1m()
+    s = build_streams(ch, 256)
+    simulate(s, load_config("gtx480"), crisp=False)  # compile outside the timing
+    return ch, s
+
+
+def _single(streams, cfg):
+    return _run(*_kernel_args(streams, cfg, cfg.sm_count, cfg.core_mhz, cfg.mem_mhz), -1)[0]
+
+
+@pytest.mark.parametrize("gpu", ["gtx480", "h100"])
+def test_one_configuration(benchmark, region, gpu):
+    ch, s = region
+    cfg = load_config(gpu)
+    _single(s, cfg)
+    benchmark.pedantic(_single, args=(s, cfg), rounds=5, iterations=1)
+    benchmark.extra_info.update(thread_instructions=len(ch), warp_instructions=s.n,
+                                warp_instructions_per_s=s.n / benchmark.stats.stats.median)
+
+
+def test_build_streams(benchmark, region):
+    ch, s = region
+    benchmark.pedantic(build_streams, args=(ch, 256), rounds=3, iterations=1)
+    benchmark.extra_info.update(thread_instructions=len(ch),
+                                thread_instructions_per_s=len(ch) / benchmark.stats.stats.median)
+
+
+def test_sweep_448(benchmark, region):
+    ch, s = region
+    cfg = load_config("gtx480")
+    grid = SweepGrid.default(cfg)
+    out = benchmark.pedantic(sweep_stats, args=(s, cfg, grid), rounds=1, iterations=1)
+    assert out.shape[0] == 448 and np.all(out[:, 0] > 0)
+    benchmark.extra_info.update(configurations=448, warp_instructions=s.n, thread_instructions=len(ch),
+                                warp_instructions_per_s_all_threads=448 * s.n / benchmark.stats.stats.median)

@@ -1,0 +1,333 @@
+"""GPU descriptions for the SIMT timing model: a frozen record read from JSON (``presets/*.json``).
+
+A description (schema ``portcast.simt.gpu``, version 1) holds:
+
+=========================  ====================================================================================
+field                      meaning
+=========================  ====================================================================================
+name, description          identification
+sm_count                   streaming multiprocessors (SMs)
+core_mhz, mem_mhz          nominal core clock and memory clock (MHz)
+bus_bits                   DRAM bus width in bits
+transfers_per_clock        DRAM data transfers per memory clock (2 for DDR/HBM, 4 for GDDR5 quoted at the
+                           command clock); bandwidth = mem_mhz * 1e6 * transfers_per_clock * bus_bits / 8 B/s
+schedulers_per_sm          warp schedulers per SM, each issuing at most one warp instruction per core cycle
+max_warps_per_sm           resident warps per SM
+max_blocks_per_sm          resident thread blocks per SM
+lanes                      ``{"int": n, "fp": n, "sfu": n}``: lanes of each pipeline per scheduler; a warp
+                           instruction occupies its pipeline for ``ceil(32 / lanes) * repeat`` cycles
+lsu_sectors_per_cycle      32-byte sectors the SM's load/store unit handles per cycle
+ops                        per operation class (profiler.trace.Op name): ``[unit, latency_cycles, repeat]``,
+                           unit one of int/fp/sfu; LOAD and STORE use the load/store unit and the memory system
+l1_bytes, l1_ways          L1 data cache per SM (32-byte sectors, set-associative, LRU)
+l1_latency_cycles          L1 hit latency in core cycles (the L1 runs at the core clock)
+mshr_per_sm                L1 miss status holding registers per SM (outstanding missed sectors)
+store_queue_per_sm         store-queue entries per SM (outstanding store sectors)
+l2_bytes, l2_ways          shared L2 (32-byte sectors, set-associative, LRU, write-back, write-allocate)
+l2_latency_ns              L1-miss to L2 data latency including the interconnect (ns; own clock domain)
+l2_bytes_per_ns            L2 / interconnect bandwidth shared by all SMs (bytes per ns)
+dram_latency_ns            extra latency of an L2 miss (ns)
+power                      ``v_min, v_max, f_v_min_mhz, f_v_max_mhz`` (linear voltage-frequency curve,
+                           clamped) and ``pj``: dynamic energy per event at ``v_max`` in picojoules (``int``,
+                           ``fp``, ``sfu``, ``lsu`` per warp instruction; ``l1``, ``l2`` per sector access;
+                           ``dram_byte``; ``sm_cycle`` per active SM cycle); scaled by ``(V / v_max)^2``
+sweep                      default grid: ``sm_counts`` (8), ``core_mhz`` (8), ``mem_mhz`` (7)
+=========================  ====================================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from profiler.trace import Op
+
+SCHEMA = "portcast.simt.gpu"
+SCHEMA_VERSION = 1
+PRESET_DIR = Path(__file__).resolve().parent / "presets"
+
+#: Pipeline units, in the order of the unit index used by the timing kernel.
+UNITS = ("int", "fp", "sfu", "lsu")
+UNIT_INT, UNIT_FP, UNIT_SFU, UNIT_LSU = range(4)
+SECTOR_BYTES = 32
+WARP_SIZE = 32
+PJ_KEYS = ("int", "fp", "sfu", "lsu", "l1", "l2", "dram_byte", "sm_cycle")
+_COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+
+
+class ConfigError(ValueError):
+    """A GPU description that cannot be used; the message names the file and the field."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GPUConfig:
+    """A GPU description (see the module docstring for the fields)."""
+
+    name: str
+    sm_count: int
+    core_mhz: float
+    mem_mhz: float
+    bus_bits: int
+    transfers_per_clock: float
+    schedulers_per_sm: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    lanes: dict
+    lsu_sectors_per_cycle: int
+    ops: dict
+    l1_bytes: int
+    l1_ways: int
+    l1_latency_cycles: int
+    mshr_per_sm: int
+    store_queue_per_sm: int
+    l2_bytes: int
+    l2_ways: int
+    l2_latency_ns: float
+    l2_bytes_per_ns: float
+    dram_latency_ns: float
+    power: dict
+    sweep: dict
+    description: str = ""
+
+    # -- derived ------------------------------------------------------------------------------------
+    def dram_bytes_per_ns(self, mem_mhz: float | None = None) -> float:
+        """DRAM bandwidth in bytes per ns at a memory clock.
+
+        Parameters
+        ----------
+        mem_mhz : float, optional
+            Memory clock (default: the nominal one).
+
+        Returns
+        -------
+        float
+            ``mem_mhz * transfers_per_clock * bus_bits / 8 / 1000``.
+        """
+        m = self.mem_mhz if mem_mhz is None else float(mem_mhz)
+        return m * self.transfers_per_clock * self.bus_bits / 8.0 / 1000.0
+
+    @property
+    def l1_sets(self) -> int:
+        """Sets of the L1 (sectors / ways)."""
+        return max(1, self.l1_bytes // (SECTOR_BYTES * self.l1_ways))
+
+    @property
+    def l2_sets(self) -> int:
+        """Sets of the L2 (sectors / ways)."""
+        return max(1, self.l2_bytes // (SECTOR_BYTES * self.l2_ways))
+
+    def op_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per operation class: unit index, latency in cycles, pipeline occupancy in cycles.
+
+        Returns
+        -------
+        unit, latency, interval : ndarray of int64, shape (16,)
+            LOAD/STORE get the load/store unit with latency 0 and interval 0 (the memory model decides).
+        """
+        n = len(Op)
+        unit = np.full(n, UNIT_LSU, np.int64)
+        lat = np.zeros(n, np.int64)
+        ivl = np.zeros(n, np.int64)
+        for name in _COMPUTE_OPS:
+            u, latency, repeat = self.ops[name]
+            k = UNITS.index(u)
+            unit[Op[name]] = k
+            lat[Op[name]] = int(latency)
+            ivl[Op[name]] = int(math.ceil(WARP_SIZE / self.lanes[u])) * int(repeat)
+        return unit, lat, ivl
+
+    def voltage(self, core_mhz: float) -> float:
+        """Supply voltage at a core clock (linear between the two points of ``power``, clamped).
+
+        Parameters
+        ----------
+        core_mhz : float
+
+        Returns
+        -------
+        float
+        """
+        p = self.power
+        f0, f1, v0, v1 = p["f_v_min_mhz"], p["f_v_max_mhz"], p["v_min"], p["v_max"]
+        if f1 <= f0:
+            return float(v1)
+        x = min(max((core_mhz - f0) / (f1 - f0), 0.0), 1.0)
+        return float(v0 + x * (v1 - v0))
+
+    def replace(self, **changes) -> "GPUConfig":
+        """A copy with some fields changed (validated).
+
+        Parameters
+        ----------
+        **changes
+            Field values.
+
+        Returns
+        -------
+        GPUConfig
+        """
+        d = self.to_json()
+        d.update(changes)
+        return config_from_json(d, source=f"{self.name} (modified)")
+
+    def to_json(self) -> dict:
+        """The description as a JSON-ready dict (with schema and version).
+
+        Returns
+        -------
+        dict
+        """
+        d = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION}
+        d.update(dataclasses.asdict(self))
+        return d
+
+
+_INT_FIELDS = ("sm_count", "bus_bits", "schedulers_per_sm", "max_warps_per_sm", "max_blocks_per_sm",
+               "lsu_sectors_per_cycle", "l1_bytes", "l1_ways", "l1_latency_cycles", "mshr_per_sm",
+               "store_queue_per_sm", "l2_bytes", "l2_ways")
+_FLOAT_FIELDS = ("core_mhz", "mem_mhz", "transfers_per_clock", "l2_latency_ns", "l2_bytes_per_ns", "dram_latency_ns")
+
+
+def _pos(source: str, field: str, v, integer: bool):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise ConfigError(f"{source}: field {field!r} must be a positive number, got {v!r}")
+    if integer:
+        if v != int(v):
+            raise ConfigError(f"{source}: field {field!r} must be an integer, got {v!r}")
+        return int(v)
+    return float(v)
+
+
+def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
+    """Validate a GPU description dict and build a :class:`GPUConfig`.
+
+    Parameters
+    ----------
+    data : dict
+        As in the module docstring; ``schema``/``schema_version`` are checked when present.
+    source : str
+        Name for error messages (file path).
+
+    Returns
+    -------
+    GPUConfig
+
+    Raises
+    ------
+    ConfigError
+        Naming the file and the field at fault.
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a JSON object")
+    if data.get("schema", SCHEMA) != SCHEMA:
+        raise ConfigError(f"{source}: schema {data.get('schema')!r} is not {SCHEMA!r}")
+    ver = data.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(ver, int) or ver > SCHEMA_VERSION:
+        raise ConfigError(f"{source}: schema_version {ver!r} is not readable (reads {SCHEMA_VERSION})")
+    fields = {f.name for f in dataclasses.fields(GPUConfig)}
+    required = fields - {"description"}
+    missing = sorted(required - set(data))
+    if missing:
+        raise ConfigError(f"{source}: missing field(s) {', '.join(missing)}")
+    unknown = sorted(set(data) - fields - {"schema", "schema_version"})
+    if unknown:
+        raise ConfigError(f"{source}: unknown field(s) {', '.join(unknown)}")
+    kw = {"name": str(data["name"]), "description": str(data.get("description", ""))}
+    for f in _INT_FIELDS:
+        kw[f] = _pos(source, f, data[f], True)
+    for f in _FLOAT_FIELDS:
+        kw[f] = _pos(source, f, data[f], False)
+    lanes = data["lanes"]
+    if not isinstance(lanes, dict) or set(lanes) != {"int", "fp", "sfu"}:
+        raise ConfigError(f"{source}: field 'lanes' must map exactly int, fp, sfu to lane counts")
+    kw["lanes"] = {k: _pos(source, f"lanes.{k}", lanes[k], True) for k in ("int", "fp", "sfu")}
+    ops = data["ops"]
+    if not isinstance(ops, dict):
+        raise ConfigError(f"{source}: field 'ops' must be an object")
+    clean_ops = {}
+    for name in _COMPUTE_OPS:
+        if name not in ops:
+            raise ConfigError(f"{source}: field 'ops' lacks operation class {name}")
+        v = ops[name]
+        if not (isinstance(v, (list, tuple)) and len(v) == 3 and v[0] in ("int", "fp", "sfu")):
+            raise ConfigError(f"{source}: field 'ops.{name}' must be [unit (int|fp|sfu), latency, repeat], got {v!r}")
+        clean_ops[name] = [v[0], _pos(source, f"ops.{name}[1]", v[1], True), _pos(source, f"ops.{name}[2]", v[2], True)]
+    extra = sorted(set(ops) - set(_COMPUTE_OPS))
+    if extra:
+        raise ConfigError(f"{source}: field 'ops' has unknown or memory operation class(es) {', '.join(extra)}")
+    kw["ops"] = clean_ops
+    power = data["power"]
+    if not isinstance(power, dict):
+        raise ConfigError(f"{source}: field 'power' must be an object")
+    pw = {}
+    for k in ("v_min", "v_max", "f_v_min_mhz", "f_v_max_mhz"):
+        if k not in power:
+            raise ConfigError(f"{source}: field 'power.{k}' is missing")
+        pw[k] = _pos(source, f"power.{k}", power[k], False)
+    pj = power.get("pj")
+    if not isinstance(pj, dict) or set(pj) != set(PJ_KEYS):
+        raise ConfigError(f"{source}: field 'power.pj' must map exactly {', '.join(PJ_KEYS)} to energies")
+    pw["pj"] = {}
+    for k in PJ_KEYS:
+        v = pj[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise ConfigError(f"{source}: field 'power.pj.{k}' must be a finite number >= 0, got {v!r}")
+        pw["pj"][k] = float(v)
+    kw["power"] = pw
+    sweep = data["sweep"]
+    if not isinstance(sweep, dict) or set(sweep) != {"sm_counts", "core_mhz", "mem_mhz"}:
+        raise ConfigError(f"{source}: field 'sweep' must have exactly sm_counts, core_mhz, mem_mhz")
+    sw = {}
+    for k in ("sm_counts", "core_mhz", "mem_mhz"):
+        vals = sweep[k]
+        if not isinstance(vals, list) or not vals:
+            raise ConfigError(f"{source}: field 'sweep.{k}' must be a non-empty list")
+        sw[k] = [_pos(source, f"sweep.{k}[{i}]", v, k == "sm_counts") for i, v in enumerate(vals)]
+    kw["sweep"] = sw
+    if kw["l1_bytes"] < SECTOR_BYTES * kw["l1_ways"] or kw["l2_bytes"] < SECTOR_BYTES * kw["l2_ways"]:
+        raise ConfigError(f"{source}: a cache must hold at least one set (bytes >= 32 * ways)")
+    return GPUConfig(**kw)
+
+
+def preset_names() -> list[str]:
+    """Names of the vendored presets.
+
+    Returns
+    -------
+    list of str
+    """
+    return sorted(p.stem for p in PRESET_DIR.glob("*.json"))
+
+
+def load_config(name_or_path: str | Path) -> GPUConfig:
+    """Load a preset by name (``h100``, ``gtx480``) or a description file by path.
+
+    Parameters
+    ----------
+    name_or_path : str or Path
+
+    Returns
+    -------
+    GPUConfig
+
+    Raises
+    ------
+    ConfigError, FileNotFoundError
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if not (path.suffix == ".json" or path.exists()):
+        if text not in preset_names():
+            raise ConfigError(f"unknown GPU preset {text!r}; presets: {', '.join(preset_names())} (or a .json file)")
+        path = PRESET_DIR / f"{text}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such GPU description file")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    return config_from_json(data, source=str(path))

@@ -1,0 +1,745 @@
+"""The SIMT timing model: warp instruction streams on a configured GPU -> cycles, time, counters, power.
+
+The model (docs/simt.md) is an event-driven, cycle-accurate-at-issue simulator over plain arrays in Numba:
+
+* **Blocks and SMs.** Block ``b`` runs on SM ``b mod sm_count``; an SM holds ``min(max_blocks_per_sm,
+  max_warps_per_sm // warps_per_block)`` blocks at a time and starts its next block when a resident one has
+  finished (all its warps' results returned).
+* **Issue.** Each SM has ``schedulers_per_sm`` warp schedulers; warp slot ``q`` belongs to scheduler
+  ``q mod schedulers``. Every core cycle each scheduler issues at most one instruction, from the first
+  eligible warp in loose round-robin order after the last one it issued. A warp issues in order, at most one
+  instruction per cycle; an instruction is eligible when its producers' results are ready, its pipeline is
+  free, and (memory) the SM's MSHRs / store queue have room.
+* **Pipelines.** Integer, floating-point and special-function pipelines per scheduler: result after the op's
+  latency (core cycles), the pipeline busy for ``ceil(32 / lanes) * repeat`` cycles. The load/store unit is
+  per SM and handles ``lsu_sectors_per_cycle`` sectors per cycle.
+* **Memory.** A warp access touches its coalesced 32-byte sectors. L1 (per SM, core clock): set-associative
+  LRU over sectors; a hit returns after ``l1_latency_cycles`` (or when a pending fill arrives: MSHR merging);
+  a miss takes an MSHR until its data returns. Stores write through (no L1 allocation), each sector holding
+  a store-queue entry until the L2 acknowledges it. L2 (shared, own clock domain): set-associative LRU,
+  write-back, write-allocate, bandwidth ``l2_bytes_per_ns``, latency ``l2_latency_ns``. DRAM: one bandwidth
+  server (``mem_mhz * transfers_per_clock * bus_bits / 8``) plus ``dram_latency_ns``; dirty evictions use it
+  too. Memory times are in ns and do not scale with the core clock; an answer is used from the first core
+  clock edge at or after it arrives.
+
+Outputs (:class:`SimResult`): cycles and time; Table II-style counters (papers/000); CRISP / LEAD / CRIT /
+... counters through :func:`gpu_models.dvfs.timeline.derive_counters` read on the SM that finishes last;
+an activity-based dynamic power estimate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numba as nb
+import numpy as np
+
+from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.dvfs.timeline import Execution, derive_counters
+from gpu_models.simt.config import GPUConfig, SECTOR_BYTES
+from gpu_models.simt.threads import WarpStreams
+
+_INF = np.int64(1) << np.int64(62)
+_EPS = 1e-9
+
+# indices of the statistics vector returned by the kernel
+(S_CYCLES, S_INT, S_FP, S_SFU, S_LOAD, S_STORE, S_ALU_LANES, S_L1_HIT, S_L1_MISS, S_L2_HIT, S_L2_MISS,
+ S_DRAM_RD, S_DRAM_WR, S_LOAD_SECT, S_STORE_SECT, S_SM_BUSY, S_WARP_RES, S_LSU_BUSY, S_ALU_BUSY, S_ISSUE_CYC,
+ S_MEM_BLOCKED, S_DIVERGENT, S_BRANCH, S_WINSTR, S_LOAD_WAIT, S_EVENTS, S_CHECKS, N_STATS) = range(28)
+
+
+@nb.njit(cache=True, inline="always")
+def _ceil_cycle(t_ns, period):
+    k = math.ceil(t_ns / period - _EPS)
+    return np.int64(k)
+
+
+@nb.njit(cache=True)
+def _l2_access(x, t_ns, now_ns, write, l2_tag, l2_stamp, l2_ready, l2_dirty, l2_sets, l2_ways, st, clock,
+               l2_lat, l2_xfer, dram_lat, dram_xfer, stats):
+    """One sector at the L2; returns (data or acknowledgement time in ns, new LRU clock).
+
+    ``t_ns`` is when the request leaves the SM (later than ``now_ns`` when it waited for an MSHR or a
+    store-queue entry). Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free
+    time) at ``now_ns``, the simulation time, so that the servers see requests in time order; the request is
+    served at the later of its booked slot and its departure.
+    """
+    b0 = now_ns if now_ns > st[0] else st[0]
+    st[0] = b0 + l2_xfer
+    start = t_ns if t_ns > b0 else b0
+    base = (x % l2_sets) * l2_ways
+    clock += 1
+    hit = -1
+    victim = base
+    for k in range(base, base + l2_ways):
+        if l2_tag[k] == x + 1:
+            hit = k
+            break
+        if l2_stamp[k] < l2_stamp[victim]:
+            victim = k
+    if hit >= 0:
+        stats[S_L2_HIT] += 1
+        l2_stamp[hit] = clock
+        if write:
+            l2_dirty[hit] = 1
+            return start + l2_lat, clock
+        r = start + l2_lat
+        if l2_ready[hit] > r:
+            r = l2_ready[hit]
+        return r, clock
+    stats[S_L2_MISS] += 1
+    if l2_tag[victim] > 0 and l2_dirty[victim] == 1:
+        d0 = b0 if b0 > st[1] else st[1]
+        st[1] = d0 + dram_xfer
+        stats[S_DRAM_WR] += 1
+    l2_tag[victim] = x + 1
+    l2_stamp[victim] = clock
+    if write:
+        l2_dirty[victim] = 1
+        l2_ready[victim] = start + l2_lat
+        return start + l2_lat, clock
+    l2_dirty[victim] = 0
+    d0 = b0 if b0 > st[1] else st[1]
+    st[1] = d0 + dram_xfer
+    if start > d0:
+        d0 = start
+    stats[S_DRAM_RD] += 1
+    r = d0 + dram_xfer + dram_lat + l2_lat
+    l2_ready[victim] = r
+    return r, clock
+
+
+@nb.njit(cache=True)
+def _pick(free, s, c, ptr):
+    """An entry of row ``s`` free at cycle ``c`` (round-robin from ``ptr[s]``), else the earliest-free one."""
+    n = free.shape[1]
+    p = ptr[s]
+    for m in range(n):
+        j = p + m
+        if j >= n:
+            j -= n
+        if free[s, j] <= c:
+            ptr[s] = j + 1 if j + 1 < n else 0
+            return j
+    best = 0
+    for j in range(1, n):
+        if free[s, j] < free[s, best]:
+            best = j
+    return best
+
+
+@nb.njit(cache=True)
+def _grow(a, n):
+    size = a.shape[0]
+    if n < size:
+        return a
+    while size <= n:
+        size = size * 2 + 16
+    b = np.zeros(size, a.dtype)
+    b[:a.shape[0]] = a
+    return b
+
+
+@nb.njit(cache=True, nogil=True)
+def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w_div,
+         n_sm, n_sched, res_blocks, wpb, unit_of, lat_of, ivl_of, lsu_spc,
+         l1_sets, l1_ways, l1_lat, n_mshr, n_sq, l2_sets, l2_ways,
+         period, l2_lat, l2_xfer, dram_lat, dram_xfer, track_sm):
+    n_warps = warp_ptr.shape[0] - 1
+    n_blocks = block_w0.shape[0] - 1
+    n = w_op.shape[0]
+    stats = np.zeros(N_STATS, np.float64)
+    ready = np.zeros(n, np.int64)
+    warp_cur = warp_ptr[:-1].copy()
+    warp_next = np.zeros(n_warps, np.int64)
+    warp_end = np.zeros(n_warps, np.int64)
+    warp_start = np.zeros(n_warps, np.int64)
+    warp_lb = np.zeros(n_warps, np.int64)
+    warp_res = np.zeros(n_warps, np.bool_)
+    n_slots = res_blocks * wpb
+    slot_warp = np.full((n_sm, n_slots), -1, np.int64)
+    block_left = np.zeros(n_blocks, np.int64)
+    for b in range(n_blocks):
+        block_left[b] = block_w0[b + 1] - block_w0[b]
+    next_blk = np.arange(n_sm).astype(np.int64)  # next block index for SM s: s, s + n_sm, ...
+    resident = np.zeros(n_sm, np.int64)
+    unit_free = np.zeros((n_sm, n_sched, 3), np.int64)
+    lsu_free = np.zeros(n_sm, np.int64)
+    mshr_free = np.zeros((n_sm, n_mshr), np.int64)
+    sq_free = np.zeros((n_sm, n_sq), np.int64)
+    # tags hold sector + 1 (0 = empty) so that every array starts as zeros: large caches cost nothing to
+    # create (the pages are mapped lazily)
+    l1_tag = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
+    l1_stamp = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
+    l1_ready = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
+    l2_tag = np.zeros(l2_sets * l2_ways, np.int64)
+    l2_stamp = np.zeros(l2_sets * l2_ways, np.int64)
+    l2_ready = np.zeros(l2_sets * l2_ways, np.float64)
+    l2_dirty = np.zeros(l2_sets * l2_ways, np.uint8)
+    st = np.zeros(2, np.float64)
+    clock = np.int64(0)
+    l1_clock = np.int64(0)
+    sm_next = np.full(n_sm, _INF, np.int64)
+    sm_first = np.full(n_sm, _INF, np.int64)
+    sm_end = np.zeros(n_sm, np.int64)
+    rr = np.zeros((n_sm, n_sched), np.int64)
+    sched_lb = np.zeros((n_sm, n_sched), np.int64)
+    sched_res = np.zeros((n_sm, n_sched), np.bool_)
+    mbuf = np.empty(n_mshr, np.int64)
+    mptr = np.zeros(n_sm, np.int64)
+    qptr = np.zeros(n_sm, np.int64)
+    qbuf = np.empty(n_sq, np.int64)
+    # tracking (one SM): issue marks, resource-blocked marks, load-miss intervals
+    trk_issue = np.zeros(16, np.int8)
+    trk_block = np.zeros(16, np.int8)
+    trk_li = np.zeros(16, np.int64)
+    trk_lr = np.zeros(16, np.int64)
+    n_trk = 0
+    # launch the first blocks
+    for s in range(n_sm):
+        for r in range(res_blocks):
+            b = next_blk[s]
+            if b >= n_blocks:
+                break
+            next_blk[s] = b + n_sm
+            for k in range(block_w0[b + 1] - block_w0[b]):
+                w = block_w0[b] + k
+                slot_warp[s, r * wpb + k] = w
+                warp_next[w] = 0
+                warp_start[w] = 0
+                resident[s] += 1
+            sm_next[s] = 0
+            sm_first[s] = 0
+    warps_left = n_warps
+    for w in range(n_warps):
+        if warp_ptr[w] == warp_ptr[w + 1]:
+            warps_left -= 1  # cannot happen for built streams; kept for safety
+    slots_per_sched = (n_slots + n_sched - 1) // n_sched
+    while warps_left > 0:
+        c = _INF
+        for s in range(n_sm):
+            if sm_next[s] < c:
+                c = sm_next[s]
+        if c >= _INF:
+            break
+        stats[S_EVENTS] += 1
+        for s in range(n_sm):
+            if sm_next[s] > c:
+                continue
+            issued = False
+            bound = _INF
+            bound_res = False
+            msorted = False
+            qsorted = False
+            mfree = 0
+            qfree = 0
+            mbuf_ok = False
+            qbuf_ok = False
+            for k in range(n_sched):
+                if sched_lb[s, k] > c:
+                    if sched_lb[s, k] < bound:
+                        bound = sched_lb[s, k]
+                        bound_res = sched_res[s, k]
+                    continue
+                chosen = -1
+                chosen_idx = 0
+                greedy = rr[s, k]
+                kbound = _INF
+                kres = False
+                for m in range(slots_per_sched + 1):
+                    # greedy-then-oldest: the warp that issued last, then the others in slot order
+                    if m == 0:
+                        idx = greedy
+                    else:
+                        idx = m - 1
+                        if idx == greedy:
+                            continue
+                    q = k + idx * n_sched
+                    if q >= n_slots:
+                        continue
+                    w = slot_warp[s, q]
+                    if w < 0:
+                        continue
+                    stats[S_CHECKS] += 1
+                    lbw = warp_lb[w]
+                    if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished)
+                        if lbw < kbound:
+                            kbound = lbw
+                            kres = warp_res[w]
+                        continue
+                    i = warp_cur[w]
+                    e = warp_next[w]
+                    for d in range(3):
+                        p = w_dep[i, d]
+                        if p >= 0 and ready[p] > e:
+                            e = ready[p]
+                    op = w_op[i]
+                    u = unit_of[op]
+                    if u < 3:
+                        if unit_free[s, k, u] > e:
+                            e = unit_free[s, k, u]
+                    elif lsu_free[s] > e:
+                        e = lsu_free[s]
+                    res = False
+                    if e <= c and u == 3:
+                        need = 0
+                        if op == 8:
+                            base_s = s * l1_sets * l1_ways
+                            for j in range(sptr[i], sptr[i + 1]):
+                                x = sectors[j]
+                                b0 = base_s + (x % l1_sets) * l1_ways
+                                found = False
+                                for kk in range(b0, b0 + l1_ways):
+                                    if l1_tag[kk] == x + 1:
+                                        found = True
+                                        break
+                                if not found:
+                                    need += 1
+                            if need > n_mshr:
+                                need = n_mshr
+                            if need > 0:
+                                if not msorted:
+                                    mfree = 0
+                                    for j in range(n_mshr):
+                                        if mshr_free[s, j] <= c:
+                                            mfree += 1
+                                    msorted = True
+                                if mfree < need:
+                                    if not mbuf_ok:
+                                        mbuf[:] = mshr_free[s]
+                                        mbuf.sort()
+                                        mbuf_ok = True
+                                    e = mbuf[need - 1]
+                                    res = True
+                        else:
+                            need = sptr[i + 1] - sptr[i]
+                            if need > n_sq:
+                                need = n_sq
+                            if need > 0:
+                                if not qsorted:
+                                    qfree = 0
+                                    for j in range(n_sq):
+                                        if sq_free[s, j] <= c:
+                                            qfree += 1
+                                    qsorted = True
+                                if qfree < need:
+                                    if not qbuf_ok:
+                                        qbuf[:] = sq_free[s]
+                                        qbuf.sort()
+                                        qbuf_ok = True
+                                    e = qbuf[need - 1]
+                                    res = True
+                    warp_lb[w] = e
+                    if e <= c:
+                        chosen = w
+                        chosen_idx = idx
+                        break
+                    warp_res[w] = res
+                    if e < kbound:
+                        kbound = e
+                        kres = res
+                if chosen < 0:
+                    sched_lb[s, k] = kbound
+                    sched_res[s, k] = kres
+                    if kbound < bound:
+                        bound = kbound
+                        bound_res = kres
+                    continue
+                # ---- issue instruction i of warp w on SM s, scheduler k, cycle c
+                w = chosen
+                rr[s, k] = chosen_idx
+                sched_lb[s, k] = c + 1
+                issued = True
+                i = warp_cur[w]
+                op = w_op[i]
+                u = unit_of[op]
+                stats[S_WINSTR] += 1
+                r_i = c + 1
+                if u < 3:
+                    r_i = c + lat_of[op]
+                    unit_free[s, k, u] = c + ivl_of[op]
+                    stats[S_ALU_BUSY] += ivl_of[op]
+                    stats[S_ALU_LANES] += w_active[i]
+                    if u == 0:
+                        stats[S_INT] += 1
+                    elif u == 1:
+                        stats[S_FP] += 1
+                    else:
+                        stats[S_SFU] += 1
+                    if op == 10:
+                        stats[S_BRANCH] += 1
+                        stats[S_DIVERGENT] += w_div[i]
+                else:
+                    nsec = sptr[i + 1] - sptr[i]
+                    occ = (nsec + lsu_spc - 1) // lsu_spc
+                    if occ < 1:
+                        occ = 1
+                    lsu_free[s] = c + occ
+                    stats[S_LSU_BUSY] += occ
+                    base_s = s * l1_sets * l1_ways
+                    msorted = False
+                    qsorted = False
+                    mbuf_ok = False
+                    qbuf_ok = False
+                    if op == 8:
+                        stats[S_LOAD] += 1
+                        stats[S_LOAD_SECT] += nsec
+                        r_i = c + l1_lat
+                        missed = False
+                        for j in range(sptr[i], sptr[i + 1]):
+                            x = sectors[j]
+                            b0 = base_s + (x % l1_sets) * l1_ways
+                            l1_clock += 1
+                            hit = -1
+                            victim = b0
+                            for kk in range(b0, b0 + l1_ways):
+                                if l1_tag[kk] == x + 1:
+                                    hit = kk
+                                    break
+                                if l1_stamp[kk] < l1_stamp[victim]:
+                                    victim = kk
+                            if hit >= 0:
+                                stats[S_L1_HIT] += 1
+                                l1_stamp[hit] = l1_clock
+                                rc = c + l1_lat
+                                if l1_ready[hit] > rc:
+                                    rc = l1_ready[hit]
+                            else:
+                                stats[S_L1_MISS] += 1
+                                missed = True
+                                mj = _pick(mshr_free, s, c, mptr)
+                                dep_c = c if c > mshr_free[s, mj] else mshr_free[s, mj]
+                                t_ret, clock = _l2_access(x, dep_c * period, c * period, False, l2_tag, l2_stamp, l2_ready,
+                                                          l2_dirty, l2_sets, l2_ways, st, clock, l2_lat, l2_xfer,
+                                                          dram_lat, dram_xfer, stats)
+                                rc = _ceil_cycle(t_ret, period)
+                                if rc < c + l1_lat:
+                                    rc = c + l1_lat
+                                if rc <= dep_c:
+                                    rc = dep_c + 1
+                                mshr_free[s, mj] = rc
+                                l1_tag[victim] = x + 1
+                                l1_stamp[victim] = l1_clock
+                                l1_ready[victim] = rc
+                            if rc > r_i:
+                                r_i = rc
+                        stats[S_LOAD_WAIT] += r_i - c
+                        if missed and s == track_sm:
+                            trk_li = _grow(trk_li, n_trk)
+                            trk_lr = _grow(trk_lr, n_trk)
+                            trk_li[n_trk] = c
+                            trk_lr[n_trk] = r_i
+                            n_trk += 1
+                    else:
+                        stats[S_STORE] += 1
+                        stats[S_STORE_SECT] += nsec
+                        for j in range(sptr[i], sptr[i + 1]):
+                            x = sectors[j]
+                            qj = _pick(sq_free, s, c, qptr)
+                            dep_c = c if c > sq_free[s, qj] else sq_free[s, qj]
+                            t_ack, clock = _l2_access(x, dep_c * period, c * period, True, l2_tag, l2_stamp, l2_ready,
+                                                      l2_dirty, l2_sets, l2_ways, st, clock, l2_lat, l2_xfer,
+                                                      dram_lat, dram_xfer, stats)
+                            ac = _ceil_cycle(t_ack, period)
+                            if ac <= dep_c:
+                                ac = dep_c + 1
+                            sq_free[s, qj] = ac
+                            b0 = base_s + (x % l1_sets) * l1_ways
+                            for kk in range(b0, b0 + l1_ways):
+                                if l1_tag[kk] == x + 1:  # write-through: keep the L1 copy current
+                                    l1_clock += 1
+                                    l1_stamp[kk] = l1_clock
+                                    break
+                ready[i] = r_i
+                warp_next[w] = c + 1
+                if r_i > warp_end[w]:
+                    warp_end[w] = r_i
+                if c + 1 > warp_end[w]:
+                    warp_end[w] = c + 1
+                warp_cur[w] = i + 1
+                if warp_cur[w] == warp_ptr[w + 1]:
+                    # warp finished issuing: free its slot when the block is done
+                    warp_lb[w] = _INF
+                    warps_left -= 1
+                    stats[S_WARP_RES] += warp_end[w] - warp_start[w]
+                    b = warp_block[w]
+                    block_left[b] -= 1
+                    if block_left[b] == 0:
+                        bend = 0
+                        for ww in range(block_w0[b], block_w0[b + 1]):
+                            if warp_end[ww] > bend:
+                                bend = warp_end[ww]
+                        if bend > sm_end[s]:
+                            sm_end[s] = bend
+                        # the block's slots: find them
+                        r0 = -1
+                        for q in range(n_slots):
+                            if slot_warp[s, q] == block_w0[b]:
+                                r0 = q // wpb
+                                break
+                        for kq in range(wpb):
+                            if slot_warp[s, r0 * wpb + kq] >= 0:
+                                slot_warp[s, r0 * wpb + kq] = -1
+                                resident[s] -= 1
+                        nbk = next_blk[s]
+                        for kk in range(n_sched):
+                            sched_lb[s, kk] = 0
+                        if nbk < n_blocks:
+                            next_blk[s] = nbk + n_sm
+                            for kq in range(block_w0[nbk + 1] - block_w0[nbk]):
+                                ww = block_w0[nbk] + kq
+                                slot_warp[s, r0 * wpb + kq] = ww
+                                warp_next[ww] = bend
+                                warp_start[ww] = bend
+                                resident[s] += 1
+            if s == track_sm:
+                trk_issue = _grow(trk_issue, c)
+                trk_block = _grow(trk_block, c)
+                if issued:
+                    trk_issue[c] = 1
+            if issued:
+                stats[S_ISSUE_CYC] += 1
+                sm_next[s] = c + 1
+            else:
+                if resident[s] == 0:
+                    sm_next[s] = _INF
+                else:
+                    sm_next[s] = bound
+                    if bound_res and bound < _INF:
+                        stats[S_MEM_BLOCKED] += bound - c
+                        if s == track_sm:
+                            trk_block = _grow(trk_block, bound)
+                            for cc in range(c, bound):
+                                trk_block[cc] = 1
+            if resident[s] == 0:
+                sm_next[s] = _INF
+    end = 0
+    for w in range(n_warps):
+        if warp_end[w] > end:
+            end = warp_end[w]
+    for s in range(n_sm):
+        if sm_first[s] < _INF:
+            stats[S_SM_BUSY] += sm_end[s] - sm_first[s]
+    stats[S_CYCLES] = end
+    return stats, sm_end, trk_issue, trk_block, trk_li[:n_trk].copy(), trk_lr[:n_trk].copy()
+
+
+def _kernel_args(streams: WarpStreams, cfg: GPUConfig, sm_count: int, core_mhz: float, mem_mhz: float):
+    unit, lat, ivl = cfg.op_tables()
+    wpb = streams.warps_per_block
+    res_blocks = min(cfg.max_blocks_per_sm, cfg.max_warps_per_sm // wpb)
+    if res_blocks < 1:
+        raise ValueError(f"a block of {streams.block_size} threads needs {wpb} warps, more than "
+                         f"max_warps_per_sm={cfg.max_warps_per_sm} of GPU {cfg.name!r}")
+    block_w0 = np.searchsorted(streams.warp_block, np.arange(streams.n_blocks + 1)).astype(np.int64)
+    period = 1000.0 / core_mhz
+    return (streams.warp_ptr, streams.warp_block, block_w0, streams.op, streams.dep, streams.sector_ptr,
+            streams.sectors, streams.active, streams.divergent,
+            int(sm_count), cfg.schedulers_per_sm, int(res_blocks), int(wpb), unit, lat, ivl,
+            cfg.lsu_sectors_per_cycle, cfg.l1_sets, cfg.l1_ways, cfg.l1_latency_cycles, cfg.mshr_per_sm,
+            cfg.store_queue_per_sm, cfg.l2_sets, cfg.l2_ways, period, cfg.l2_latency_ns,
+            SECTOR_BYTES / cfg.l2_bytes_per_ns, cfg.dram_latency_ns, SECTOR_BYTES / cfg.dram_bytes_per_ns(mem_mhz))
+
+
+@dataclasses.dataclass(frozen=True)
+class SimResult:
+    """One run of a region on one configuration.
+
+    Attributes
+    ----------
+    gpu : str
+        Preset name.
+    sm_count, core_mhz, mem_mhz : configuration of the run
+    cycles : int
+        Core cycles from the first issue to the last result.
+    time_ns : float
+        ``cycles * 1000 / core_mhz``.
+    stats : dict
+        Raw activity counts (warp instructions per unit, cache hits and misses, DRAM sectors, ...).
+    counters : dict
+        Table II-style counters (papers/000), see :func:`table2_counters`.
+    power_w : float
+        Activity-based dynamic power estimate in W.
+    energy_j : float
+        Dynamic energy in J.
+    crisp : CounterRecord or None
+        Counters of every DVFS model read on the SM that finishes last (``None`` unless asked for).
+    """
+
+    gpu: str
+    sm_count: int
+    core_mhz: float
+    mem_mhz: float
+    cycles: int
+    time_ns: float
+    stats: dict
+    counters: dict
+    power_w: float
+    energy_j: float
+    crisp: CounterRecord | None = None
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (CRISP record as a dict).
+
+        Returns
+        -------
+        dict
+        """
+        d = dataclasses.asdict(self)
+        d["crisp"] = self.crisp.to_dict() if self.crisp is not None else None
+        return d
+
+
+STAT_NAMES = ("cycles", "int_instructions", "fp_instructions", "sfu_instructions", "load_instructions",
+              "store_instructions", "alu_active_lanes", "l1_hits", "l1_misses", "l2_hits", "l2_misses",
+              "dram_read_sectors", "dram_write_sectors", "load_sectors", "store_sectors", "sm_busy_cycles",
+              "warp_resident_cycles", "lsu_busy_cycles", "alu_busy_cycles", "issue_cycles", "mem_blocked_cycles",
+              "divergent_branches", "branches", "warp_instructions", "load_wait_cycles", "sim_events",
+              "sim_warp_checks")
+
+
+def table2_counters(stats: np.ndarray, cfg: GPUConfig, sm_count: int, core_mhz: float, n_blocks: int) -> dict:
+    """Counters in the style of papers/000 Table II from a run's activity counts.
+
+    Parameters
+    ----------
+    stats : ndarray
+        The statistics vector of the timing kernel.
+    cfg : GPUConfig
+    sm_count : int
+    core_mhz : float
+    n_blocks : int
+
+    Returns
+    -------
+    dict
+        ``valu_insts, vfetch_insts, vwrite_insts`` (fractions of warp instructions), ``valu_utilization``
+        (mean active lanes / 32 of ALU instructions), ``valu_busy`` (ALU pipeline busy fraction of
+        scheduler-cycles), ``cache_hit`` (L2 hit rate), ``l1_hit``, ``mem_unit_busy``, ``mem_unit_stalled``,
+        ``occupancy`` (mean resident warps / max), ``v_ipc`` (warp instructions per SM-cycle),
+        ``read_bandwidth_gbs``, ``write_bandwidth_gbs`` (DRAM), ``fetch_per_load_byte``,
+        ``write_per_store_byte``, ``num_work_groups`` (saturating at 320, as in the paper),
+        ``branch_divergence`` (fraction of branches that diverge).
+    """
+    s = stats
+    cycles = max(s[S_CYCLES], 1.0)
+    busy = max(s[S_SM_BUSY], 1.0)
+    wi = max(s[S_WINSTR], 1.0)
+    alu = s[S_INT] + s[S_FP] + s[S_SFU]
+    t_ns = cycles * 1000.0 / core_mhz
+    l2 = s[S_L2_HIT] + s[S_L2_MISS]
+    l1 = s[S_L1_HIT] + s[S_L1_MISS]
+    return {
+        "valu_insts": alu / wi,
+        "vfetch_insts": s[S_LOAD] / wi,
+        "vwrite_insts": s[S_STORE] / wi,
+        "valu_utilization": s[S_ALU_LANES] / (32.0 * alu) if alu else 0.0,
+        "valu_busy": min(1.0, s[S_ALU_BUSY] / (busy * cfg.schedulers_per_sm)),
+        "cache_hit": s[S_L2_HIT] / l2 if l2 else 0.0,
+        "l1_hit": s[S_L1_HIT] / l1 if l1 else 0.0,
+        "mem_unit_busy": min(1.0, s[S_LSU_BUSY] / busy),
+        "mem_unit_stalled": min(1.0, s[S_MEM_BLOCKED] / busy),
+        "occupancy": min(1.0, s[S_WARP_RES] / (busy * cfg.max_warps_per_sm)),
+        "v_ipc": s[S_WINSTR] / busy,
+        "read_bandwidth_gbs": s[S_DRAM_RD] * SECTOR_BYTES / t_ns,
+        "write_bandwidth_gbs": s[S_DRAM_WR] * SECTOR_BYTES / t_ns,
+        "fetch_per_load_byte": s[S_LOAD] / (s[S_LOAD_SECT] * SECTOR_BYTES) if s[S_LOAD_SECT] else 0.0,
+        "write_per_store_byte": s[S_STORE] / (s[S_STORE_SECT] * SECTOR_BYTES) if s[S_STORE_SECT] else 0.0,
+        "num_work_groups": float(min(n_blocks, 320)),
+        "branch_divergence": s[S_DIVERGENT] / s[S_BRANCH] if s[S_BRANCH] else 0.0,
+    }
+
+
+def dynamic_energy_pj(stats: np.ndarray, cfg: GPUConfig, core_mhz: float) -> float:
+    """Activity-based dynamic energy of a run in pJ.
+
+    Core-side events (pipelines, load/store unit, L1, L2, active SM cycles) cost ``pj[event] * (V/v_max)^2``
+    with ``V`` the voltage at ``core_mhz``; DRAM bytes cost ``pj['dram_byte']`` (own voltage domain).
+
+    Parameters
+    ----------
+    stats : ndarray
+    cfg : GPUConfig
+    core_mhz : float
+
+    Returns
+    -------
+    float
+    """
+    pj = cfg.power["pj"]
+    s = stats
+    v = cfg.voltage(core_mhz) / cfg.power["v_max"]
+    core = (s[S_INT] * pj["int"] + s[S_FP] * pj["fp"] + s[S_SFU] * pj["sfu"]
+            + (s[S_LOAD] + s[S_STORE]) * pj["lsu"] + (s[S_L1_HIT] + s[S_L1_MISS]) * pj["l1"]
+            + (s[S_L2_HIT] + s[S_L2_MISS]) * pj["l2"] + s[S_SM_BUSY] * pj["sm_cycle"])
+    dram = (s[S_DRAM_RD] + s[S_DRAM_WR]) * SECTOR_BYTES * pj["dram_byte"]
+    return float(core * v * v + dram)
+
+
+def _execution(trk_issue, trk_block, li, lr, cycles: int, core_mhz: float) -> Execution:
+    state = np.zeros(cycles, np.int8)
+    n = min(cycles, trk_issue.shape[0])
+    issue = np.zeros(cycles, bool)
+    issue[:n] = trk_issue[:n] == 1
+    blocked = np.zeros(cycles, bool)
+    m = min(cycles, trk_block.shape[0])
+    blocked[:m] = trk_block[:m] == 1
+    diff = np.zeros(cycles + 1, np.int64)
+    np.add.at(diff, li, 1)
+    np.add.at(diff, lr, -1)
+    outstanding = np.cumsum(diff[:-1]) > 0
+    state[~issue & outstanding] = 1
+    state[~issue & ~outstanding & blocked] = 2
+    return Execution(float(core_mhz), state, li.astype(np.int64), lr.astype(np.int64))
+
+
+def simulate(streams: WarpStreams, cfg: GPUConfig, sm_count: int | None = None, core_mhz: float | None = None,
+             mem_mhz: float | None = None, crisp: bool = True, name: str = "") -> SimResult:
+    """Run a region's warp streams on a GPU configuration.
+
+    Parameters
+    ----------
+    streams : WarpStreams
+        From :func:`gpu_models.simt.threads.build_streams`.
+    cfg : GPUConfig
+        The GPU.
+    sm_count, core_mhz, mem_mhz : optional
+        Override the configuration's SM count and clocks.
+    crisp : bool
+        Also derive the DVFS models' counters (a second, recording run on the SM that finishes last).
+    name : str
+        Kernel name stored in the CRISP record.
+
+    Returns
+    -------
+    SimResult
+    """
+    sm = int(cfg.sm_count if sm_count is None else sm_count)
+    f = float(cfg.core_mhz if core_mhz is None else core_mhz)
+    fm = float(cfg.mem_mhz if mem_mhz is None else mem_mhz)
+    for label, v in (("sm_count", sm), ("core_mhz", f), ("mem_mhz", fm)):
+        if not (v > 0 and math.isfinite(v)):
+            raise ValueError(f"{label} must be positive, got {v}")
+    args = _kernel_args(streams, cfg, sm, f, fm)
+    stats, sm_end, *_ = _run(*args, -1)
+    rec = None
+    if crisp:
+        track = int(np.argmax(sm_end))
+        stats2, _, ti, tb, li, lr = _run(*args, track)
+        cycles = int(stats2[S_CYCLES])
+        ex = _execution(ti, tb, li, lr, cycles, f)
+        rec = derive_counters(ex, name=name)
+    return _result(stats, cfg, sm, f, fm, streams.n_blocks, rec)
+
+
+def _result(stats, cfg, sm, f, fm, n_blocks, rec) -> SimResult:
+    cycles = int(stats[S_CYCLES])
+    t_ns = cycles * 1000.0 / f
+    e_pj = dynamic_energy_pj(stats, cfg, f)
+    return SimResult(
+        gpu=cfg.name, sm_count=sm, core_mhz=f, mem_mhz=fm, cycles=cycles, time_ns=t_ns,
+        stats={k: float(v) for k, v in zip(STAT_NAMES, stats[:N_STATS])},
+        counters=table2_counters(stats, cfg, sm, f, n_blocks),
+        power_w=(e_pj / t_ns / 1000.0) if t_ns > 0 else 0.0, energy_j=e_pj * 1e-12, crisp=rec,
+    )

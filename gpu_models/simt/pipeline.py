@@ -1,0 +1,140 @@
+"""Trace in, model inputs out: the functions ``portcast simulate``, ``portcast dvfs`` and ``portcast scale`` use.
+
+* :func:`load_region` reads a trace file (or takes a chunk) and builds the warp streams;
+* :func:`trace_counters` runs the timing model at a base clock and returns the DVFS models' counters
+  (a :class:`~gpu_models.dvfs.counters.CounterRecord`, what ``portcast dvfs predict`` reads);
+* :func:`trace_sweep` runs the configuration grid and returns a scaling-surface dataset
+  (a :class:`~gpu_models.dataset.ScalingDataset`, what ``portcast scale`` reads).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpu_models.dataset import ScalingDataset
+from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.simt.config import GPUConfig, load_config
+from gpu_models.simt.model import SimResult, simulate
+from gpu_models.simt.sweep import SweepGrid, sweep
+from gpu_models.simt.threads import WarpStreams, build_streams
+from profiler.trace import TraceChunk
+
+
+def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) -> tuple[str, WarpStreams]:
+    """Read a region's trace and build its warp streams.
+
+    Parameters
+    ----------
+    trace : path or TraceChunk
+        A trace file (docs/trace-format.md) or the records themselves.
+    block_size : int
+        Threads per block.
+
+    Returns
+    -------
+    (name, WarpStreams)
+        The region name (from the file's metadata; ``region`` for a chunk) and the streams.
+    """
+    if isinstance(trace, TraceChunk):
+        return "region", build_streams(trace, block_size)
+    from profiler.tracefile import read_trace
+
+    path = Path(trace)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such trace file")
+    info, _static, chunk = read_trace(path)
+    return info.name or path.stem, build_streams(chunk, block_size)
+
+
+def is_trace_file(path: str | os.PathLike) -> bool:
+    """Whether a file is a Portcast trace (a Parquet file with ``portcast.trace`` metadata).
+
+    Lets ``portcast scale`` tell a trace from a scaling dataset, which may also be Parquet.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    bool
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".parquet" or not p.is_file():
+        return False
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(p).metadata.metadata or {}
+    except Exception:  # not a readable Parquet file: not a trace
+        return False
+    return b"portcast.trace" in meta
+
+
+def _cfg(gpu: str | GPUConfig) -> GPUConfig:
+    return gpu if isinstance(gpu, GPUConfig) else load_config(gpu)
+
+
+def trace_simulate(trace, gpu: str | GPUConfig = "h100", block_size: int = 256, **overrides) -> SimResult:
+    """Trace -> one simulated run (time, counters, power, CRISP record).
+
+    Parameters
+    ----------
+    trace : path or TraceChunk
+    gpu : preset name, description file or GPUConfig
+    block_size : int
+    **overrides
+        ``sm_count``, ``core_mhz``, ``mem_mhz``.
+
+    Returns
+    -------
+    SimResult
+    """
+    name, streams = load_region(trace, block_size)
+    return simulate(streams, _cfg(gpu), name=name, **overrides)
+
+
+def trace_counters(trace, gpu: str | GPUConfig = "gtx480", base_mhz: float | None = None,
+                   block_size: int = 256) -> CounterRecord:
+    """Trace -> the DVFS models' counters at a base clock (input of ``portcast dvfs predict``).
+
+    Parameters
+    ----------
+    trace : path or TraceChunk
+    gpu : preset name, description file or GPUConfig
+    base_mhz : float, optional
+        Base core clock (default: the GPU's nominal clock).
+    block_size : int
+
+    Returns
+    -------
+    CounterRecord
+        Times in ns at ``base_mhz``.
+    """
+    name, streams = load_region(trace, block_size)
+    cfg = _cfg(gpu)
+    return simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp
+
+
+def trace_sweep(trace, gpu: str | GPUConfig = "h100", grid: SweepGrid | str | None = None, block_size: int = 256,
+                progress=None) -> ScalingDataset:
+    """Trace -> a scaling-surface dataset over a configuration grid (input of ``portcast scale``).
+
+    Parameters
+    ----------
+    trace : path or TraceChunk
+    gpu : preset name, description file or GPUConfig
+    grid : SweepGrid, text for :meth:`SweepGrid.parse`, or None for the preset's 448-configuration grid
+    block_size : int
+    progress : callable(done, total), optional
+
+    Returns
+    -------
+    ScalingDataset
+    """
+    name, streams = load_region(trace, block_size)
+    cfg = _cfg(gpu)
+    if isinstance(grid, str):
+        grid = SweepGrid.parse(grid, cfg)
+    return sweep(streams, cfg, grid, kernel=name, progress=progress)

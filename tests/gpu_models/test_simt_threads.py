@@ -1,0 +1,161 @@
+"""Warp instruction streams: lockstep, min-PC divergence and re-convergence, coalescing, dependencies."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpu_models.simt.threads import build_streams
+from profiler.trace import Op, TraceChunk, TraceError
+
+
+def reference_streams(chunk: TraceChunk, block_size: int):
+    """Slow, obviously-correct version: list of (warp, pc, op, active, sectors, deps) per warp instruction."""
+    recs = [r for r in chunk.records() if r[9] >= 0]
+    by_t = {}
+    for r in recs:
+        by_t.setdefault(r[9], []).append(r)
+    tids = sorted(by_t)
+    wpb = -(-block_size // 32)
+    warps = {}
+    for t_index, tid in enumerate(tids):
+        key = (t_index // block_size) * wpb + (t_index % block_size) // 32
+        warps.setdefault(key, []).append(tid)
+    out = []
+    for wkey in sorted(warps):
+        threads = warps[wkey]
+        cur = {t: 0 for t in threads}
+        last_write = {t: {} for t in threads}  # token -> warp instruction index that wrote it
+        while True:
+            live = [t for t in threads if cur[t] < len(by_t[t])]
+            if not live:
+                break
+            pc = min(by_t[t][cur[t]][0] for t in live)
+            act = [t for t in live if by_t[t][cur[t]][0] == pc]
+            sectors = set()
+            deps = [-1, -1, -1]
+            wi = len(out)
+            for t in act:
+                r = by_t[t][cur[t]]
+                for k in range(3):
+                    tok = r[3 + k]
+                    if tok and tok in last_write[t]:
+                        deps[k] = max(deps[k], last_write[t][tok])
+                if r[1] in (Op.LOAD, Op.STORE):
+                    a, sz = r[7], r[8]
+                    sectors.update(range(a // 32, (a + sz - 1) // 32 + 1))
+            for t in act:
+                r = by_t[t][cur[t]]
+                if r[6]:
+                    last_write[t][r[6]] = wi
+                cur[t] += 1
+            out.append((wkey, pc, by_t[act[0]][cur[act[0]] - 1][1], len(act),
+                        sorted(sectors), deps))
+    return out
+
+
+def as_tuples(s):
+    res = []
+    for w in range(s.n_warps):
+        for i in range(s.warp_ptr[w], s.warp_ptr[w + 1]):
+            res.append((int(s.pc[i]), int(s.op[i]), int(s.active[i]),
+                        s.sectors[s.sector_ptr[i]:s.sector_ptr[i + 1]].tolist(), s.dep[i].tolist()))
+    return res
+
+
+def test_if_else_serialises_and_reconverges():
+    # 4 threads: 0 and 2 take pc 3 (then), 1 and 3 take pc 4 (else); all reconverge at pc 5
+    rows = []
+    for t in range(4):
+        rows += [(1, Op.INT_ALU, 0, 0, 0, 0, 7, 0, 0, t), (2, Op.BRANCH, t % 2, 7, 0, 0, 0, 0, 0, t)]
+        rows.append((3 if t % 2 == 0 else 4, Op.FP_MUL, 0, 0, 0, 0, 8, 0, 0, t))
+        rows.append((5, Op.FP_ALU, 0, 8, 0, 0, 9, 0, 0, t))
+    s = build_streams(TraceChunk.from_records(rows), 32)
+    assert s.n_warps == 1 and s.n_threads == 4
+    assert s.pc.tolist() == [1, 2, 3, 4, 5]
+    assert s.active.tolist() == [4, 4, 2, 2, 4]
+    assert s.divergent.tolist() == [0, 1, 0, 0, 0]
+    # the branch depends on pc 1; the re-converged add on both sides' multiplies (latest: index 3)
+    assert s.dep[1].tolist() == [0, -1, -1]
+    assert s.dep[4].tolist() == [3, -1, -1]
+
+
+def test_loop_with_different_trip_counts():
+    # thread t runs the loop body (pc 2) t+1 times, header pc 1 once more; exits to pc 3
+    rows = []
+    for t in range(3):
+        for _ in range(t + 1):
+            rows += [(1, Op.BRANCH, 1, 0, 0, 0, 0, 0, 0, t), (2, Op.FP_ALU, 0, 0, 0, 0, 0, 0, 0, t)]
+        rows += [(1, Op.BRANCH, 0, 0, 0, 0, 0, 0, 0, t), (3, Op.INT_ALU, 0, 0, 0, 0, 0, 0, 0, t)]
+    s = build_streams(TraceChunk.from_records(rows), 256)
+    assert s.pc.tolist() == [1, 2, 1, 2, 1, 2, 1, 3]
+    assert s.active.tolist() == [3, 3, 3, 2, 2, 1, 1, 3]
+
+
+def test_coalescing_into_sectors():
+    n = 32
+    tid = np.arange(n)
+    contiguous = TraceChunk.from_columns(pc=np.ones(n), op=np.full(n, Op.LOAD), addr=4096 + 4 * tid,
+                                         size=np.full(n, 4), tid=tid)
+    s = build_streams(contiguous, 32)
+    assert s.sectors.tolist() == [128, 129, 130, 131]  # 128 bytes, aligned: 4 sectors
+    strided = TraceChunk.from_columns(pc=np.ones(n), op=np.full(n, Op.STORE), addr=256 * tid,
+                                      size=np.full(n, 4), tid=tid)
+    assert build_streams(strided, 32).n_sectors().tolist() == [32]
+    crossing = TraceChunk.from_columns(pc=[1], op=[Op.LOAD], addr=[60], size=[8], tid=[0])
+    assert build_streams(crossing, 32).sectors.tolist() == [1, 2]  # bytes 60..67 span two sectors
+    same = TraceChunk.from_columns(pc=np.ones(n), op=np.full(n, Op.LOAD), addr=np.full(n, 100),
+                                   size=np.full(n, 4), tid=tid)
+    assert build_streams(same, 32).sectors.tolist() == [3]  # broadcast
+
+
+def test_blocks_warps_and_outside_records():
+    n = 100
+    tid = np.r_[-1, np.arange(n), -1]
+    ch = TraceChunk.from_columns(pc=np.ones(n + 2), op=np.zeros(n + 2), tid=tid)
+    s = build_streams(ch, 48)  # 48 threads: a full warp and a 16-thread warp per block
+    assert s.n_records == n and s.n_threads == 100 and s.n_blocks == 3
+    assert s.warp_threads.tolist() == [32, 16, 32, 16, 4]
+    assert s.warp_block.tolist() == [0, 0, 1, 1, 2]
+    assert s.warps_per_block == 2
+
+
+def test_errors():
+    with pytest.raises(TraceError, match="no record inside a parallel loop"):
+        build_streams(TraceChunk.from_columns(pc=[1], op=[0], tid=[-1]))
+    with pytest.raises(TraceError, match="record 0: op=99"):
+        build_streams(TraceChunk.from_columns(pc=[1], op=[99], tid=[0]))
+    with pytest.raises(ValueError, match="block_size"):
+        build_streams(TraceChunk.from_columns(pc=[1], op=[0], tid=[0]), 0)
+
+
+@st.composite
+def traces(draw):
+    n_threads = draw(st.integers(1, 70))
+    rows = []
+    for t in draw(st.permutations(list(range(n_threads)))):
+        length = draw(st.integers(1, 6))
+        pcs = sorted(draw(st.lists(st.integers(1, 8), min_size=length, max_size=length)))
+        if draw(st.booleans()):
+            pcs = pcs + pcs[: draw(st.integers(0, len(pcs)))]  # a second loop iteration
+        for pc in pcs:
+            op = [Op.INT_ALU, Op.FP_MUL, Op.LOAD, Op.STORE, Op.BRANCH][pc % 5]
+            addr = draw(st.integers(0, 400)) if op in (Op.LOAD, Op.STORE) else 0
+            size = draw(st.sampled_from([1, 4, 8, 40])) if op in (Op.LOAD, Op.STORE) else 0
+            rows.append((pc, op, 0, pc % 3, (pc + 1) % 4, 0, pc % 4, addr, size, t))
+    return TraceChunk.from_records(rows), draw(st.sampled_from([1, 16, 32, 40, 64]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(traces())
+def test_matches_reference(case):
+    chunk, block = case
+    s = build_streams(chunk, block)
+    ref = reference_streams(chunk, block)
+    assert as_tuples(s) == [(pc, int(op), act, sec, deps) for (_, pc, op, act, sec, deps) in ref]
+    assert int(s.active.sum()) == s.n_records == len(chunk)
+
+
+def test_negative_address_rejected():
+    with pytest.raises(TraceError, match="record 1: LOAD at negative address -64"):
+        build_streams(TraceChunk.from_columns(pc=[1, 2], op=[0, Op.LOAD], addr=[0, -64], size=[0, 4], tid=[0, 0]))
