@@ -2,6 +2,7 @@
 
 from .trace import (  # noqa: F401
     COLUMN_NAMES,
+    DEFAULT_CHUNK_RECORDS,
     TRACE_SCHEMA_VERSION,
     MemorySink,
     Op,
@@ -12,3 +13,16 @@ from .trace import (  # noqa: F401
     TraceError,
     TraceSink,
 )
+
+
+def __getattr__(name):
+    # the tracer pulls in Numba; import it only when used, so ``import portcast`` (markers) stays cheap
+    if name in ("trace_function", "profile_script", "TraceResult", "Session"):
+        from . import session
+
+        return getattr(session, name)
+    if name in ("UnsupportedConstruct", "SourceUnavailable"):
+        from . import instrument
+
+        return getattr(instrument, name)
+    raise AttributeError(f"module 'profiler' has no attribute {name!r}")

@@ -1,0 +1,124 @@
+"""Profiler throughput (issue 2, point 4) and memory bound (point 5).
+
+    .venv/bin/python -m pytest benchmarks/bench_profiler.py --benchmark-enable -p no:cacheprovider -s
+
+Each test prints its figure (records/s; the ratio to the uninstrumented njit run measured in the same test;
+peak resident memory) and stores it in the benchmark's ``extra_info`` (``--benchmark-json FILE`` keeps it).
+Sizes: PORTCAST_BENCH_SCALE (default 1.0) multiplies the problem sizes.
+"""
+
+import os
+import resource
+import time
+
+import numba
+import numpy as np
+import pytest
+
+from profiler.session import trace_function
+
+SCALE = float(os.environ.get("PORTCAST_BENCH_SCALE", "1.0"))
+
+
+def saxpy(a, x, y):
+    for i in range(x.shape[0]):
+        y[i] = a * x[i] + y[i]
+
+
+def stencil(a, b):
+    for i in range(1, a.shape[0] - 1):
+        for j in range(1, a.shape[1] - 1):
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+
+class NullSink:
+    """Counts records and drops them (the tracer's own throughput)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def start_region(self, info, static):
+        pass
+
+    def consume(self, chunk):
+        self.n += len(chunk)
+
+    def end_region(self, info, static):
+        pass
+
+
+def _rate(benchmark, fn, args, mode):
+    sink = NullSink()
+    trace_function(fn, tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args), sinks=[NullSink()], mode=mode)
+    result = benchmark.pedantic(lambda: trace_function(fn, args, sinks=[sink], mode=mode), rounds=3, iterations=1)
+    n = result.info.n_records
+    best = benchmark.stats.stats.min
+    rate = n / best
+    benchmark.extra_info.update({"records": n, "records_per_s": rate, "mode": result.info.mode})
+    return n, best, rate
+
+
+def _plain_time(fn, args, repeat=5):
+    jf = numba.njit(fn)
+    jf(*args)
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        jf(*args)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def test_interpreted_saxpy_rate(benchmark):
+    n = int(50_000 * SCALE)
+    x, y = np.random.default_rng(0).random(n), np.ones(n)
+    rec, t, rate = _rate(benchmark, saxpy, (2.0, x, y), "interpreted")
+    t0 = time.perf_counter()
+    saxpy(2.0, x, y)
+    plain = time.perf_counter() - t0
+    benchmark.extra_info["slowdown_vs_plain_python"] = t / plain
+    print(f"\ninterpreted saxpy: {rec:,} records in {t:.3f} s = {rate / 1e6:.2f} M records/s "
+          f"({t / plain:.1f}x the plain Python run, {plain:.3f} s)")
+
+
+def test_interpreted_stencil_rate(benchmark):
+    m = int(120 * SCALE ** 0.5)
+    a, b = np.random.default_rng(0).random((m, m)), np.zeros((m, m))
+    rec, t, rate = _rate(benchmark, stencil, (a, b), "interpreted")
+    print(f"\ninterpreted stencil: {rec:,} records in {t:.3f} s = {rate / 1e6:.2f} M records/s")
+
+
+def test_compiled_saxpy_rate_and_ratio(benchmark):
+    n = int(4_000_000 * SCALE)
+    x, y = np.random.default_rng(0).random(n), np.ones(n)
+    rec, t, rate = _rate(benchmark, saxpy, (2.0, x, y), "compiled")
+    plain = _plain_time(saxpy, (2.0, x, y))
+    benchmark.extra_info.update({"uninstrumented_s": plain, "ratio_to_uninstrumented": t / plain})
+    print(f"\ncompiled saxpy: {rec:,} records in {t:.3f} s = {rate / 1e6:.1f} M records/s; "
+          f"uninstrumented njit {plain * 1e3:.2f} ms -> {t / plain:.1f}x")
+
+
+def test_compiled_stencil_rate_and_ratio(benchmark):
+    m = int(1000 * SCALE ** 0.5)
+    a, b = np.random.default_rng(0).random((m, m)), np.zeros((m, m))
+    rec, t, rate = _rate(benchmark, stencil, (a, b), "compiled")
+    plain = _plain_time(stencil, (a, b))
+    benchmark.extra_info.update({"uninstrumented_s": plain, "ratio_to_uninstrumented": t / plain})
+    print(f"\ncompiled stencil: {rec:,} records in {t:.3f} s = {rate / 1e6:.1f} M records/s; "
+          f"uninstrumented njit {plain * 1e3:.2f} ms -> {t / plain:.1f}x")
+
+
+@pytest.mark.slow
+def test_memory_bound_1e8_records(benchmark):
+    """10^8 records (saxpy, 7 records per element) through a counting sink: peak RSS stays far below 1 GB."""
+    n = int(100_000_000 / 7 * min(SCALE, 1.0)) + 1
+    x, y = np.ones(n), np.ones(n)
+    sink = NullSink()
+    trace_function(saxpy, (2.0, x[:10], y[:10]), sinks=[NullSink()], mode="compiled")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result = benchmark.pedantic(lambda: trace_function(saxpy, (2.0, x, y), sinks=[sink], mode="compiled"), rounds=1, iterations=1)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    benchmark.extra_info.update({"records": result.info.n_records, "peak_rss_mib": peak, "rss_before_mib": before})
+    print(f"\n{result.info.n_records:,} records traced; peak RSS {peak:.0f} MiB (inputs {2 * n * 8 / 2**20:.0f} MiB, "
+          f"RSS before tracing {before:.0f} MiB)")
+    assert result.info.n_records >= 7 * (n - 1)

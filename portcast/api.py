@@ -1,0 +1,20 @@
+"""Portcast's public Python API (profiling part; features and predictions are added as they land).
+
+    import portcast.api as pc
+    result = pc.trace_function(kernel, (x, y), sinks=[pc.TraceDirectorySink("traces")])
+    infos = pc.profile_script("examples/saxpy.py", sinks=[...])
+"""
+
+from __future__ import annotations
+
+from profiler.session import TraceResult, profile_script, trace_function  # noqa: F401
+from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
+from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
+
+#: ``portcast.api.profile(path, ...)`` is :func:`profile_script`.
+profile = profile_script
+
+__all__ = [
+    "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
+    "profile", "profile_script", "read_trace", "trace_function",
+]

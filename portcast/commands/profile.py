@@ -1,0 +1,250 @@
+"""``portcast profile`` (trace the marked regions of a script, or one function) and ``portcast trace-info``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from portcast.commands._common import UserError, console, user_errors
+
+MIX_GROUPS = (
+    ("mem", ("LOAD", "STORE")),
+    ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
+    ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
+    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL")),
+    ("other", ("MOVE", "OTHER")),
+)
+
+
+class SummarySink:
+    """Counts records per operation class for each region invocation (for the summary table)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple] = []  # (RegionInfo, counts per op class)
+        self._counts = None
+
+    def start_region(self, info, static) -> None:
+        from profiler.trace import N_OPS
+
+        self._counts = np.zeros(N_OPS, np.int64)
+
+    def consume(self, chunk) -> None:
+        from profiler.trace import N_OPS
+
+        self._counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
+
+    def end_region(self, info, static) -> None:
+        self.rows.append((info, self._counts))
+        self._counts = None
+
+
+class ProgressSink:
+    """Shows a live count of traced records for long regions (Rich progress on stderr)."""
+
+    def __init__(self) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        from portcast.commands._common import err_console
+
+        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                  console=err_console, transient=True)
+        self._task = None
+        self._n = 0
+
+    def start_region(self, info, static) -> None:
+        self._n = 0
+        self._progress.start()
+        self._task = self._progress.add_task(f"tracing {info.name} #{info.invocation}: 0 records")
+
+    def consume(self, chunk) -> None:
+        self._n += len(chunk)
+        self._progress.update(self._task, description=f"tracing: {self._n:,} records")
+
+    def end_region(self, info, static) -> None:
+        self._progress.remove_task(self._task)
+        self._progress.stop()
+
+
+def build_sinks(trace_dir: Optional[Path], *, progress: bool = True) -> tuple[list, SummarySink]:
+    """The sinks every profiled region is sent to: summary counter, optional progress, optional Parquet files.
+
+    This is the one place to add another consumer of the trace (e.g. the feature engine's sink).
+
+    Returns
+    -------
+    (sinks, summary)
+        All sinks, in the order they receive chunks, and the summary sink among them.
+    """
+    from profiler.tracefile import TraceDirectorySink
+
+    summary = SummarySink()
+    sinks: list = [summary]
+    if progress:
+        sinks.append(ProgressSink())
+    if trace_dir is not None:
+        sinks.append(TraceDirectorySink(trace_dir))
+    return sinks, summary
+
+
+def _out():
+    """The output console, at least 160 columns wide when not writing to a terminal (so tables never wrap)."""
+    if console.is_terminal:
+        return console
+    from rich.console import Console
+
+    return Console(width=max(console.width, 160), file=sys.stdout)
+
+
+def mix_fractions(counts: np.ndarray) -> dict[str, float]:
+    """Instruction-mix fractions (mem, ctrl, int, fp, other) of per-class counts."""
+    from profiler.trace import Op
+
+    total = int(counts.sum())
+    out = {}
+    for name, ops in MIX_GROUPS:
+        n = sum(int(counts[Op[o]]) for o in ops)
+        out[name] = n / total if total else 0.0
+    return out
+
+
+def print_region_summary(rows, written=()) -> None:
+    """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete."""
+    table = Table(title="traced regions", show_lines=False)
+    for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode", "complete"):
+        table.add_column(col, justify="right" if col not in ("region", "mode", "complete") else "left", no_wrap=True)
+    for info, counts in rows:
+        mix = mix_fractions(counts)
+        table.add_row(
+            info.name, str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
+            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", info.mode,
+            "yes" if info.complete else f"no ({info.error})",
+        )
+    _out().print(table)
+    for p in written:
+        _out().print(f"wrote {p}", highlight=False, soft_wrap=True)
+
+
+def _load_module(spec: str):
+    if spec.endswith(".py") or os.sep in spec:
+        path = Path(spec)
+        if not path.is_file():
+            raise UserError(f"{spec}: no such module file")
+        name = path.stem
+        sys.path.insert(0, str(path.parent.resolve()))
+        mspec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(mspec)
+        sys.modules[name] = module
+        mspec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise UserError(f"cannot import module {spec!r}: {exc}") from None
+
+
+def _resolve_function(target: str, args_expr: Optional[str]):
+    if ":" not in target:
+        raise UserError(f"--function needs MODULE:QUALNAME (e.g. examples/saxpy.py:saxpy), got {target!r}")
+    mod_spec, qual = target.rsplit(":", 1)
+    module = _load_module(mod_spec)
+    obj = module
+    for part in qual.split("."):
+        if not hasattr(obj, part):
+            raise UserError(f"{mod_spec} has no attribute {qual!r}")
+        obj = getattr(obj, part)
+    if args_expr is not None:
+        try:
+            args = eval(args_expr, dict(vars(module)))  # the user's own expression, evaluated in their module
+        except Exception as exc:
+            raise UserError(f"--args {args_expr!r}: {type(exc).__name__}: {exc}") from None
+    elif hasattr(module, "portcast_inputs"):
+        args = module.portcast_inputs()
+    else:
+        raise UserError(f"{mod_spec} defines no portcast_inputs(); give the arguments with --args \"(x, y)\"")
+    if not isinstance(args, tuple):
+        args = (args,)
+    return obj, args
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("profile")
+    def profile_cmd(
+        script: Optional[Path] = typer.Argument(None, help="Script whose marked regions are traced."),
+        script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for the script (after --)."),
+        function: Optional[str] = typer.Option(None, "--function", "-f",
+                                               help="Trace one function instead: MODULE:QUALNAME (module file or dotted name)."),
+        args: Optional[str] = typer.Option(None, "--args",
+                                           help="Python expression giving the function's arguments (a tuple), evaluated in its module; "
+                                                "default: the module's portcast_inputs()."),
+        trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", "-o", help="Write one Parquet trace file per region invocation here."),
+        mode: str = typer.Option("auto", "--mode", help="auto | interpreted | compiled"),
+        region: Optional[List[str]] = typer.Option(None, "--region", "-r", help="Trace only this region (repeatable)."),
+        chunk_records: int = typer.Option(1 << 20, "--chunk-records", help="Records per chunk / Parquet row group."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="No live progress display."),
+    ) -> None:
+        """Run SCRIPT (or one --function) and trace its marked regions; print a per-region summary."""
+        from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+        from profiler.session import profile_script, trace_function
+
+        with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
+            if mode not in ("auto", "interpreted", "compiled"):
+                raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
+            if chunk_records < 1:
+                raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
+            sinks, summary = build_sinks(trace_dir, progress=not no_progress)
+            if function:
+                if script is not None:
+                    raise UserError("give either SCRIPT or --function, not both")
+                fn, fargs = _resolve_function(function, args)
+                trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records)
+            else:
+                if script is None:
+                    raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
+                if not script.is_file():
+                    raise UserError(f"{script}: no such script")
+                profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
+                               chunk_records=chunk_records)
+        if not summary.rows:
+            console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
+                          "or portcast.region_start/region_end)")
+            return
+        written = [p for s in sinks for p in getattr(s, "written", [])]
+        print_region_summary(summary.rows, written)
+
+    @app.command("trace-info")
+    def trace_info_cmd(file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile.")) -> None:
+        """Describe a trace file: region metadata, records, instruction mix, static table size."""
+        from profiler.trace import N_OPS, Op
+        from profiler.tracefile import TraceFile
+
+        with user_errors():
+            tf = TraceFile(file)
+            counts = np.zeros(N_OPS, np.int64)
+            n = 0
+            for chunk in tf.chunks():
+                counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
+                n += len(chunk)
+        info = tf.info
+        table = Table(title=str(file), show_header=False)
+        table.add_column("field")
+        table.add_column("value")
+        for k, v in (
+            ("region", info.name), ("invocation", info.invocation), ("records", f"{n:,}"),
+            ("row groups", tf.n_row_groups), ("complete", info.complete if info.complete else f"False ({info.error})"),
+            ("mode", info.mode), ("wall time (s)", info.wall_time_s), ("uninstrumented time (s)", info.uninstrumented_time_s),
+            ("parallel loop", info.parallel_loop), ("threads", info.n_threads), ("source", info.source),
+            ("portcast version", info.portcast_version), ("static instructions", len(tf.static)),
+        ):
+            table.add_row(k, str(v))
+        mix = mix_fractions(counts)
+        table.add_row("mix", "  ".join(f"{k} {v:.3f}" for k, v in mix.items()))
+        table.add_row("classes", "  ".join(f"{Op(i).name} {int(c):,}" for i, c in enumerate(counts) if c))
+        _out().print(table)

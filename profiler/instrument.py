@@ -1,0 +1,1258 @@
+"""Source-level instrumenter: rewrites a region (and every user function it calls) to emit trace records.
+
+The rewriter flattens each statement into three-address form (one Python operation per statement, results
+in temporaries ``_pc_t<k>``) and puts a recording primitive after each operation. One rewriter serves both
+execution modes; only the few statements that record differ (:class:`_Interp` / :class:`_Compiled`):
+
+* interpreted: ``_pc_a(code)`` appends an int to a list, ``_pc_m(code, a, idx)`` records a memory access;
+* compiled: ``_pc_rec(B, S, pc, op, taken, s1, s2, s3, dst, addr, size)`` writes into Numba arrays.
+
+Static ids (pc) and registers are allocated per :class:`Program` (one per traced root function or
+block), starting at 1, so a region's trace does not depend on what else was traced in the process.
+Registers: one per local variable name per function, one per expression site (perfect renaming makes
+only read-after-write dependences matter). Every register of a record is a static property of its pc.
+
+What each construct emits is documented in docs/profiler.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import dataclasses
+import inspect
+import math
+import os
+import sysconfig
+import textwrap
+import types as pytypes
+from typing import Any
+
+import numpy as np
+
+from . import markers as _markers
+from . import runtime as rt
+from .trace import Op, StaticInstruction, StaticTable
+
+
+class UnsupportedConstruct(ValueError):
+    """A construct the instrumenter cannot trace; the message names file:line and the construct."""
+
+
+class SourceUnavailable(ValueError):
+    """The source of a function to trace cannot be found."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# classification tables
+
+_BINOPS = {
+    ast.Add: ("+", Op.INT_ALU, Op.FP_ALU),
+    ast.Sub: ("-", Op.INT_ALU, Op.FP_ALU),
+    ast.BitAnd: ("&", Op.INT_ALU, Op.FP_ALU),
+    ast.BitOr: ("|", Op.INT_ALU, Op.FP_ALU),
+    ast.BitXor: ("^", Op.INT_ALU, Op.FP_ALU),
+    ast.LShift: ("<<", Op.INT_ALU, Op.FP_ALU),
+    ast.RShift: (">>", Op.INT_ALU, Op.FP_ALU),
+    ast.Mult: ("*", Op.INT_MUL, Op.FP_MUL),
+    ast.Div: ("/", Op.INT_DIV, Op.FP_DIV),
+    ast.FloorDiv: ("//", Op.INT_DIV, Op.FP_DIV),
+    ast.Mod: ("%", Op.INT_REM, Op.FP_DIV),
+    ast.Pow: ("**", Op.INT_MUL, Op.FP_SPECIAL),
+    ast.MatMult: ("@", Op.OTHER, Op.OTHER),
+}
+_CMPOPS = {
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
+}
+
+_SPECIAL_NAMES = frozenset(
+    """sqrt exp exp2 expm1 log log2 log10 log1p pow sin cos tan asin acos atan atan2 sinh cosh tanh asinh
+    acosh atanh arcsin arccos arctan arctan2 arcsinh arccosh arctanh erf erfc gamma lgamma cbrt hypot power
+    float_power sinc""".split()
+)
+_ALU_NAMES = frozenset(
+    """fabs floor ceil trunc copysign fmin fmax minimum maximum abs absolute rint sign isnan isinf isfinite
+    round min max float int bool fmod remainder""".split()
+)
+_NOREC_CALLS = frozenset({"range", "prange", "parallel"})
+
+
+def _is_user_file(path: str | None) -> bool:
+    if not path:
+        return False
+    path = os.path.realpath(path)
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = paths.get(key)
+        if p and path.startswith(os.path.realpath(p) + os.sep):
+            return False
+    here = os.path.dirname(os.path.realpath(__file__))
+    portcast_dir = os.path.join(os.path.dirname(here), "portcast")
+    if path.startswith(here + os.sep) or path.startswith(portcast_dir + os.sep):
+        return False
+    return path.endswith(".py")
+
+
+def unwrap_callable(obj):
+    """The plain Python function behind a region wrapper or a Numba dispatcher, else ``obj``."""
+    for _ in range(8):
+        if getattr(obj, "__portcast_region__", None) is not None and hasattr(obj, "__wrapped__"):
+            obj = obj.__wrapped__
+            continue
+        py = getattr(obj, "py_func", None)
+        if py is not None and isinstance(py, pytypes.FunctionType):
+            obj = py
+            continue
+        break
+    return obj
+
+
+def is_user_function(obj) -> bool:
+    fn = unwrap_callable(obj)
+    if not isinstance(fn, pytypes.FunctionType) or fn.__name__ == "<lambda>":
+        return False
+    try:
+        return _is_user_file(inspect.getsourcefile(fn))
+    except TypeError:
+        return False
+
+
+# ----------------------------------------------------------------------------------------------------------
+# program: static ids, registers, instrumented functions
+
+
+@dataclasses.dataclass
+class FuncInfo:
+    key: Any
+    name: str  # name of the instrumented function
+    qualname: str
+    file: str
+    params: list[str]
+    param_toks: list[int]
+    ret_tok: int
+    defaults: dict[str, str]  # param -> namespace name holding its default value
+    namespace: dict
+    node: ast.FunctionDef | None = None
+    fn: Any = None  # instrumented callable (dispatcher in compiled mode)
+
+
+class Program:
+    """Everything the instrumenter made for one root (function or block): static table, registers, code."""
+
+    def __init__(self, mode: str) -> None:
+        if mode not in ("interpreted", "compiled"):
+            raise ValueError(f"mode must be 'interpreted' or 'compiled', got {mode!r}")
+        self.mode = mode
+        self.static = StaticTable()
+        self._src: list[tuple[int, int, int, int]] = [(0, 0, 0, 0)]
+        self._regs: dict = {}
+        self.funcs: dict[Any, FuncInfo] = {}
+        self.order: list[FuncInfo] = []
+        self.parallel_loops: list[str] = []
+        self.root: FuncInfo | None = None
+
+    def reg(self, key) -> int:
+        r = self._regs.get(key)
+        if r is None:
+            r = self._regs[key] = len(self._regs) + 1
+        return r
+
+    @property
+    def n_regs(self) -> int:
+        return len(self._regs)
+
+    def new_pc(self, fi: FuncInfo, node: ast.AST, kind: str, srcs=(), dst: int = 0, text: str | None = None) -> int:
+        pc = len(self._src)
+        s = [int(x) for x in srcs if x][:3]
+        s += [0] * (3 - len(s))
+        self._src.append((s[0], s[1], s[2], int(dst)))
+        if text is None:
+            try:
+                text = ast.unparse(node)
+            except Exception:  # pragma: no cover - unparse handles every node the parser makes
+                text = type(node).__name__
+        text = " ".join(text.split())
+        if len(text) > 120:
+            text = text[:117] + "..."
+        self.static.add(
+            StaticInstruction(
+                pc=pc, file=fi.file, line=int(getattr(node, "lineno", 0)), col=int(getattr(node, "col_offset", 0)),
+                text=text, function=fi.qualname, kind=kind,
+            )
+        )
+        return pc
+
+    def regs_of(self, pc: int) -> tuple[int, int, int, int]:
+        return self._src[pc]
+
+    def finalize(self) -> None:
+        arr = np.array(self._src, dtype=np.int32).reshape(-1, 4)
+        self.reg_table = np.ascontiguousarray(arr)
+        self.reg_src1, self.reg_src2, self.reg_src3, self.reg_dst = (arr[:, k].copy() for k in range(4))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# recording back ends (the only mode-specific part of the rewriter)
+
+
+class _Interp:
+    prims = {}
+
+    @staticmethod
+    def prologue() -> list[str]:
+        return ["_pc_L = _pc_B.L", "_pc_a = _pc_L.append", "_pc_m = _pc_B.mem", "_pc_m1 = _pc_B.m1", "_pc_ma = _pc_B.attr",
+                "_pc_CAP = _pc_B.cap"]
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+
+    def rec(self, pc, op, taken=0) -> str:
+        return f"_pc_a({rt.code_of(pc, op, taken)})"
+
+    def rec_typed(self, pc, op_i, op_f, probes) -> str:
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if ci == cf or not probes:
+            return f"_pc_a({ci})"
+        if len(probes) == 1:
+            name = f"_pc_K{pc}"
+            self.ns[name] = rt.TypeCodes(ci, cf)
+            return f"_pc_a({name}[type({probes[0]})])"
+        sel = " | ".join(f"_pc_F[type({p})]" for p in probes)
+        return f"_pc_a(({ci}, {cf})[{sel}])"
+
+    def rec_branch(self, pc, cond) -> str:
+        c0 = rt.code_of(pc, Op.BRANCH)
+        return f"_pc_a({c0 + 1} if {cond} else {c0})"
+
+    def rec_mem(self, pc, op, obj, idx) -> str:
+        if idx.startswith("("):
+            return f"_pc_m({rt.code_of(pc, op)}, {obj}, {idx})"
+        return f"_pc_m1({rt.code_of(pc, op)}, {obj}, {idx})"
+
+    def rec_attr(self, pc, op, obj, name) -> str:
+        return f"_pc_ma({rt.code_of(pc, op)}, {obj}, {name!r})"
+
+    def set_tid(self, expr) -> str:
+        return f"_pc_a(-2 - {expr})"
+
+    def check(self) -> list[str]:
+        return ["if len(_pc_L) > _pc_CAP: _pc_B.flush()"]
+
+    def before_call(self) -> list[str]:
+        return []
+
+    after_call = before_return = before_call
+
+
+class _Compiled:
+    """Compiled back end: the record row ``_pc_p``, capacity and thread id live in locals (registers);
+    ``_pc_S`` is synchronised at calls, loop back edges and returns."""
+
+    @staticmethod
+    def prologue() -> list[str]:
+        return ["_pc_p = _pc_S[0]", "_pc_cap = _pc_S[1]", "_pc_tid = _pc_S[2]"]
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+
+    _ARGS = "_pc_B, _pc_S, _pc_p, _pc_cap, _pc_tid"
+
+    def _regs(self, pc) -> str:
+        s1, s2, s3, d = self.prog.regs_of(pc)
+        return f"{s1}, {s2}, {s3}, {d}"
+
+    def rec(self, pc, op, taken=0) -> str:
+        return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(op)}, {taken}, {self._regs(pc)}, 0, 0)"
+
+    def rec_typed(self, pc, op_i, op_f, probes) -> str:
+        if int(op_i) == int(op_f) or not probes:
+            return self.rec(pc, op_i)
+        if len(probes) == 1:
+            sel = f"_pc_fop({probes[0]}, {int(op_i)}, {int(op_f)})"
+        else:
+            sel = f"_pc_fop2({probes[0]}, {probes[1]}, {int(op_i)}, {int(op_f)})"
+        return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {sel}, 0, {self._regs(pc)}, 0, 0)"
+
+    def rec_branch(self, pc, cond) -> str:
+        # the outcome is computed in its own statement: a conditional expression among the arguments of an
+        # inline="always" function is mis-inlined by Numba 0.68 (the record is skipped)
+        if cond in ("True", "False"):
+            return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(Op.BRANCH)}, {int(cond == 'True')}, {self._regs(pc)}, 0, 0)"
+        return (f"_pc_tk = 1 if {cond} else 0\n"
+                f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(Op.BRANCH)}, _pc_tk, {self._regs(pc)}, 0, 0)")
+
+    def rec_mem(self, pc, op, obj, idx) -> str:
+        return f"_pc_p = _pc_recm({self._ARGS}, {pc}, {int(op)}, {self._regs(pc)}, {obj}, {idx})"
+
+    def rec_attr(self, pc, op, obj, name) -> str:
+        return f"_pc_meta({obj})"
+
+    def set_tid(self, expr) -> str:
+        return f"_pc_tid = {expr}"
+
+    def check(self) -> list[str]:
+        return ["_pc_S[0] = _pc_p"]
+
+    def before_call(self) -> list[str]:
+        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_tid"]
+
+    def after_call(self) -> list[str]:
+        return ["_pc_p = _pc_S[0]"]
+
+    def before_return(self) -> list[str]:
+        return ["_pc_S[0] = _pc_p"]
+
+
+_PRIMS = {
+    "_pc_F": rt.FLOAT_TYPES,
+    "_pc_rec": rt._rec,
+    "_pc_recm": rt.recm,
+    "_pc_fop": rt.fop,
+    "_pc_fop2": rt.fop2,
+    "_pc_meta": rt.meta,
+}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# checks
+
+
+def _check_supported(fdef: ast.FunctionDef, file: str) -> None:
+    problems = []
+    for node in ast.walk(fdef):
+        what = None
+        if node is not fdef and isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            what = f"nested {'class' if isinstance(node, ast.ClassDef) else 'function'} definition {node.name!r}"
+        elif isinstance(node, (ast.Yield, ast.YieldFrom)):
+            what = "generator (yield)"
+        elif isinstance(node, (ast.Await, ast.AsyncFor, ast.AsyncWith, ast.AsyncFunctionDef)):
+            what = "async code"
+        elif isinstance(node, ast.Global):
+            what = f"global statement ({', '.join(node.names)})"
+        elif isinstance(node, ast.Nonlocal):
+            what = f"nonlocal statement ({', '.join(node.names)})"
+        elif isinstance(node, ast.NamedExpr):
+            what = "assignment expression (:=)"
+        elif isinstance(node, ast.Match):
+            what = "match statement"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval"):
+            what = f"{node.func.id}()"
+        elif isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Store):
+            what = "starred assignment target"
+        if what:
+            problems.append(f"{file}:{getattr(node, 'lineno', fdef.lineno)}: {what} is not supported inside a traced region")
+    if problems:
+        raise UnsupportedConstruct("; ".join(problems))
+
+
+def _assigned_names(fdef) -> set[str]:
+    out = set(a.arg for a in fdef.args.args + fdef.args.posonlyargs + fdef.args.kwonlyargs)
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the rewriter
+
+
+class _Loop:
+    def __init__(self, flag: str, brk: str | None):
+        self.flag = flag
+        self.brk = brk
+
+
+class _Rewriter:
+    def __init__(self, inst: "Instrumenter", fi: FuncInfo, fdef: ast.FunctionDef, root: bool) -> None:
+        self.inst = inst
+        self.prog = inst.prog
+        self.be = inst.backend
+        self.fi = fi
+        self.fdef = fdef
+        self.root = root
+        self.ns = fi.namespace
+        self.locals = _assigned_names(fdef)
+        self.out: list[ast.stmt] = []
+        self.n_tmp = 0
+        self.loops: list[_Loop] = []
+        self.cur: ast.AST = fdef
+        self.tid_depth = 0  # > 0 while inside a loop whose iterations are threads
+        self.marked = self._marked_loops(fdef) if root else set()
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    def tmp(self) -> str:
+        self.n_tmp += 1
+        return f"_pc_t{self.n_tmp}"
+
+    def var(self, name: str) -> int:
+        return self.prog.reg((self.fi.key, "var", name))
+
+    def site(self) -> int:
+        return self.prog.reg((self.fi.key, "site", len(self.prog._regs)))
+
+    def emit(self, src: str | list[str]) -> None:
+        for s in [src] if isinstance(src, str) else src:
+            for st in ast.parse(s).body:
+                self._locate(st)
+                self.out.append(st)
+
+    def emit_node(self, st: ast.stmt) -> None:
+        self._locate(st)
+        self.out.append(st)
+
+    def _locate(self, st):
+        ref = self.cur
+        for n in ast.walk(st):
+            if "lineno" in n._attributes:
+                n.lineno = getattr(ref, "lineno", 1)
+                n.col_offset = getattr(ref, "col_offset", 0)
+                n.end_lineno = getattr(ref, "end_lineno", n.lineno)
+                n.end_col_offset = getattr(ref, "end_col_offset", 0)
+
+    def rtyped(self, pc, op_i, op_f, probes) -> str:
+        self.be.ns = self.ns
+        return self.be.rec_typed(pc, op_i, op_f, probes)
+
+    def pc(self, node, kind, srcs=(), dst=0, text=None) -> int:
+        return self.prog.new_pc(self.fi, node, kind, srcs, dst, text)
+
+    def block(self, stmts) -> list[ast.stmt]:
+        saved = self.out
+        self.out = []
+        for s in stmts:
+            self.stmt(s)
+        body, self.out = self.out, saved
+        return body or [ast.Pass()]
+
+    def resolve(self, node) -> tuple[bool, Any]:
+        """Static value of a global name or attribute chain (not of locals)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return False, None
+            if node.id in self.ns:
+                return True, self.ns[node.id]
+            if hasattr(builtins, node.id):
+                return True, getattr(builtins, node.id)
+            return False, None
+        if isinstance(node, ast.Attribute):
+            ok, base = self.resolve(node.value)
+            if ok and isinstance(base, pytypes.ModuleType) and hasattr(base, node.attr):
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def _marked_loops(self, fdef) -> set[int]:
+        """ids of the For nodes whose iterations are the logical threads (outermost marked, else outermost)."""
+        marked, outer = [], []
+
+        def is_marked(it):
+            if isinstance(it, ast.Call):
+                ok, obj = self.resolve(it.func)
+                if ok and (obj is _markers.parallel or getattr(obj, "__name__", "") == "prange"):
+                    return True
+            return False
+
+        def walk(stmts, in_loop, in_marked):
+            for s in stmts:
+                if isinstance(s, (ast.For, ast.While)):
+                    m = isinstance(s, ast.For) and is_marked(s.iter)
+                    if m and not in_marked:
+                        marked.append(s)
+                    if not in_loop:
+                        outer.append(s)
+                    walk(s.body + s.orelse, True, in_marked or m)
+                else:
+                    for field in ("body", "orelse", "finalbody"):
+                        walk(getattr(s, field, []) or [], in_loop, in_marked)
+                    for h in getattr(s, "handlers", []) or []:
+                        walk(h.body, in_loop, in_marked)
+
+        walk(fdef.body, False, False)
+        chosen = marked or outer
+        for s in chosen:
+            self.prog.parallel_loops.append(f"{self.fi.file}:{s.lineno}")
+        return {id(s) for s in chosen}
+
+    # -- expressions ---------------------------------------------------------------------------------------
+    def expr(self, node, target: str | None = None, dst: int | None = None) -> tuple[str, int]:
+        """Flatten ``node``; returns (simple expression source, register). ``target``/``dst``: where an
+        operation that produces the value should put it (else a fresh temporary and site register)."""
+        self.cur_expr = node
+        if isinstance(node, ast.Constant):
+            return repr(node.value), 0
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return node.id, self.var(node.id)
+            return node.id, 0
+        method = getattr(self, "e_" + type(node).__name__, None)
+        if method is None:
+            return self.e_opaque(node, target, dst)
+        return method(node, target, dst)
+
+    def _dest(self, target, dst):
+        return (target or self.tmp()), (dst if dst is not None else self.site())
+
+    def e_opaque(self, node, target, dst, kind="other"):
+        out, d = self._dest(target, dst)
+        toks = [self.var(n.id) for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in self.locals]
+        pc = self.pc(node, kind, toks, d)
+        self.emit(f"{out} = {ast.unparse(node)}")
+        self.emit(self.be.rec(pc, Op.OTHER))
+        return out, d
+
+    def e_Attribute(self, node, target, dst):
+        ok, _ = self.resolve(node)
+        if ok:
+            return ast.unparse(node), 0
+        base, bt = self.expr(node.value)
+        out, d = self._dest(target, dst)
+        if node.attr in rt.ARRAY_META:
+            self.emit(f"{out} = {base}.{node.attr}")
+            return out, 0 if target is None else self._move_from(node, out, d, 0)
+        pc = self.pc(node, "load:attr", [bt], d)
+        self.emit(self.be.rec_attr(pc, Op.LOAD, base, node.attr))
+        self.emit(f"{out} = {base}.{node.attr}")
+        return out, d
+
+    def _move_from(self, node, out, d, src):
+        pc = self.pc(node, "move", [src], d)
+        self.emit(self.be.rec(pc, Op.MOVE))
+        return d
+
+    def _index(self, sl) -> tuple[str, list[int], bool]:
+        """(index source, registers, is_slice) of a subscript's slice."""
+        if isinstance(sl, ast.Slice):
+            parts = []
+            toks = []
+            for p in (sl.lower, sl.upper, sl.step):
+                if p is None:
+                    parts.append("")
+                else:
+                    s, t = self.expr(p)
+                    parts.append(s)
+                    toks.append(t)
+            src = ":".join(parts[:2]) + (f":{parts[2]}" if parts[2] else "")
+            return src, toks, True
+        if isinstance(sl, ast.Tuple):
+            srcs, toks, is_slice = [], [], False
+            for e in sl.elts:
+                s, t, sli = self._index(e)
+                srcs.append(s)
+                toks.extend(t)
+                is_slice |= sli
+            if is_slice:
+                return ", ".join(srcs), toks, True
+            return "(" + ", ".join(srcs) + ("," if len(srcs) == 1 else "") + ")", toks, False
+        s, t = self.expr(sl)
+        return s, [t], False
+
+    def e_Subscript(self, node, target, dst):
+        base, bt = self.expr(node.value)
+        idx, it, is_slice = self._index(node.slice)
+        out, d = self._dest(target, dst)
+        if is_slice:
+            pc = self.pc(node, "view", it + [bt], d)
+            self.emit(self.be.rec(pc, Op.OTHER))
+        else:
+            pc = self.pc(node, "load", it + [bt], d)
+            self.emit(self.be.rec_mem(pc, Op.LOAD, base, idx))
+        self.emit(f"{out} = {base}[{idx}]")
+        return out, d
+
+    def e_BinOp(self, node, target, dst):
+        sym, oi, of = _BINOPS[type(node.op)]
+        l, lt = self.expr(node.left)
+        r, rt_ = self.expr(node.right)
+        out, d = self._dest(target, dst)
+        pc = self.pc(node, f"binop:{sym}", [lt, rt_], d)
+        self.emit(f"{out} = {l} {sym} {r}")
+        self.emit(self.rtyped(pc, oi, of, [out]))
+        return out, d
+
+    def e_UnaryOp(self, node, target, dst):
+        if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)) and isinstance(node.operand, ast.Constant) \
+                and isinstance(node.operand.value, (int, float, complex)) and not isinstance(node.operand.value, bool):
+            return self.expr(ast.copy_location(ast.Constant(eval(ast.unparse(node))), node), target, dst)
+        v, vt = self.expr(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            out, d = self._dest(target, dst)
+            self.emit(f"{out} = +{v}")
+            return out, (self._move_from(node, out, d, vt) if target else vt)
+        out, d = self._dest(target, dst)
+        if isinstance(node.op, ast.Not):
+            pc = self.pc(node, "unary:not", [vt], d)
+            self.emit(f"{out} = not {v}")
+            self.emit(self.be.rec(pc, Op.INT_ALU))
+        else:
+            sym = "-" if isinstance(node.op, ast.USub) else "~"
+            pc = self.pc(node, f"unary:{sym}", [vt], d)
+            self.emit(f"{out} = {sym}{v}")
+            self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [out]))
+        return out, d
+
+    def _compare(self, node, out, d, l, lt, op, r, rt_):
+        sym = _CMPOPS[type(op)]
+        pc = self.pc(node, f"cmp:{sym}", [lt, rt_], d)
+        if sym in ("is", "is not", "in", "not in"):
+            self.emit(self.be.rec(pc, Op.INT_ALU))
+        else:
+            self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [l, r]))
+        self.emit(f"{out} = {l} {sym} {r}")
+
+    def e_Compare(self, node, target, dst):
+        out, d = self.tmp(), self.site()
+        l, lt = self.expr(node.left)
+        r, rt_ = self.expr(node.comparators[0])
+        self._compare(node, out, d, l, lt, node.ops[0], r, rt_)
+        saved = self.out
+        for op, comp in zip(node.ops[1:], node.comparators[1:]):
+            bpc = self.pc(node, "branch:chain", [d])
+            self.emit(self.be.rec_branch(bpc, out))
+            inner: list = []
+            self.emit_node(ast.If(test=ast.Name(out, ast.Load()), body=inner, orelse=[]))
+            self.out = inner
+            r2, rt2 = self.expr(comp)
+            self._compare(node, out, d, r, rt_, op, r2, rt2)
+            r, rt_ = r2, rt2
+        self.out = saved
+        if target:
+            self.emit(f"{target} = {out}")
+            return target, self._move_from(node, target, dst, d)
+        return out, d
+
+    def e_BoolOp(self, node, target, dst):
+        out, d = self._dest(target, dst)
+        is_and = isinstance(node.op, ast.And)
+        saved = self.out
+        cur = self.out
+        for k, v in enumerate(node.values):
+            self.out = cur
+            s, t = self.expr(v)
+            self.emit(f"{out} = {s}")
+            self._move_from(v, out, d, t)
+            if k < len(node.values) - 1:
+                bpc = self.pc(v, "branch:and" if is_and else "branch:or", [d])
+                self.emit(self.be.rec_branch(bpc, out))
+                inner: list = []
+                test = ast.Name(out, ast.Load()) if is_and else ast.UnaryOp(ast.Not(), ast.Name(out, ast.Load()))
+                self.emit_node(ast.If(test=test, body=inner, orelse=[]))
+                cur = inner
+        self.out = saved
+        return out, d
+
+    def e_IfExp(self, node, target, dst):
+        out, d = self._dest(target, dst)
+        c, ct = self.expr(node.test)
+        bpc = self.pc(node, "branch:ifexp", [ct])
+        self.emit(self.be.rec_branch(bpc, c))
+        arms = []
+        for arm in (node.body, node.orelse):
+            saved = self.out
+            self.out = []
+            s, t = self.expr(arm)
+            self.emit(f"{out} = {s}")
+            self._move_from(arm, out, d, t)
+            arms.append(self.out)
+            self.out = saved
+        self.emit_node(ast.If(test=ast.parse(c, mode="eval").body, body=arms[0], orelse=arms[1]))
+        return out, d
+
+    def e_Tuple(self, node, target, dst):
+        if not isinstance(node.ctx, ast.Load):
+            return self.e_opaque(node, target, dst)
+        parts, toks = [], []
+        for e in node.elts:
+            if isinstance(e, ast.Starred):
+                return self.e_opaque(node, target, dst)
+            s, t = self.expr(e)
+            parts.append(s)
+            toks.append(t)
+        out, _ = self._dest(target, dst)
+        self.emit(f"{out} = ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
+        first = next((t for t in toks if t), 0)
+        if target:
+            return out, self._move_from(node, out, dst if dst is not None else self.site(), first)
+        return out, first
+
+    def e_Call(self, node, target, dst):
+        ok, obj = self.resolve(node.func)
+        has_star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        if ok and not has_star:
+            fname = getattr(obj, "__name__", "")
+            if is_user_function(obj):
+                fn = unwrap_callable(obj)
+                sig_ok = self.inst.signature_ok(fn)
+                if sig_ok:
+                    return self.user_call(node, fn, target, dst)
+            mod = getattr(obj, "__module__", None) or ""
+            is_math = mod in ("math", "cmath") or isinstance(obj, np.ufunc) or mod.startswith("numpy")
+            if fname in _SPECIAL_NAMES and is_math:
+                return self.lib_call(node, target, dst, "call:special", Op.FP_SPECIAL, Op.FP_SPECIAL)
+            if fname in _ALU_NAMES and (is_math or obj in (abs, min, max, float, int, bool, round)):
+                return self.lib_call(node, target, dst, f"call:{fname}", Op.INT_ALU, Op.FP_ALU)
+            if obj is len:
+                return self.lib_call(node, target, dst, "call:len", Op.MOVE, Op.MOVE)
+        return self.lib_call(node, target, dst, "call:other", Op.OTHER, Op.OTHER, opaque_func=not ok)
+
+    def _args(self, node):
+        args, toks = [], []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                s, t = self.expr(a.value)
+                args.append("*" + s)
+            else:
+                s, t = self.expr(a)
+                args.append(s)
+            toks.append(t)
+        for k in node.keywords:
+            s, t = self.expr(k.value)
+            args.append(f"{k.arg}={s}" if k.arg else f"**{s}")
+            toks.append(t)
+        return args, toks
+
+    def lib_call(self, node, target, dst, kind, oi, of, opaque_func=False):
+        if opaque_func:
+            func, ft = self.expr(node.func) if not isinstance(node.func, ast.Attribute) else self._method(node.func)
+        else:
+            func, ft = ast.unparse(node.func), 0
+        args, toks = self._args(node)
+        out, d = self._dest(target, dst)
+        pc = self.pc(node, kind, toks + [ft], d)
+        self.emit(f"{out} = {func}({', '.join(args)})")
+        if oi == of:
+            self.emit(self.be.rec(pc, oi))
+        else:
+            self.emit(self.rtyped(pc, oi, of, [out] + [a for a in args[:1] if "=" not in a and not a.startswith("*")]))
+        return out, d
+
+    def _method(self, attr: ast.Attribute):
+        base, bt = self.expr(attr.value)
+        return f"{base}.{attr.attr}", bt
+
+    def user_call(self, node, fn, target, dst):
+        callee = self.inst.function(fn)
+        sig = inspect.signature(fn)
+        args, toks = [], []
+        for a in node.args:
+            s, t = self.expr(a)
+            args.append(s)
+            toks.append(t)
+        kw = {}
+        for k in node.keywords:
+            s, t = self.expr(k.value)
+            kw[k.arg] = (s, t)
+        try:
+            bound = sig.bind(*range(len(args)), **{k: None for k in kw})
+        except TypeError as exc:
+            raise UnsupportedConstruct(f"{self.fi.file}:{node.lineno}: call of {fn.__qualname__}: {exc}") from None
+        final = []
+        for p, ptok in zip(callee.params, callee.param_toks):
+            if p in bound.arguments and p not in kw:
+                i = bound.arguments[p]
+                s, t = args[i], toks[i]
+            elif p in kw:
+                s, t = kw[p]
+            else:
+                s, t = callee.defaults[p], 0
+                self.ns[s] = callee.namespace[s]
+            pc = self.pc(node, f"arg:{p}", [t], ptok)
+            self.emit(self.be.rec(pc, Op.MOVE))
+            final.append(s)
+        cpc = self.pc(node, "call", [], 0)
+        self.emit(self.be.rec(cpc, Op.CALL))
+        out, d = self._dest(target, dst)
+        self.inst.link(self.fi, callee)
+        self.emit(self.be.before_call())
+        self.emit(f"{out} = {callee.name}(_pc_B, _pc_S{''.join(', ' + s for s in final)})")
+        self.emit(self.be.after_call())
+        if target or dst is not None:
+            return out, self._move_from(node, out, d, callee.ret_tok)
+        return out, callee.ret_tok
+
+    # -- statements ------------------------------------------------------------------------------------------
+    def stmt(self, s):
+        self.cur = s
+        method = getattr(self, "s_" + type(s).__name__, None)
+        if method is None:
+            raise UnsupportedConstruct(
+                f"{self.fi.file}:{s.lineno}: {type(s).__name__} statement is not supported inside a traced region"
+            )
+        method(s)
+
+    def s_Pass(self, s):
+        self.emit_node(ast.Pass())
+
+    def s_Expr(self, s):
+        if isinstance(s.value, ast.Constant):
+            return
+        self.expr(s.value)
+
+    def _store(self, tgt, value: str, vt: int, node):
+        self.cur_store = tgt
+        if isinstance(tgt, ast.Name):
+            self.emit(f"{tgt.id} = {value}")
+            pc = self.pc(node, "move", [vt], self.var(tgt.id), text=f"{tgt.id} = {ast.unparse(node.value) if hasattr(node, 'value') and node.value is not None else value}")
+            self.emit(self.be.rec(pc, Op.MOVE))
+        elif isinstance(tgt, ast.Subscript):
+            base, bt = self.expr(tgt.value)
+            idx, it, is_slice = self._index(tgt.slice)
+            self.emit(f"{base}[{idx}] = {value}")
+            if is_slice:
+                pc = self.pc(tgt, "store:slice", [vt] + it + [bt], 0)
+                self.emit(self.be.rec(pc, Op.OTHER))
+            else:
+                pc = self.pc(tgt, "store", [vt] + it + [bt], 0)
+                self.emit(self.be.rec_mem(pc, Op.STORE, base, idx))
+        elif isinstance(tgt, ast.Attribute):
+            base, bt = self.expr(tgt.value)
+            self.emit(f"{base}.{tgt.attr} = {value}")
+            pc = self.pc(tgt, "store:attr", [vt, bt], 0)
+            self.emit(self.be.rec_attr(pc, Op.STORE, base, tgt.attr))
+        elif isinstance(tgt, (ast.Tuple, ast.List)):
+            for k, e in enumerate(tgt.elts):
+                t = self.tmp()
+                self.emit(f"{t} = {value}[{k}]")
+                self._store(e, t, vt, node)
+        else:
+            raise UnsupportedConstruct(f"{self.fi.file}:{node.lineno}: assignment to {type(tgt).__name__}")
+
+    def s_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and not isinstance(s.value, (ast.Name, ast.Constant)):
+            name = s.targets[0].id
+            v, t = self.expr(s.value, target=name, dst=self.var(name))
+            if v != name:
+                self._store(s.targets[0], v, t, s)
+            return
+        if len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)) and isinstance(s.value, ast.Tuple) \
+                and len(s.value.elts) == len(s.targets[0].elts) and not any(isinstance(e, ast.Starred) for e in s.value.elts):
+            vals = []
+            for e in s.value.elts:
+                v, t = self.expr(e)
+                if v.isidentifier() and v in self.locals:
+                    tmp = self.tmp()
+                    self.emit(f"{tmp} = {v}")
+                    v = tmp
+                vals.append((v, t))
+            for tgt, (v, t) in zip(s.targets[0].elts, vals):
+                self._store(tgt, v, t, s)
+            return
+        v, t = self.expr(s.value)
+        for tgt in s.targets:
+            self._store(tgt, v, t, s)
+
+    def s_AnnAssign(self, s):
+        if s.value is None:
+            return
+        self.s_Assign(ast.copy_location(ast.Assign(targets=[s.target], value=s.value), s))
+
+    def s_AugAssign(self, s):
+        sym, oi, of = _BINOPS[type(s.op)]
+        v, vt = self.expr(s.value)
+        tgt = s.target
+        if isinstance(tgt, ast.Name):
+            d = self.var(tgt.id)
+            pc = self.pc(s, f"binop:{sym}=", [d, vt], d)
+            self.emit(f"{tgt.id} {sym}= {v}")
+            self.emit(self.rtyped(pc, oi, of, [tgt.id]))
+            return
+        if isinstance(tgt, ast.Subscript):
+            base, bt = self.expr(tgt.value)
+            idx, it, is_slice = self._index(tgt.slice)
+            cur, ct = self.tmp(), self.site()
+            self.emit(f"{cur} = {base}[{idx}]")
+            if is_slice:
+                self.emit(self.be.rec(self.pc(tgt, "view", it + [bt], ct), Op.OTHER))
+            else:
+                self.emit(self.be.rec_mem(self.pc(tgt, "load", it + [bt], ct), Op.LOAD, base, idx))
+            res, rtk = self.tmp(), self.site()
+            pc = self.pc(s, f"binop:{sym}=", [ct, vt], rtk)
+            self.emit(f"{res} = {cur}")
+            self.emit(f"{res} {sym}= {v}")
+            self.emit(self.rtyped(pc, oi, of, [res]))
+            self.emit(f"{base}[{idx}] = {res}")
+            if is_slice:
+                self.emit(self.be.rec(self.pc(tgt, "store:slice", [rtk] + it + [bt], 0), Op.OTHER))
+            else:
+                self.emit(self.be.rec_mem(self.pc(tgt, "store", [rtk] + it + [bt], 0), Op.STORE, base, idx))
+            return
+        if isinstance(tgt, ast.Attribute):
+            base, bt = self.expr(tgt.value)
+            cur, ct = self.tmp(), self.site()
+            self.emit(f"{cur} = {base}.{tgt.attr}")
+            self.emit(self.be.rec_attr(self.pc(tgt, "load:attr", [bt], ct), Op.LOAD, base, tgt.attr))
+            res, rtk = self.tmp(), self.site()
+            pc = self.pc(s, f"binop:{sym}=", [ct, vt], rtk)
+            self.emit(f"{res} = {cur} {sym} {v}")
+            self.emit(self.rtyped(pc, oi, of, [res]))
+            self.emit(f"{base}.{tgt.attr} = {res}")
+            self.emit(self.be.rec_attr(self.pc(tgt, "store:attr", [rtk, bt], 0), Op.STORE, base, tgt.attr))
+            return
+        raise UnsupportedConstruct(f"{self.fi.file}:{s.lineno}: augmented assignment to {type(tgt).__name__}")
+
+    def _ends_flow(self, stmts) -> bool:
+        return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Break, ast.Continue, ast.Raise))
+
+    def s_If(self, s):
+        c, ct = self.expr(s.test)
+        self.cur = s
+        pc = self.pc(s.test, "branch:if", [ct])
+        self.emit(self.be.rec_branch(pc, c))
+        body = self.block(s.body)
+        if s.orelse and not self._ends_flow(s.body):
+            self.cur = s
+            saved, self.out = self.out, body
+            jpc = self.pc(s, "jump:else", [], 0, text="jump over else")
+            self.emit(self.be.rec(jpc, Op.JUMP))
+            self.out = saved
+        orelse = self.block(s.orelse) if s.orelse else []
+        self.cur = s
+        self.emit_node(ast.If(test=ast.parse(c, mode="eval").body, body=body, orelse=orelse))
+
+    def s_For(self, s):
+        self.cur = s
+        is_tid = id(s) in self.marked and self.tid_depth == 0
+        it = s.iter
+        iter_src = None
+        if isinstance(it, ast.Call):
+            ok, obj = self.resolve(it.func)
+            if ok and obj is _markers.parallel and len(it.args) == 1:
+                it = it.args[0]
+                ok, obj = (self.resolve(it.func) if isinstance(it, ast.Call) else (False, None))
+            if ok and (obj is range or getattr(obj, "__name__", "") == "prange") and isinstance(it, ast.Call) and not it.keywords:
+                parts = [self.expr(a)[0] for a in it.args]
+                iter_src = f"range({', '.join(parts)})"
+        if iter_src is None:
+            iter_src, _ = self.expr(it)
+        self.cur = s
+        if isinstance(s.target, ast.Name):
+            ind = self.var(s.target.id)
+        else:
+            ind = self.prog.reg((self.fi.key, "loop", s.lineno, s.col_offset))
+        flag = self.tmp()
+        has_break = any(isinstance(n, ast.Break) for n in _loop_own_nodes(s.body))
+        brk = self.tmp() if has_break else None
+        inc_pc = self.pc(s, "loop:next", [ind], ind, text=f"next {ast.unparse(s.target)}")
+        be_pc = self.pc(s, "branch:loop", [ind], 0, text=f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}")
+        self.emit(f"{flag} = 0")
+        if brk:
+            self.emit(f"{brk} = 0")
+        self.loops.append(_Loop(flag, brk))
+        if is_tid:
+            self.tid_depth += 1
+        saved, self.out = self.out, []
+        self.emit(f"if {flag}:\n    {self.be.rec(inc_pc, Op.INT_ALU)}\n    {self.be.rec_branch(be_pc, 'True')}")
+        for line in self.be.check():
+            self.emit(line)
+        if is_tid:
+            self.emit(self.be.set_tid(flag))
+        self.emit(f"{flag} += 1")
+        head = self.out
+        self.out = saved
+        body = head + self.block(s.body)
+        if is_tid:
+            self.tid_depth -= 1
+        self.loops.pop()
+        self.cur = s
+        saved, self.out = self.out, []
+        self.emit(f"if {flag}:\n    {self.be.rec(inc_pc, Op.INT_ALU)}\n    {self.be.rec_branch(be_pc, 'False')}")
+        tail = self.out
+        self.out = saved
+        orelse = self.block(s.orelse) if s.orelse else []
+        self.cur = s
+        loop = ast.For(target=s.target, iter=ast.parse(iter_src, mode="eval").body, body=body, orelse=[])
+        self.emit_node(loop)
+        if brk:
+            self.emit_node(ast.If(test=ast.parse(f"not {brk}", mode="eval").body, body=tail + orelse, orelse=[]))
+        else:
+            for st in tail + orelse:
+                self.emit_node(st)
+        if is_tid:
+            self.emit(self.be.set_tid("-1"))
+
+    def s_While(self, s):
+        self.cur = s
+        is_tid = id(s) in self.marked and self.tid_depth == 0
+        flag = self.tmp()
+        self.loops.append(_Loop(flag, None))
+        if is_tid:
+            self.emit(f"{flag} = 0")
+            self.tid_depth += 1
+        saved, self.out = self.out, []
+        c, ct = self.expr(s.test)
+        self.cur = s
+        pc = self.pc(s.test, "branch:while", [ct])
+        self.emit(self.be.rec_branch(pc, c))
+        for line in self.be.check():
+            self.emit(line)
+        exit_body = self.block(s.orelse) if s.orelse else []
+        self.cur = s
+        self.emit_node(ast.If(test=ast.parse(f"not ({c})", mode="eval").body, body=exit_body + [ast.Break()], orelse=[]))
+        if is_tid:
+            self.emit(self.be.set_tid(flag))
+            self.emit(f"{flag} += 1")
+        body = self.out + self.block(s.body)
+        self.out = saved
+        self.loops.pop()
+        self.cur = s
+        self.emit_node(ast.While(test=ast.Constant(True), body=body, orelse=[]))
+        if is_tid:
+            self.tid_depth -= 1
+            self.emit(self.be.set_tid("-1"))
+
+    def s_Break(self, s):
+        pc = self.pc(s, "jump:break", [], 0)
+        self.emit(self.be.rec(pc, Op.JUMP))
+        loop = self.loops[-1] if self.loops else None
+        if loop is not None and loop.brk:
+            self.emit(f"{loop.brk} = 1")
+        self.emit_node(ast.Break())
+
+    def s_Continue(self, s):
+        pc = self.pc(s, "jump:continue", [], 0)
+        self.emit(self.be.rec(pc, Op.JUMP))
+        self.emit_node(ast.Continue())
+
+    def s_Return(self, s):
+        if s.value is not None:
+            v, vt = self.expr(s.value)
+        else:
+            v, vt = "None", 0
+        self.cur = s
+        if not self.root:
+            pc = self.pc(s, "ret", [vt], self.fi.ret_tok)
+            self.emit(self.be.rec(pc, Op.RET))
+        self.emit(self.be.before_return())
+        if self.root and self.inst.block_outputs is not None:
+            self.emit(f"return {self.inst.block_outputs}")
+        else:
+            self.emit(f"return {v}")
+
+    def s_Assert(self, s):
+        c, ct = self.expr(s.test)
+        self.cur = s
+        pc = self.pc(s.test, "branch:assert", [ct])
+        self.emit(self.be.rec_branch(pc, c))
+        msg = f", {ast.unparse(s.msg)}" if s.msg is not None else ""
+        self.emit(f"assert {c}{msg}")
+
+    def s_Raise(self, s):
+        self.emit_node(s)
+
+    def s_Delete(self, s):
+        self.emit_node(s)
+
+    def s_Import(self, s):
+        self.emit_node(s)
+
+    s_ImportFrom = s_Import
+
+    def s_With(self, s):
+        # a nested region marker is transparent: its body is part of this trace
+        if len(s.items) == 1 and _is_region_call(s.items[0].context_expr) and s.items[0].optional_vars is None:
+            for st in s.body:
+                self.stmt(st)
+            return
+        items = [ast.withitem(context_expr=i.context_expr, optional_vars=i.optional_vars) for i in s.items]
+        self.emit_node(ast.With(items=items, body=self.block(s.body)))
+
+    def s_Try(self, s):
+        body = self.block(s.body)
+        handlers = [ast.ExceptHandler(type=h.type, name=h.name, body=self.block(h.body)) for h in s.handlers]
+        orelse = self.block(s.orelse) if s.orelse else []
+        final = self.block(s.finalbody) if s.finalbody else []
+        self.cur = s
+        self.emit_node(ast.Try(body=body, handlers=handlers, orelse=orelse, finalbody=final))
+
+    # -- function ------------------------------------------------------------------------------------------
+    def function(self) -> ast.FunctionDef:
+        pro = self.be.prologue()
+        self.cur = self.fdef
+        self.emit(pro)
+        for st in self.fdef.body:
+            self.stmt(st)
+        if not self._ends_flow(self.fdef.body) or not isinstance(self.fdef.body[-1], ast.Return):
+            self.cur = self.fdef.body[-1]
+            self.s_Return(ast.copy_location(ast.Return(value=None), self.fdef.body[-1]))
+        args = [ast.arg("_pc_B"), ast.arg("_pc_S")] + [ast.arg(p) for p in self.fi.params]
+        fd = ast.FunctionDef(
+            name=self.fi.name,
+            args=ast.arguments(posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            body=self.out, decorator_list=[], returns=None, type_params=[],
+        )
+        ast.copy_location(fd, self.fdef)
+        return fd
+
+
+def _is_region_call(node) -> bool:
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return name == "region"
+    return False
+
+
+def _loop_own_nodes(stmts):
+    """Nodes of a loop body that belong to this loop (not to nested loops)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.For, ast.While)):
+            stack.extend(n.orelse)
+            continue
+        for child in ast.iter_child_nodes(n):
+            if isinstance(child, ast.stmt):
+                stack.append(child)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# driver
+
+
+def function_source(fn) -> tuple[ast.FunctionDef, str]:
+    """The FunctionDef of ``fn`` with line numbers and columns of its file, and the file name."""
+    try:
+        file = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise SourceUnavailable(f"cannot trace {getattr(fn, '__qualname__', fn)!r}: its source is not available ({exc})") from None
+    src = "".join(lines)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    tree = ast.parse(textwrap.dedent(src))
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise SourceUnavailable(f"cannot trace {fn.__qualname__!r}: {file}:{first} is not a plain function definition")
+    for n in ast.walk(tree):
+        if "lineno" in n._attributes and hasattr(n, "lineno"):
+            n.lineno += first - 1
+            n.end_lineno = (n.end_lineno or n.lineno) + first - 1
+            n.col_offset += indent
+    return fdef, file
+
+
+class Instrumenter:
+    """Instruments a root function (or block) and, recursively, the user functions it calls."""
+
+    def __init__(self, mode: str) -> None:
+        self.prog = Program(mode)
+        self.backend = _Interp(self.prog) if mode == "interpreted" else _Compiled(self.prog)
+        self.block_outputs: str | None = None
+        self._links: list[tuple[FuncInfo, FuncInfo]] = []
+        self._n = 0
+
+    def signature_ok(self, fn) -> bool:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return False
+        return all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
+
+    def _namespace(self, fn) -> dict:
+        ns = dict(fn.__globals__)
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    ns[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        ns.update(_PRIMS)
+        ns["range"] = range
+        return ns
+
+    def _new_info(self, key, qualname, file, params, namespace) -> FuncInfo:
+        self._n += 1
+        safe = "".join(ch if ch.isalnum() else "_" for ch in qualname)
+        fi = FuncInfo(
+            key=key, name=f"_pc_f{self._n}_{safe}", qualname=qualname, file=file, params=list(params),
+            param_toks=[], ret_tok=0, defaults={}, namespace=namespace,
+        )
+        fi.param_toks = [self.prog.reg((key, "var", p)) for p in params]
+        fi.ret_tok = self.prog.reg((key, "ret"))
+        self.prog.funcs[key] = fi
+        self.prog.order.append(fi)
+        return fi
+
+    def function(self, fn, root: bool = False) -> FuncInfo:
+        fn = unwrap_callable(fn)
+        key = fn.__code__
+        if key in self.prog.funcs:
+            return self.prog.funcs[key]
+        if not self.signature_ok(fn):
+            raise UnsupportedConstruct(
+                f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}: {fn.__qualname__} has *args/**kwargs "
+                "parameters, which the tracer does not support"
+            )
+        fdef, file = function_source(fn)
+        _check_supported(fdef, file)
+        sig = inspect.signature(fn)
+        params = list(sig.parameters)
+        fi = self._new_info(key, fn.__qualname__, file, params, self._namespace(fn))
+        for p in sig.parameters.values():
+            if p.default is not p.empty:
+                dn = f"_pc_d{self._n}_{p.name}"
+                fi.namespace[dn] = p.default
+                fi.defaults[p.name] = dn
+        fi.node = _Rewriter(self, fi, fdef, root).function()
+        if root:
+            self.prog.root = fi
+        return fi
+
+    def block(self, fdef: ast.FunctionDef, file: str, qualname: str, namespace: dict, outputs: list[str]) -> FuncInfo:
+        """Instrument a synthetic root function made from a marked block (see profiler.session)."""
+        _check_supported(fdef, file)
+        params = [a.arg for a in fdef.args.args]
+        ns = dict(namespace)
+        ns.update(_PRIMS)
+        ns["range"] = range
+        fi = self._new_info(("block", file, fdef.lineno, qualname), qualname, file, params, ns)
+        self.block_outputs = "(" + "".join(f"{o}, " for o in outputs) + ")"
+        fi.node = _Rewriter(self, fi, fdef, True).function()
+        self.block_outputs = None
+        self.prog.root = fi
+        return fi
+
+    def link(self, caller: FuncInfo, callee: FuncInfo) -> None:
+        self._links.append((caller, callee))
+
+    def build(self) -> Program:
+        """Compile every instrumented function (njit in compiled mode) and link callers to callees."""
+        import numba
+
+        prog = self.prog
+        prog.finalize()
+        for fi in prog.order:
+            mod = ast.Module(body=[fi.node], type_ignores=[])
+            ast.fix_missing_locations(mod)
+            code = compile(mod, fi.file, "exec")
+            exec(code, fi.namespace)
+            f = fi.namespace[fi.node.name]
+            if prog.mode == "compiled":
+                f = numba.njit(f)
+            fi.fn = f
+            fi.namespace[fi.name] = f
+        for caller, callee in self._links:
+            caller.namespace[callee.name] = callee.fn
+        return prog
+
+
+def instrument(fn, mode: str) -> Program:
+    """Instrument ``fn`` (root of a region) and everything it calls; returns the built program."""
+    inst = Instrumenter(mode)
+    inst.function(fn, root=True)
+    return inst.build()
+
+
+def source_text(fn) -> str:  # pragma: no cover - debugging aid
+    """The instrumented source of ``fn`` (interpreted mode), for debugging and docs."""
+    inst = Instrumenter("interpreted")
+    inst.function(fn, root=True)
+    return "\n\n".join(ast.unparse(fi.node) for fi in inst.prog.order)
+
+
+del math

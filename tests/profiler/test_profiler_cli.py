@@ -1,0 +1,78 @@
+"""``portcast profile`` and ``portcast trace-info``."""
+
+import os
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from portcast.cli import app
+from profiler.tracefile import TraceFile
+
+ROOT = Path(__file__).resolve().parents[2]
+_runner = CliRunner()
+
+
+class runner:  # noqa: N801 - output with Rich's line wrapping undone
+    @staticmethod
+    def invoke(app_, args):
+        r = _runner.invoke(app_, args)
+        r.flat = " ".join(r.output.split())
+        return r
+
+
+def test_profile_example_writes_parquet_and_prints_summary(tmp_path):
+    r = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--trace-dir", str(tmp_path),
+                            "--no-progress", "--mode", "interpreted", "--", "50"])
+    assert r.exit_code == 0, r.output
+    assert "saxpy n=50" in r.output and "traced regions" in r.output and "350" in r.output
+    f = tmp_path / "saxpy.0.parquet"
+    assert f.exists() and [p.name for p in tmp_path.iterdir()] == ["saxpy.0.parquet"]
+    df = pd.read_parquet(f)
+    assert len(df) == 350 and (df["op"] == 8).sum() == 100
+    tf = TraceFile(f)
+    assert tf.info.name == "saxpy" and tf.info.complete and tf.info.mode == "interpreted" and len(tf.static) > 5
+    r = runner.invoke(app, ["trace-info", str(f)])
+    assert r.exit_code == 0, r.output
+    assert "saxpy" in r.flat and "350" in r.flat and "LOAD 100" in r.flat and "STORE 50" in r.flat
+
+
+def test_profile_function_with_args_expression(tmp_path):
+    r = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--args",
+                            "(2.0, np.ones(10), np.ones(10))", "--no-progress", "--mode", "interpreted"])
+    assert r.exit_code == 0, r.output
+    assert "70" in r.output and "interpreted" in r.output
+
+
+def test_profile_function_uses_portcast_inputs():
+    r = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress",
+                            "--mode", "interpreted"])
+    assert r.exit_code == 0, r.output
+    assert "7,000" in r.output
+
+
+def test_trace_info_rejects_corrupt_and_truncated_files(tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    r = runner.invoke(app, ["trace-info", str(bad)])
+    assert r.exit_code == 2 and "bad.parquet" in r.output and "error" in r.output and "Traceback" not in r.output
+    runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "-o", str(tmp_path), "--no-progress",
+                        "--mode", "interpreted", "--", "20"])
+    good = tmp_path / "saxpy.0.parquet"
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(good.read_bytes()[: os.path.getsize(good) // 2])
+    r = runner.invoke(app, ["trace-info", str(cut)])
+    assert r.exit_code == 2 and "cut.parquet" in r.output
+
+
+def test_profile_bad_input_gives_one_clear_error(tmp_path):
+    r = runner.invoke(app, ["profile", str(tmp_path / "missing.py")])
+    assert r.exit_code == 2 and "missing.py" in r.output
+    r = runner.invoke(app, ["profile", "--function", "nocolon"])
+    assert r.exit_code == 2 and "MODULE:QUALNAME" in r.output
+    bad = tmp_path / "gen.py"
+    bad.write_text("import portcast\n\n@portcast.region('g')\ndef g():\n    yield 1\n\nlist(g())\n")
+    r = runner.invoke(app, ["profile", str(bad), "--no-progress"])
+    assert r.exit_code == 2 and "gen.py:5: generator (yield)" in r.flat
+    r = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--mode", "fast"])
+    assert r.exit_code == 2 and "--mode" in r.output
