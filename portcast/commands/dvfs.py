@@ -44,9 +44,12 @@ def _models(text: str) -> list[str]:
     return [get_model(m).name for m in text.split(",") if m.strip()]
 
 
-def _load(counters: Path, base_mhz: Optional[float]):
+def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480"):
     from gpu_models.dvfs.counters import load_counters
+    from gpu_models.simt.pipeline import is_trace_file, trace_counters
 
+    if is_trace_file(counters):  # a region's trace: run the SIMT timing model to read its counters
+        return [trace_counters(counters, gpu=gpu, base_mhz=base_mhz)]
     recs = load_counters(counters, default_base_mhz=base_mhz)
     if base_mhz is not None:
         for i, r in enumerate(recs):
@@ -57,11 +60,12 @@ def _load(counters: Path, base_mhz: Optional[float]):
 
 @dvfs_app.command("predict")
 def predict_cmd(
-    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md)."),
+    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md), or a trace file (.parquet): its counters then come from the SIMT timing model."),
     targets: str = typer.Option(..., "--targets", help="Target core clocks in MHz, comma-separated."),
     base_mhz: Optional[float] = typer.Option(None, "--base-mhz", help="Base clock of the counters (fills records without one)."),
     model: str = typer.Option("all", "--model", help="Model(s): all, or a comma list of stall,miss,lead,crit,crisp,crisp-l."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the predictions as .csv or .json."),
+    gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
 ) -> None:
     """Predict each record's run time at the target clocks with every model whose counters it has."""
     with _errors():
@@ -72,7 +76,7 @@ def predict_cmd(
 
         tg = _floats(targets, "--targets")
         names = _models(model)
-        recs = _load(counters, base_mhz)
+        recs = _load(counters, base_mhz, gpu)
         rows = []
         for i, rec in enumerate(recs):
             usable = [m for m in names if get_model(m).usable(rec)]

@@ -59,3 +59,19 @@ def test_bad_input_is_one_line(trace_file, args, message):
 def test_missing_trace():
     res = runner.invoke(app, ["simulate", "/nonexistent/trace.parquet"])
     assert res.exit_code == 2 and "no such trace file" in res.output
+
+
+def test_dvfs_predict_takes_a_trace_directly(trace_file, tmp_path):
+    """`portcast dvfs predict --counters TRACE` runs the timing model; same numbers as going through a counter file."""
+    cnt, direct, via = tmp_path / "c.json", tmp_path / "direct.json", tmp_path / "via.json"
+    assert runner.invoke(app, ["simulate", str(trace_file), "--gpu", "gtx480", "--counters-out", str(cnt)]).exit_code == 0
+    res = runner.invoke(app, ["dvfs", "predict", "--counters", str(trace_file), "--gpu", "gtx480",
+                              "--targets", "350,500", "--out", str(direct)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["dvfs", "predict", "--counters", str(cnt), "--targets", "350,500", "--out", str(via)])
+    assert res.exit_code == 0, res.output
+    a, b = json.loads(direct.read_text())["predictions"], json.loads(via.read_text())["predictions"]
+    assert len(a) == len(b) >= 2
+    for x, y in zip(a, b):
+        assert x["model"] == y["model"] and x["target_mhz"] == y["target_mhz"]
+        assert x["pred_time"] == pytest.approx(y["pred_time"], rel=1e-12)
