@@ -1,0 +1,112 @@
+"""``portcast calibrate`` and ``portcast characterize``: measure and characterise the kernel corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._common import UserError, console, err_console, user_errors
+
+#: Exit status of ``portcast calibrate`` on a machine without a usable NVIDIA GPU.
+EXIT_NO_GPU = 3
+
+
+def _split(values: Optional[List[str]]) -> Optional[List[str]]:
+    """Accept both ``--kernels a --kernels b`` and ``--kernels a,b``."""
+    if not values:
+        return None
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def _points(kernels, sizes, default_sizes):
+    from kernels.registry import all_kernels
+    from portcast.calibrate import select
+
+    try:
+        return select(all_kernels(), kernels, sizes or list(default_sizes))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _progress(label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err_console, transient=False)
+
+
+def calibrate_cmd(
+    out: Path = typer.Option(..., "--out", help="CSV file to write (a JSON sidecar is written next to it)."),
+    kernels: Optional[List[str]] = typer.Option(None, "--kernels",
+                                                help="Kernel names (repeat or comma-separate); default all."),
+    sizes: Optional[List[str]] = typer.Option(None, "--sizes", help="Size names; default small,medium,large."),
+    repeats: int = typer.Option(10, "--repeats", min=1, help="Timed repetitions per point."),
+    warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed repetitions per point (compile + warm caches)."),
+    seed: int = typer.Option(0, "--seed", help="Input seed."),
+) -> None:
+    """Time every corpus kernel's CPU region (numba.njit, one thread) and GPU port (CUDA events) on this machine."""
+    from portcast.calibrate import CudaBackend, DEFAULT_SIZES, NoGpuError, calibrate, write_calibration
+
+    with user_errors(ValueError):
+        points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)
+        if out.suffix.lower() != ".csv":
+            raise UserError(f"{out}: --out must be a .csv path")
+        if not out.parent.exists():
+            raise UserError(f"{out.parent}: output folder does not exist")
+        try:
+            backend = CudaBackend()
+        except NoGpuError as exc:
+            err_console.print(f"[bold red]error:[/] no GPU: {exc}", highlight=False)
+            raise typer.Exit(EXIT_NO_GPU) from None
+        with _progress("calibrate") as progress:
+            task = progress.add_task("", total=len(points))
+
+            def step(name, size):
+                progress.update(task, advance=1, description=f"{name} {size}")
+
+            table, machine = calibrate(points, backend, repeats=repeats, warmup=warmup, seed=seed, progress=step)
+        names = sorted({spec.name for spec, _ in points})
+        size_names = list(dict.fromkeys(size for _, size in points))
+        csv_path, json_path = write_calibration(table, machine, out, kernels=names, sizes=size_names,
+                                                repeats=repeats, warmup=warmup)
+    failed = table.loc[~table["check_ok"].astype(bool), ["kernel", "size", "check_message"]]
+    console.print(f"wrote {len(table)} points to {csv_path} (machine: {json_path})")
+    for row in failed.itertuples(index=False):
+        err_console.print(f"[yellow]warning:[/] {row.kernel} {row.size}: GPU result differs: {row.check_message}",
+                          highlight=False)
+
+
+def characterize_cmd(
+    out: Path = typer.Option(..., "--out", help="Parquet file to write."),
+    kernels: Optional[List[str]] = typer.Option(None, "--kernels",
+                                                help="Kernel names (repeat or comma-separate); default all."),
+    sizes: Optional[List[str]] = typer.Option(None, "--sizes", help="Size names; default tiny,small,medium,large."),
+    seed: int = typer.Option(0, "--seed", help="Input seed."),
+) -> None:
+    """Trace every corpus kernel at every size and write the training-feature table (one row per kernel x size)."""
+    from portcast.characterize import DEFAULT_SIZES, characterize, write_feature_table
+
+    with user_errors(ValueError):
+        points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)
+        if out.suffix.lower() != ".parquet":
+            raise UserError(f"{out}: --out must be a .parquet path")
+        if not out.parent.exists():
+            raise UserError(f"{out.parent}: output folder does not exist")
+        with _progress("characterize") as progress:
+            task = progress.add_task("", total=len(points))
+
+            def step(name, size):
+                progress.update(task, advance=1, description=f"{name} {size}")
+
+            table = characterize(points, seed=seed, progress=step)
+        path = write_feature_table(table, out, seed=seed)
+    console.print(f"wrote {len(table)} rows x {table.shape[1] - 4} features to {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``calibrate`` and ``characterize`` to the ``portcast`` command."""
+    app.command("calibrate")(calibrate_cmd)
+    app.command("characterize")(characterize_cmd)
