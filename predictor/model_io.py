@@ -275,3 +275,21 @@ def load_model(path) -> InteractionSearchRegressor:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelFileError(f"{path}: not a Portcast model file (invalid JSON: {exc})") from None
     return model_from_dict(doc, str(path))
+
+
+#: Where the default speedup model ships (package data), once it has been trained on real measurements.
+DEFAULT_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default.json"
+
+
+def default_model_path() -> Path | None:
+    """The shipped default speedup model, or None when none ships.
+
+    The default model is trained on the kernel corpus's features and speedups measured on a real GPU
+    (``portcast calibrate`` on the GPU machine, then ``portcast train``); until those measurements exist,
+    nothing ships and callers must say so rather than guess.
+
+    Returns
+    -------
+    pathlib.Path or None
+    """
+    return DEFAULT_MODEL_FILE if DEFAULT_MODEL_FILE.is_file() else None

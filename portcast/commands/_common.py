@@ -23,5 +23,5 @@ def user_errors(*extra: type[BaseException]):
     try:
         yield
     except (UserError, TraceError, FileNotFoundError, *extra) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

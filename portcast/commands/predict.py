@@ -179,33 +179,9 @@ def train(
 
 # ---------------------------------------------------------------------------------------------- predict
 def _print_explanation(expl: pd.DataFrame, label: str) -> None:
-    from rich.table import Table
+    from portcast.report import print_prediction
 
-    a = expl.attrs
-    console.print(f"[bold]{label}[/]: predicted speedup [bold]{a['prediction']:.3g}x[/]"
-                  f" ({'port' if a['prediction'] > 1 else 'do not port'})", highlight=False)
-    ft = Table(title="features vs training range", title_justify="left")
-    for c in ("feature", "value", "train min", "train max", ""):
-        ft.add_column(c)
-    for _, r in expl[expl["order"] == 1].iterrows():
-        flag = "[yellow]outside: extrapolating[/]" if r["extrapolating"] else ""
-        ft.add_row(r["term"], f"{r['value']:.6g}", f"{r['train_min']:.6g}", f"{r['train_max']:.6g}", flag)
-    console.print(ft)
-    scale = {"log": "log speedup (each adds to log; exp(sum) = speedup)", "sqrt": "sqrt speedup",
-             "none": "speedup"}[a["transform"]]
-    tt = Table(title=f"term contributions to {scale}", title_justify="left")
-    for c in ("term", "coefficient", "z value", "contribution"):
-        tt.add_column(c)
-    for _, r in expl.iterrows():
-        tt.add_row(r["term"], f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
-    tt.add_row("[bold]sum[/]", "", "", f"{a['prediction_transformed']:+.4g}")
-    console.print(tt)
-    if a["extrapolating"]:
-        err_console.print(f"[yellow]warning:[/] {label}: features outside the training range; the prediction "
-                          "extrapolates and may be far off", highlight=False)
-    if a["transform"] == "none" and a["prediction"] <= 0:
-        err_console.print(f"[yellow]warning:[/] {label}: the linear model predicts a non-positive speedup",
-                          highlight=False)
+    print_prediction(console, err_console, expl, label)
 
 
 def predict(

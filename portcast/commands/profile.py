@@ -73,15 +73,17 @@ class ProgressSink:
         self._progress.stop()
 
 
-def build_sinks(trace_dir: Optional[Path], *, progress: bool = True) -> tuple[list, SummarySink]:
-    """The sinks every profiled region is sent to: summary counter, optional progress, optional Parquet files.
+def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False) -> tuple[list, SummarySink]:
+    """The sinks every profiled region is sent to: summary counter, optional progress, optional Parquet
+    files, optional feature engine (computing the features while the region runs, no trace file needed).
 
-    This is the one place to add another consumer of the trace (e.g. the feature engine's sink).
+    This is the one place to add another consumer of the trace.
 
     Returns
     -------
     (sinks, summary)
-        All sinks, in the order they receive chunks, and the summary sink among them.
+        All sinks, in the order they receive chunks, and the summary sink among them. The feature sink,
+        when asked for, is ``feature_sink(sinks)``.
     """
     from profiler.tracefile import TraceDirectorySink
 
@@ -91,7 +93,33 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True) -> tuple[li
         sinks.append(ProgressSink())
     if trace_dir is not None:
         sinks.append(TraceDirectorySink(trace_dir))
+    if features:
+        from features import FeatureSink
+
+        sinks.append(FeatureSink())
     return sinks, summary
+
+
+def feature_sink(sinks):
+    """The feature engine's sink among ``sinks``, or None."""
+    from features import FeatureSink
+
+    return next((s for s in sinks if isinstance(s, FeatureSink)), None)
+
+
+def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True) -> None:
+    """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
+    from portcast.commands._common import err_console
+    from portcast.report import predict_regions, print_features
+
+    fsink = feature_sink(sinks)
+    if fsink is None:
+        return
+    out = _out()
+    for (info, series), expl in zip(fsink.results, fsink.explanations):
+        print_features(out, f"{info.name} #{info.invocation}", series, expl)
+    if predict and fsink.results:
+        predict_regions(out, err_console, model, fsink.results)
 
 
 def _out():
@@ -189,8 +217,12 @@ def register(app: typer.Typer) -> None:
         region: Optional[List[str]] = typer.Option(None, "--region", "-r", help="Trace only this region (repeatable)."),
         chunk_records: int = typer.Option(1 << 20, "--chunk-records", help="Records per chunk / Parquet row group."),
         no_progress: bool = typer.Option(False, "--no-progress", help="No live progress display."),
+        features: bool = typer.Option(True, "--features/--no-features",
+                                      help="Compute each region's features while it runs, and predict its speedup."),
+        model: Optional[Path] = typer.Option(None, "--model", help="Speedup model (portcast train); default: the shipped one."),
     ) -> None:
-        """Run SCRIPT (or one --function) and trace its marked regions; print a per-region summary."""
+        """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
+        GPU-relevant features, the lines behind them, and its predicted GPU speedup."""
         from profiler.instrument import SourceUnavailable, UnsupportedConstruct
         from profiler.session import profile_script, trace_function
 
@@ -199,7 +231,12 @@ def register(app: typer.Typer) -> None:
                 raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
             if chunk_records < 1:
                 raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
-            sinks, summary = build_sinks(trace_dir, progress=not no_progress)
+            if model is not None:  # a bad model file should fail before the script runs, not after
+                from predictor import ModelFileError, load_model
+
+                with user_errors(ModelFileError):
+                    load_model(model)
+            sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features)
             if function:
                 if script is not None:
                     raise UserError("give either SCRIPT or --function, not both")
@@ -218,6 +255,10 @@ def register(app: typer.Typer) -> None:
             return
         written = [p for s in sinks for p in getattr(s, "written", [])]
         print_region_summary(summary.rows, written)
+        from predictor import ModelFileError
+
+        with user_errors(ModelFileError, ValueError):
+            print_features_and_prediction(sinks, model)
 
     @app.command("trace-info")
     def trace_info_cmd(file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile.")) -> None:

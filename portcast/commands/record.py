@@ -35,21 +35,13 @@ def record_command(
 
     Example: portcast record --trace-dir traces -- ./saxpy 100000
     """
-    from portcast.commands.profile import build_sinks, print_region_summary
+    from portcast.commands.profile import build_sinks, print_features_and_prediction, print_region_summary
     from profiler.native.record import record_program
 
     with _native_errors():
         if region is not None and whole:
             raise UserError("--region and --whole-program exclude each other")
-        sinks, summary = build_sinks(trace_dir, progress=progress and console.is_terminal)
-        fsink = None
-        if features:
-            try:
-                from features.engine import FeatureSink
-            except ImportError as exc:  # the feature engine is optional at this layer
-                raise UserError(f"the feature engine is not available ({exc})") from None
-            fsink = FeatureSink()
-            sinks.append(fsink)
+        sinks, summary = build_sinks(trace_dir, progress=progress and console.is_terminal, features=features)
         dec = record_program(program, sinks, region=region, whole_program=whole)
         if not dec.regions:
             hint = f" named {region!r}" if region else ""
@@ -57,10 +49,7 @@ def record_command(
                           f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
         written = [p for s in sinks for p in getattr(s, "written", [])]
         print_region_summary(summary.rows, written)
-        if fsink is not None:
-            for info, series in fsink.results:
-                console.print(f"features of {info.name} #{info.invocation}:", highlight=False)
-                console.print(series.to_string(), highlight=False)
+        print_features_and_prediction(sinks, None, predict=False)
         if dec.exit_code:
             console.print(f"the program exited with status {dec.exit_code}", highlight=False)
 

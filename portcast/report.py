@@ -1,0 +1,143 @@
+"""What Portcast tells a person about a region: its GPU-relevant features, the lines behind them, and a
+predicted speedup with the terms that make it.
+
+Used by ``portcast profile``, ``portcast record`` and ``portcast predict`` so the three speak alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+#: The features a porter reads first, with what a high or low value means on a GPU (papers/004 Table 1).
+KEY_FEATURES: tuple[tuple[str, str, str], ...] = (
+    ("warp_threads", "{:,.0f}", "parallel-loop iterations = GPU threads available"),
+    ("warp_parallelFraction", "{:.3f}", "share of the work inside the parallel loop"),
+    ("ilp32", "{:.2f}", "ILP in a 32-instruction window (per-thread latency hiding)"),
+    ("ilp16384", "{:.1f}", "ILP in a 16384-instruction window (independent work overall)"),
+    ("warp_coalescing", "{:.3f}", "ideal / actual 32-byte sectors per warp access (1 = fully coalesced)"),
+    ("locStrideOther", "{:.3f}", "share of per-instruction strides > 128 B (memory divergence)"),
+    ("warp_bdiv", "{:.3f}", "share of warp branch groups that diverge"),
+    ("Lbdiv_32", "{:.3f}", "share of per-branch 32-outcome groups that diverge"),
+    ("warp_arithIntensity", "{:.3f}", "FP operations per byte moved (compute vs bandwidth bound)"),
+    ("spf", "{:.3f}", "share of special-function operations (fast on GPU SFUs)"),
+    ("mem", "{:.3f}", "share of loads and stores"),
+    ("coldRef", "{:.3f}", "share of first-touch (cold) load references"),
+)
+
+EXPLAIN_TITLES = {
+    "locStrideOther": "memory divergence (strides > 128 B)",
+    "Lbdiv_32": "branch divergence (32-outcome groups)",
+    "footprint": "footprint (first-touched 64-B blocks)",
+}
+
+
+def print_features(console: Console, label: str, series: pd.Series, explanation: pd.DataFrame | None = None,
+                   top: int = 3) -> None:
+    """Print the key features of one region and the source lines that contribute most to its weak spots.
+
+    Parameters
+    ----------
+    console : where to print
+    label : region name shown in the titles
+    series : the region's features (``features.FeatureEngine.result()``)
+    explanation : ``features.FeatureEngine.explain()`` table, optional
+    top : lines shown per explained feature
+    """
+    t = Table(title=f"GPU-relevant features of {label}", title_justify="left")
+    for c in ("feature", "value", "meaning"):
+        t.add_column(c, no_wrap=c != "meaning")
+    for name, fmt, meaning in KEY_FEATURES:
+        if name in series.index:
+            t.add_row(name, fmt.format(float(series[name])), meaning)
+    console.print(t)
+    if explanation is None or explanation.empty:
+        return
+    t = Table(title=f"lines behind the weak spots of {label}", title_justify="left")
+    for c in ("what", "share", "line", "source"):
+        t.add_column(c, no_wrap=c != "source")
+    for feature, rows in explanation.groupby("feature", sort=False):
+        for _, r in rows.head(top).iterrows():
+            t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", str(r["location"]),
+                      str(r["text"]).strip())
+    console.print(t)
+
+
+def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str) -> None:
+    """Print a predicted speedup, the model's features against their training range, and each term's share.
+
+    Parameters
+    ----------
+    expl : ``predictor.explain_prediction(model, x)``
+    label : what was predicted (region or row name)
+    """
+    a = expl.attrs
+    console.print(f"[bold]{label}[/]: predicted speedup [bold]{a['prediction']:.3g}x[/]"
+                  f" ({'port' if a['prediction'] > 1 else 'do not port'})", highlight=False)
+    ft = Table(title="features vs training range", title_justify="left")
+    for c in ("feature", "value", "train min", "train max", ""):
+        ft.add_column(c)
+    for _, r in expl[expl["order"] == 1].iterrows():
+        flag = "[yellow]outside: extrapolating[/]" if r["extrapolating"] else ""
+        ft.add_row(r["term"], f"{r['value']:.6g}", f"{r['train_min']:.6g}", f"{r['train_max']:.6g}", flag)
+    console.print(ft)
+    scale = {"log": "log speedup (each adds to log; exp(sum) = speedup)", "sqrt": "sqrt speedup",
+             "none": "speedup"}[a["transform"]]
+    tt = Table(title=f"term contributions to {scale}", title_justify="left")
+    for c in ("term", "coefficient", "z value", "contribution"):
+        tt.add_column(c)
+    for _, r in expl.iterrows():
+        tt.add_row(r["term"], f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
+    tt.add_row("[bold]sum[/]", "", "", f"{a['prediction_transformed']:+.4g}")
+    console.print(tt)
+    if a["extrapolating"]:
+        err_console.print(f"[yellow]warning:[/] {label}: features outside the training range; the prediction "
+                          "extrapolates and may be far off", highlight=False)
+    if a["transform"] == "none" and a["prediction"] <= 0:
+        err_console.print(f"[yellow]warning:[/] {label}: the linear model predicts a non-positive speedup",
+                          highlight=False)
+
+
+def predict_regions(console: Console, err_console: Console, model_path: Path | None, results) -> list[dict]:
+    """Predict and explain the speedup of each profiled region, or say why no prediction can be made.
+
+    Parameters
+    ----------
+    model_path : model file (``portcast train``); None = the shipped default model, if there is one
+    results : list of (RegionInfo, feature Series), as in ``features.FeatureSink.results``
+
+    Returns
+    -------
+    list of dict
+        ``region``, ``invocation``, ``predicted_speedup`` per region (empty when no model is available).
+    """
+    from predictor import explain_prediction, load_model
+    from predictor.model_io import default_model_path
+
+    path = model_path if model_path is not None else default_model_path()
+    if path is None:
+        console.print(
+            "[bold]speedup:[/] no speedup model is shipped for a platform yet: the default model is trained on "
+            "the kernel corpus measured on a real GPU, which has not been done (see docs/predictor.md). Measure "
+            "your own with `portcast calibrate`, train with `portcast train`, and pass --model MODEL.json.",
+            highlight=False)
+        return []
+    model = load_model(path)
+    platform = model.metadata_.get("platform")
+    console.print(f"speedup model: {path}" + (f" ({platform})" if platform else ""), highlight=False)
+    out = []
+    for info, series in results:
+        missing = [f for f in model.subset_ if f not in series.index]
+        label = f"{info.name} #{info.invocation}"
+        if missing:
+            err_console.print(f"[yellow]warning:[/] {label}: the model needs feature(s) {missing} that were not "
+                              "computed; no prediction", highlight=False)
+            continue
+        expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
+        print_prediction(console, err_console, expl, label)
+        out.append({"region": info.name, "invocation": info.invocation,
+                    "predicted_speedup": float(expl.attrs["prediction"])})
+    return out

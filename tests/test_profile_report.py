@@ -1,0 +1,66 @@
+"""`portcast profile` end to end: trace, features while the region runs, weak-spot lines, speedup prediction."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from portcast.cli import app
+from predictor import InteractionSearchRegressor
+from predictor.model_io import save_model
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def _table_value(output: str, name: str) -> str:
+    m = re.search(rf"│ {re.escape(name)}\s+│ ([^│]+?)\s+│", output)
+    assert m, f"no row {name!r} in:\n{output}"
+    return m.group(1)
+
+
+def test_profile_prints_features_lines_and_says_no_model_ships():
+    res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress", "--", "640"])
+    assert res.exit_code == 0, res.output
+    # saxpy: 640 iterations = 640 threads, unit-stride float64 accesses, fully coalesced
+    assert _table_value(res.output, "warp_threads") == "640"
+    # 32 float64 accesses = 256 B = 8 ideal sectors; NumPy aligns arrays to 16 B, so each of x (1 load) and
+    # y (load + store) spans 8 or 9 sectors per warp depending on where the allocator put it: 24/(24+0..3)
+    assert _table_value(res.output, "warp_coalescing") in {f"{24 / (24 + k):.3f}" for k in range(4)}
+    assert _table_value(res.output, "locStrideOther") == "0.000"
+    # 2 loads (x, y) of 8 B and 1 store per iteration: FP ops (mul + add = 2) per 24 bytes
+    assert _table_value(res.output, "warp_arithIntensity") == f"{2 / 24:.3f}"
+    assert "saxpy.py:18" in res.output  # the footprint is attributed to the loop body's line
+    assert "no speedup model is shipped" in res.output
+
+
+def test_profile_with_a_model_predicts_and_explains(tmp_path):
+    # a model on two of the features the profiler computes, trained on a synthetic law speedup = 2 + 40*coalescing
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame({"warp_coalescing": rng.uniform(0.05, 1.0, 40), "ilp32": rng.uniform(1, 6, 40)})
+    y = 2 + 40 * X["warp_coalescing"].to_numpy()
+    model = InteractionSearchRegressor(k=1, n_splits=5, validation_size=8, random_state=0).fit(X, y)
+    assert tuple(model.subset_) == ("warp_coalescing",)
+    path = save_model(model, tmp_path / "m.json", metadata={"platform": "synthetic test law"})
+    res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress",
+                              "--model", str(path), "--", "640"])
+    assert res.exit_code == 0, res.output
+    assert "speedup model:" in res.output and "(synthetic test law)" in res.output
+    # the law gives 2 + 40 * coalescing, whatever the arrays' alignment made the coalescing
+    coalescing = float(_table_value(res.output, "warp_coalescing"))
+    m = re.search(r"saxpy #0: predicted speedup ([0-9.]+)x \(port\)", res.output)
+    assert m and float(m.group(1)) == pytest.approx(2 + 40 * coalescing, rel=2e-3)
+    assert "term contributions" in res.output
+
+
+def test_profile_rejects_a_corrupt_model(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress",
+                              "--model", str(bad), "--", "64"])
+    assert res.exit_code == 2
+    assert "bad.json: not a Portcast model file (invalid JSON" in res.output
+    assert "traced regions" not in res.output  # the model is checked before the script runs
