@@ -7,10 +7,14 @@ Figures (printed with -s and stored in the benchmark's extra_info):
   clock_gettime; the traced time is the wall time between the region's start and end messages, which
   includes decoding and the sinks, since records are consumed while the program runs);
 * records per second into a counting sink, into the feature engine, and for the ChampSim importer.
+* CPU seconds (the machine is shared, so wall time is noisy): ``cpu_tool_s`` (the valgrind child),
+  ``cpu_reader_s`` (this process: reader + sinks); for the tool alone also the same run under Valgrind's
+  ``--tool=none`` (``cpu_none_run_s``: Valgrind's start-up and JIT without recording).
 """
 
 import lzma
 import os
+import resource
 import subprocess
 import time
 
@@ -89,9 +93,17 @@ def _native_region_time(exe, reps=5):
     return best
 
 
+def _children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _record(exe, sinks):
-    t0 = time.perf_counter()
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     dec = record_program([str(exe), str(N)], sinks, stdout=subprocess.DEVNULL)
+    # CPU seconds of the whole run: this (reader + sinks) process and the valgrind child (the tool)
+    dec.cpu_reader_s = time.process_time() - c0
+    dec.cpu_tool_s = _children_cpu() - k0
     return dec, time.perf_counter() - t0
 
 
@@ -106,6 +118,11 @@ def _report(benchmark, label, dec, total, native):
         "slowdown_region": region / native,
         "records_per_s": info.n_records / region,
         "whole_run_s": total,
+        # CPU time (the machine is shared, wall time is noisy): whole run, program start-up included
+        "cpu_tool_s": dec.cpu_tool_s,
+        "cpu_reader_s": dec.cpu_reader_s,
+        "cpu_total_s": dec.cpu_tool_s + dec.cpu_reader_s,
+        "cpu_slowdown_vs_native_region": (dec.cpu_tool_s + dec.cpu_reader_s) / native,
     }
     benchmark.extra_info.update(figures)
     print(f"\n{label}: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))
@@ -135,12 +152,19 @@ def test_tool_alone_to_dev_null(benchmark, kernel_exe):
     env = dict(os.environ, VALGRIND_LIB=str(folder))
     cmd = ["valgrind", "-q", "--tool=portcast", "--vex-guest-chase=no", "--vex-iropt-level=0", "--out=/dev/null",
            str(kernel_exe), str(N)]
+    k0 = _children_cpu()
     out = benchmark.pedantic(lambda: subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout,
                              rounds=1, iterations=1)
+    cpu = _children_cpu() - k0  # CPU seconds of the whole valgrind run (start-up included)
     traced = float(out.split()[0])  # region time as the program itself measured it under the tool
     native = _native_region_time(kernel_exe)
-    benchmark.extra_info.update({"native_region_s": native, "tool_region_s": traced, "slowdown_region": traced / native})
-    print(f"\ntool alone: native_region_s={native:.4g}, tool_region_s={traced:.4g}, slowdown={traced / native:.4g}")
+    k0 = _children_cpu()
+    subprocess.run(["valgrind", "-q", "--tool=none", str(kernel_exe), str(N)], capture_output=True, check=True)
+    cpu_none = _children_cpu() - k0  # the same run under Valgrind's --tool=none: start-up + JIT baseline
+    benchmark.extra_info.update({"native_region_s": native, "tool_region_s": traced, "slowdown_region": traced / native,
+                                 "cpu_tool_run_s": cpu, "cpu_none_run_s": cpu_none})
+    print(f"\ntool alone: native_region_s={native:.4g}, tool_region_s={traced:.4g}, slowdown={traced / native:.4g}, "
+          f"cpu_tool_run_s={cpu:.4g}, cpu_none_run_s={cpu_none:.4g}")
 
 
 def test_import_champsim_throughput(benchmark, tmp_path):

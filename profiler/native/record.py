@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import select
 import shlex
+import struct
 import shutil
 import subprocess
 import tempfile
@@ -54,6 +55,7 @@ STREAM_VERSION = 2
 
 MSG_HELLO, MSG_REGION_START, MSG_RECORDS, MSG_REGION_END, MSG_STATIC, MSG_FINI = range(6)
 _MAX_PAYLOAD = 1 << 26
+_HEADER = struct.Struct("<II")
 
 
 def encode_records(chunk: TraceChunk) -> bytes:
@@ -180,6 +182,48 @@ class StreamDecoder:
             if self._fill == self.chunk_records:
                 self._flush(final=False)
 
+    def _read_records(self, f: BinaryIO, n: int, offset: int) -> None:
+        """Read a RECORDS block of ``n`` records straight into the sinks' chunk columns (no staging copy).
+
+        The block is column-major, so each column is read in one or two pieces (two when the block
+        straddles a chunk boundary). Chunks filled by the block go to the sinks once all of it is read;
+        on a truncated block the chunk state is restored, as if the block had never started.
+        """
+        buf0, fill0 = self._buf, self._fill
+        segs, full = [], []
+        start = 0
+        while start < n:
+            if self._buf is None:
+                self._buf = TraceChunk.empty(self.chunk_records)
+                self._fill = 0
+            take = min(n - start, self.chunk_records - self._fill)
+            segs.append((self._buf, self._fill, take))
+            self._fill += take
+            start += take
+            if self._fill == self.chunk_records:
+                full.append(self._buf)
+                self._buf, self._fill = None, 0
+        got = 0
+        for name, dt in WIRE_COLUMNS:
+            for chunk, at, take in segs:
+                col = getattr(chunk, name)
+                if col.dtype == dt and col.flags.c_contiguous:
+                    k = _read_into(f, memoryview(col[at:at + take].view(np.uint8)))
+                else:  # pragma: no cover - the chunk's columns have the wire dtypes
+                    raw = _read_full(f, take * dt.itemsize)
+                    k = len(raw)
+                    col[at:at + k // dt.itemsize] = np.frombuffer(raw, dt, count=k // dt.itemsize)
+                got += k
+                if k < take * dt.itemsize:
+                    self._buf, self._fill = buf0, fill0
+                    raise TraceError(f"trace stream byte {offset}: truncated message ({got} of "
+                                     f"{n * RECORD_BYTES} bytes)")
+        partial = (self._buf, self._fill)
+        for chunk in full:
+            self._buf, self._fill = chunk, self.chunk_records
+            self._flush(final=False)
+        self._buf, self._fill = partial
+
     def _flush(self, final: bool) -> None:
         if self._buf is None or self._fill == 0:
             self._buf = None
@@ -230,26 +274,47 @@ class StreamDecoder:
 
     # -- streams
     def read_stream(self, f: BinaryIO) -> None:
-        """Decode messages from a blocking binary stream until end of file."""
+        """Decode messages from a blocking binary stream until end of file.
+
+        Record blocks are read into one reused buffer (``readinto`` where the stream has it): the
+        column views of a block live only until its records are copied into the sinks' chunk, and a
+        fresh multi-megabyte ``bytes`` per block would cost an allocation and its page faults.
+        """
         offset = 0
+        rbuf = bytearray(1 << 21)
         while True:
             hdr = _read_full(f, 8)
             if not hdr:
                 return
             if len(hdr) < 8:
                 raise TraceError(f"trace stream byte {offset}: truncated message header")
-            mtype, length = np.frombuffer(hdr, "<u4").tolist()
+            mtype, length = _HEADER.unpack(hdr)
             if length > _MAX_PAYLOAD:
                 raise TraceError(f"trace stream byte {offset}: message of {length} bytes is implausible")
-            payload = _read_full(f, length)
-            if len(payload) < length:
-                raise TraceError(f"trace stream byte {offset}: truncated message ({len(payload)} of {length} bytes)")
+            if mtype == MSG_RECORDS and self._info is not None and length % RECORD_BYTES == 0:
+                self._read_records(f, length // RECORD_BYTES, offset)
+                offset += 8 + length
+                continue
+            if mtype == MSG_RECORDS:  # malformed or misplaced: read it, then let feed() name the error
+                if length > len(rbuf):
+                    rbuf = bytearray(length)
+                payload = memoryview(rbuf)[:length]
+                got = _read_into(f, payload)
+                if got < length:
+                    raise TraceError(f"trace stream byte {offset}: truncated message ({got} of {length} bytes)")
+            else:
+                payload = _read_full(f, length)
+                if len(payload) < length:
+                    raise TraceError(f"trace stream byte {offset}: truncated message ({len(payload)} of {length} bytes)")
             self.feed(mtype, payload, offset)
             offset += 8 + length
 
 
 def _read_full(f: BinaryIO, n: int) -> bytes:
-    parts, got = [], 0
+    b = f.read(n)  # a blocking stream returns all n bytes unless it ends first
+    if len(b) == n or not b:
+        return b
+    parts, got = [b], len(b)
     while got < n:
         b = f.read(n - got)
         if not b:
@@ -257,6 +322,25 @@ def _read_full(f: BinaryIO, n: int) -> bytes:
         parts.append(b)
         got += len(b)
     return b"".join(parts)
+
+
+def _read_into(f: BinaryIO, view: memoryview) -> int:
+    """Fill ``view`` from ``f`` (``readinto`` when available); returns the bytes read (less at end of file)."""
+    readinto = getattr(f, "readinto", None)
+    got, n = 0, len(view)
+    while got < n:
+        if readinto is not None:
+            k = readinto(view[got:])
+            if not k:
+                break
+        else:
+            b = f.read(n - got)
+            if not b:
+                break
+            k = len(b)
+            view[got:got + k] = b
+        got += k
+    return got
 
 
 def _version() -> str:
@@ -424,6 +508,14 @@ class _Prefixed:
             out, self._prefix = self._prefix[:n], self._prefix[n:]
             return out
         return self._f.read(n)
+
+    def readinto(self, view) -> int:
+        if self._prefix:
+            k = min(len(view), len(self._prefix))
+            view[:k] = self._prefix[:k]
+            self._prefix = self._prefix[k:]
+            return k
+        return self._f.readinto(view)
 
 
 def decode_file(path: str | os.PathLike, sinks: Iterable, chunk_records: int = DEFAULT_CHUNK_RECORDS) -> StreamDecoder:

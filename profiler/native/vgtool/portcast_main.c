@@ -10,7 +10,7 @@
  *     earlier instructions of the same superblock whose temporaries it reads. Each write of a location
  *     gets a new dependency token (location + 256 * version), so that one instruction writing several
  *     locations (a register and the flags) is one destination token.
- * Records go, in binary (48 bytes each, see record.py), to the file or FIFO named by --out, framed as
+ * Records go, in binary (42 bytes each, column by column, see record.py), to the file or FIFO named by --out, framed as
  * messages: u32 type, u32 payload length, payload.
  *
  * Written for Portcast from the VEX IR documentation in libvex_ir.h and pub_tool_*.h.
@@ -46,13 +46,6 @@
 enum { OP_INT_ALU = 0, OP_INT_MUL, OP_INT_DIV, OP_INT_REM, OP_FP_ALU, OP_FP_MUL, OP_FP_DIV, OP_FP_SPECIAL,
        OP_LOAD, OP_STORE, OP_BRANCH, OP_JUMP, OP_CALL, OP_RET, OP_MOVE, OP_OTHER };
 
-/* one record: must match RECORD_DTYPE in profiler/native/record.py */
-typedef struct {
-   Long addr;
-   Long tid;
-   Int pc, src1, src2, src3, dst, size;
-   UChar op, taken, pad[6];
-} Rec;
 
 #define N_SLOTS 8 /* static id = 8 * instruction number + slot + 1; loads 0..3, compute 4, stores 5..6 */
 #define SLOT_COMPUTE 4
@@ -100,7 +93,10 @@ static ULong cur_instrs, cur_loads, cur_stores, cur_branches, cur_dropped;
 static ULong total_instrs; /* guest instructions executed in recorded regions, all regions */
 
 #define BUF_RECS 43690 /* about 2 MiB */
-static Rec buf[BUF_RECS];
+/* the record buffer, column by column (the order of the wire format, see flush_records) */
+static Long c_addr[BUF_RECS], c_tid[BUF_RECS];
+static Int c_pc[BUF_RECS], c_s1[BUF_RECS], c_s2[BUF_RECS], c_s3[BUF_RECS], c_dst[BUF_RECS], c_size[BUF_RECS];
+static UChar c_op[BUF_RECS], c_taken[BUF_RECS];
 static Int nbuf = 0;
 
 static Int cur_tok[N_LOCS];
@@ -136,22 +132,23 @@ static void send_msg(UInt type, const void* payload, UInt len)
 /* records leave column by column (addr, tid, pc, src1, src2, src3, dst, size, op, taken), so that the reader
    copies contiguous arrays */
 #define COL_BYTES (8 + 8 + 4 * 6 + 1 + 1)
-static UChar colbuf[BUF_RECS * COL_BYTES];
 
+/* one RECORDS message: the header, then the first nbuf values of each column (no copy into a staging
+   buffer; the bytes on the wire are the same) */
 static void flush_records(void)
 {
-   Int i, n = nbuf;
-   Long *addr = (Long*)colbuf, *tid = addr + n;
-   Int *pc = (Int*)(tid + n), *s1 = pc + n, *s2 = s1 + n, *s3 = s2 + n, *dst = s3 + n, *size = dst + n;
-   UChar *op = (UChar*)(size + n), *taken = op + n;
+   Int n = nbuf;
+   UInt hdr[2];
    if (n == 0) return;
-   for (i = 0; i < n; i++) {
-      const Rec* r = &buf[i];
-      addr[i] = r->addr; tid[i] = r->tid; pc[i] = r->pc; s1[i] = r->src1; s2[i] = r->src2; s3[i] = r->src3;
-      dst[i] = r->dst; size[i] = r->size; op[i] = r->op; taken[i] = r->taken;
-   }
-   send_msg(MSG_RECORDS, colbuf, n * COL_BYTES);
    nbuf = 0;
+   if (out_fd < 0) return;
+   hdr[0] = MSG_RECORDS;
+   hdr[1] = (UInt)(n * COL_BYTES);
+   write_all(hdr, sizeof hdr);
+   write_all(c_addr, n * 8); write_all(c_tid, n * 8);
+   write_all(c_pc, n * 4); write_all(c_s1, n * 4); write_all(c_s2, n * 4); write_all(c_s3, n * 4);
+   write_all(c_dst, n * 4); write_all(c_size, n * 4);
+   write_all(c_op, n); write_all(c_taken, n);
 }
 
 static inline Int resolve(const Item* it, Int instr_dst)
@@ -169,66 +166,63 @@ static inline Int resolve(const Item* it, Int instr_dst)
    a0/a1: addresses of the first two memory accesses; more are in pending[]; packed: taken | nacc << 8 */
 static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packed)
 {
-   Int i, k, nacc = (Int)((packed >> 8) & 0xff);
+   Int i, k, j, nacc = (Int)((packed >> 8) & 0xff), n_uops = d->n_uops;
    UChar taken = (UChar)(packed & 1);
-   Int src[MAX_UOPS][3];
    Int dst_tok = 0, emitted = 0;
    ULong addr[MAX_ACC];
+   const Long tid = cur_tid;
    addr[0] = a0;
    addr[1] = a1;
    for (i = 2; i < MAX_ACC; i++) addr[i] = i - 2 < npending ? pending[i - 2] : 0;
    npending = 0;
-   /* sources are read before the destination is written */
-   for (k = 0; k < d->n_uops; k++)
-      for (i = 0; i < 3; i++) src[k][i] = 0;
    if (d->n_wlocs) {
       UShort p = d->wlocs[0];
       UShort v = (UShort)((loc_version[p] + 1) & 0xff);
       loc_version[p] = v;
       dst_tok = p + 256 * (Int)v;
    }
-   for (k = 0; k < d->n_uops; k++)
-      for (i = 0; i < d->uop[k].nsrc; i++) src[k][i] = resolve(&d->uop[k].src[i], dst_tok);
+   /* records are written straight into the column buffer; their sources are resolved before this
+      instruction's destination is written (below), exactly as reads precede the write */
+   for (k = 0; k < n_uops; k++) {
+      const UOp* u = &d->uop[k];
+      const UChar op = u->op;
+      if (op == OP_LOAD || op == OP_STORE) {
+         if (u->acc >= nacc) continue;
+         if (nbuf == BUF_RECS) flush_records();
+         j = nbuf++;
+         c_addr[j] = (Long)addr[u->acc];
+         c_size[j] = u->size;
+         if (op == OP_LOAD) cur_loads++; else cur_stores++;
+         c_taken[j] = 0;
+      } else {
+         if (nbuf == BUF_RECS) flush_records();
+         j = nbuf++;
+         c_addr[j] = 0;
+         c_size[j] = 0;
+         if (op == OP_BRANCH) { cur_branches++; c_taken[j] = taken; } else c_taken[j] = 0;
+      }
+      c_pc[j] = u->pc;
+      c_op[j] = op;
+      /* unused source items are IT_NONE (descriptors are zero-allocated, sources appended): token 0 */
+      c_s1[j] = resolve(&u->src[0], dst_tok);
+      c_s2[j] = resolve(&u->src[1], dst_tok);
+      c_s3[j] = resolve(&u->src[2], dst_tok);
+      c_dst[j] = u->dmode == D_INSTR ? dst_tok
+               : u->dmode == D_TEMP ? TEMP_TOKEN + u->dval
+               : u->dmode == D_COMPUTE ? (dst_tok ? dst_tok : TEMP_TOKEN + 4) : 0;
+      c_tid[j] = tid;
+      emitted++;
+   }
    for (i = 0; i < d->n_wlocs; i++) cur_tok[d->wlocs[i]] = dst_tok;
    sb_tok[d->sb_index] = dst_tok;
    cur_instrs++;
    cur_dropped += d->dropped;
-   for (k = 0; k < d->n_uops; k++) {
-      const UOp* u = &d->uop[k];
-      Rec* r;
-      if ((u->op == OP_LOAD || u->op == OP_STORE) && u->acc >= nacc) continue;
-      if (nbuf == BUF_RECS) flush_records();
-      r = &buf[nbuf++];
-      r->pc = u->pc;
-      r->op = u->op;
-      r->taken = (u->op == OP_BRANCH) ? taken : 0;
-      r->src1 = src[k][0];
-      r->src2 = src[k][1];
-      r->src3 = src[k][2];
-      r->dst = u->dmode == D_INSTR ? dst_tok
-             : u->dmode == D_TEMP ? TEMP_TOKEN + u->dval
-             : u->dmode == D_COMPUTE ? (dst_tok ? dst_tok : TEMP_TOKEN + 4) : 0;
-      if (u->op == OP_LOAD || u->op == OP_STORE) {
-         r->addr = (Long)addr[u->acc];
-         r->size = u->size;
-         if (u->op == OP_LOAD) cur_loads++; else cur_stores++;
-      } else {
-         r->addr = 0;
-         r->size = 0;
-      }
-      if (u->op == OP_BRANCH) cur_branches++;
-      r->tid = cur_tid;
-      emitted++;
-   }
    if (!emitted) { /* an instruction left before its memory accesses (e.g. rep with count 0) */
-      Rec* r;
       if (nbuf == BUF_RECS) flush_records();
-      r = &buf[nbuf++];
-      VG_(memset)(r, 0, sizeof *r);
-      r->pc = d->base + SLOT_COMPUTE;
-      r->op = d->fallback_op;
-      r->dst = dst_tok;
-      r->tid = cur_tid;
+      j = nbuf++;
+      c_addr[j] = 0; c_tid[j] = tid; c_pc[j] = d->base + SLOT_COMPUTE;
+      c_s1[j] = c_s2[j] = c_s3[j] = 0; c_dst[j] = dst_tok; c_size[j] = 0;
+      c_op[j] = d->fallback_op; c_taken[j] = 0;
    }
 }
 
