@@ -15,13 +15,13 @@ Timing goes through a *backend* object so that the table assembly can be tested 
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text
 import datetime as _dt
 import importlib.metadata
 import json
 import os
 import platform
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -380,14 +380,4 @@ def write_calibration(table, machine: dict, out: str | os.PathLike, *, kernels: 
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write_text(path, text)

@@ -24,11 +24,10 @@ Loading checks every field and raises :class:`ModelFileError` naming the file an
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text
 import datetime as _dt
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +44,7 @@ class ModelFileError(ValueError):
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, text)
 
 
 def model_to_dict(model: InteractionSearchRegressor, metadata: dict[str, Any] | None = None) -> dict:

@@ -32,11 +32,12 @@ file, the row and the field in the message.
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text as _atomic_write_text
+
 import dataclasses
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -274,24 +275,14 @@ def load_counters(path: str | os.PathLike, default_base_mhz: float | None = None
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then rename).
+    """Write ``text`` to ``path`` atomically (see :mod:`profiler.atomic`).
 
     Parameters
     ----------
     path : path-like
     text : str
     """
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _atomic_write_text(path, text)
 
 
 def save_counters(records: Iterable[CounterRecord], path: str | os.PathLike) -> None:

@@ -16,6 +16,7 @@ tested on the synthetic generator (:mod:`gpu_models.synthetic`).
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -354,13 +355,7 @@ def _markdown(summary: dict) -> str:
 
 
 def _write_text(path: Path, text: str) -> None:
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 def _write_csv(table, path: Path) -> None:

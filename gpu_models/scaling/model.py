@@ -12,9 +12,9 @@ The same machinery models power: ``target="power"`` only labels what the value a
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_json
+
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -304,19 +304,8 @@ class ScalingModel:
 
 
 def write_json_atomic(path, obj) -> Path:
-    """Write ``obj`` as JSON to ``path`` via a temporary file in the same folder and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=1)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    """Write ``obj`` as JSON to ``path`` atomically (see :mod:`profiler.atomic`)."""
+    return atomic_write_json(path, obj, indent=1)
 
 
 def prediction_errors(pred: np.ndarray, true: np.ndarray, base_index) -> np.ndarray:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_path
+
 import json
-import os
-import tempfile
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -25,17 +25,9 @@ class Format(str, Enum):
 
 
 def _atomic_write(path: Path, write) -> None:
-    """Write through a temporary file in the target folder, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Call ``write(tmp)`` on a temporary file in the target folder, then rename it over ``path``."""
+    with atomic_path(path) as tmp:
+        write(str(tmp))
 
 
 def _compute(paths: list[Path], chunk_records: int, quiet: bool):

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text
 import json
-import os
 import shlex
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -94,16 +93,7 @@ def features_from_input(path: Path) -> pd.DataFrame:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_text(path, text)
 
 
 def _progress():

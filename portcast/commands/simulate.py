@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
+from profiler.atomic import atomic_write_json
+
 from pathlib import Path
 from typing import Optional
 
@@ -24,16 +23,7 @@ def _errors():
 
 
 def _write_json(path: Path, doc: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write_json(path, doc, indent=2, sort_keys=True)
 
 
 def simulate_cmd(

@@ -21,11 +21,11 @@ bit-for-bit what the saved one did.
 
 from __future__ import annotations
 
+from profiler.atomic import atomic_write_text as _atomic_write_text
 import json
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +39,8 @@ SCHEMA_VERSION = 1
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file in the same folder, then ``os.replace``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``text`` to ``path`` atomically (see :mod:`profiler.atomic`)."""
+    _atomic_write_text(path, text)
 
 
 def _f(x: float) -> float | None:
