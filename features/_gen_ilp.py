@@ -1,8 +1,9 @@
 """Generates ``features/_ilp_unrolled.py``: the ILP window pass for a fixed number of windows, unrolled.
 
-Run ``python -m features._gen_ilp`` after changing the template. Keeping each window's clock, ring head and
-count in local variables (not arrays) lets the seven windows' dependence chains overlap in the CPU,
-which a loop over an array of window states prevents.
+Run ``python -m features._gen_ilp`` after changing the template. Keeping each window's clock, head and tail
+in local variables (not arrays) lets the seven windows' dependence chains overlap in the CPU,
+which a loop over an array of window states prevents; the second pass, for the default windows, has their
+table layout as constants, so fewer values compete for registers.
 """
 
 from __future__ import annotations
@@ -12,7 +13,21 @@ from pathlib import Path
 NW = 7
 
 
-def source(nw: int = NW) -> str:
+def source(nw: int = NW, default=(32, 64, 128, 256, 2048, 16384, 65536)) -> str:
+    """Source of ``_ilp_unrolled.py``.
+
+    Parameters
+    ----------
+    nw : number of windows of the unrolled passes
+    default : the window sizes (``nw`` of them, ascending) of the second pass, ``ilp_windows_default``, whose
+        table offsets, masks (tables of 2 x the next power of two >= W, as ``IlpAnalyzer`` lays them out)
+        and sizes are constants; None: no specialised pass
+
+    Returns
+    -------
+    str
+        The module text.
+    """
     ks = range(nw)
     L = []
     a = L.append
@@ -26,64 +41,90 @@ def source(nw: int = NW) -> str:
     a("NW = %d" % nw)
     a("")
     a("")
-    a("@njit(cache=True, boundscheck=False)")
-    a("def ilp_windows_unrolled(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmask,")
-    a("                        windows, wstate):")
-    a('    """All windows over mapped records lo..hi-1; ready tables are [row, window] (row 0 always 0: no ready')
-    a('    time; the block rows of a LOAD come first in bfirst, then in xslots); wstate rows are (clock,')
-    a('    max(t + 1), ring head, ring count)."""')
-    for k in ks:
-        a(f"    c{k} = wstate[{k}, 0]")
-        a(f"    x{k} = wstate[{k}, 1]")
-        a(f"    h{k} = wstate[{k}, 2]")
-        a(f"    n{k} = wstate[{k}, 3]")
-        a(f"    o{k} = offs[{k}]")
-        a(f"    m{k} = rmask[{k}]")
-        a(f"    w{k} = windows[{k}]")
-    a("    xp = 0")
-    a("    for i in range(lo, hi):")
-    for k in ks:
-        a(f"        t{k} = c{k}")
-    for src in ("r1", "r2", "r3"):
-        a(f"        a = {src}[i]")
+    def kernel(name, consts):
+        a("@njit(cache=True, boundscheck=False)")
+        a(f"def {name}(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmask,")
+        a("        windows, wstate):")
+        a('    """All windows over mapped records lo..hi-1; ready tables are [row, window] (row 0 always 0: no ready')
+        a('    time; the block rows of a LOAD come first in bfirst, then in xslots); wstate rows are (clock,')
+        a('    max(t + 1), window head, window tail) with head and tail absolute instruction positions; ``first``')
+        a('    holds, per window, the position of the first instruction in the window issued at each time t, at')
+        a('    slot t & mask (see features/ilp.py, _ilp_window, for why this replaces the FIFO exactly). The tail is')
+        a('    the same for every window (the position of the next instruction).')
+        if consts is not None:
+            a('    Specialised for windows %s (offsets, masks and sizes are constants)."""' % (consts[2],))
+        else:
+            a('    """')
         for k in ks:
-            a(f"        v = rready[a, {k}]")
-            a(f"        if v > t{k}:")
-            a(f"            t{k} = v")
-    a("        nb = nblk[i]")
-    a("        if nb > 0:")
-    a("            if op[i] == LOAD:")
-    a("                for q in range(nb):")
-    a("                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]")
-    for k in ks:
-        a(f"                    v = bready[a, {k}]")
-        a(f"                    if v > t{k}:")
-        a(f"                        t{k} = v")
-    a("            else:")
-    a("                for q in range(nb):")
-    a("                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]")
-    for k in ks:
-        a(f"                    bready[a, {k}] = t{k} + 1")
-    a("            xp += nb - 1")
-    a("        a = rd[i]")
-    a("        if a != 0:")
-    for k in ks:
-        a(f"            rready[a, {k}] = t{k} + 1")
-    for k in ks:
-        a(f"        if t{k} + 1 > x{k}:")
-        a(f"            x{k} = t{k} + 1")
-        a(f"        ring[o{k} + ((h{k} + n{k}) & m{k})] = t{k}")
-        a(f"        n{k} += 1")
-        a(f"        if n{k} == w{k}:")
-        a(f"            c{k} += 1")
-        a(f"            while n{k} > 0 and ring[o{k} + h{k}] < c{k}:")
-        a(f"                h{k} = (h{k} + 1) & m{k}")
-        a(f"                n{k} -= 1")
-    for k in ks:
-        a(f"    wstate[{k}, 0] = c{k}")
-        a(f"    wstate[{k}, 1] = x{k}")
-        a(f"    wstate[{k}, 2] = h{k}")
-        a(f"    wstate[{k}, 3] = n{k}")
+            a(f"    c{k} = wstate[{k}, 0]")
+            a(f"    x{k} = wstate[{k}, 1]")
+            a(f"    h{k} = wstate[{k}, 2]")
+            if consts is None:
+                a(f"    o{k} = offs[{k}]")
+                a(f"    m{k} = rmask[{k}]")
+                a(f"    w{k} = windows[{k}]")
+            else:
+                a(f"    o{k} = {consts[0][k]}")
+                a(f"    m{k} = {consts[1][k]}")
+                a(f"    w{k} = {consts[2][k]}")
+        a("    n = wstate[0, 3]")
+        a("    xp = 0")
+        a("    for i in range(lo, hi):")
+        for k in ks:
+            a(f"        t{k} = c{k}")
+        for src in ("r1", "r2", "r3"):
+            a(f"        a = {src}[i]")
+            for k in ks:
+                a(f"        v = rready[a, {k}]")
+                a(f"        if v > t{k}:")
+                a(f"            t{k} = v")
+        a("        nb = nblk[i]")
+        a("        if nb > 0:")
+        a("            if op[i] == LOAD:")
+        a("                for q in range(nb):")
+        a("                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]")
+        for k in ks:
+            a(f"                    v = bready[a, {k}]")
+            a(f"                    if v > t{k}:")
+            a(f"                        t{k} = v")
+        a("            else:")
+        a("                for q in range(nb):")
+        a("                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]")
+        for k in ks:
+            a(f"                    bready[a, {k}] = t{k} + 1")
+        a("            xp += nb - 1")
+        a("        a = rd[i]")
+        a("        if a != 0:")
+        for k in ks:
+            a(f"            rready[a, {k}] = t{k} + 1")
+        for k in ks:
+            a(f"        if t{k} + 1 > x{k}:")
+            a(f"            x{k} = t{k} + 1")
+            a(f"        a = o{k} + (t{k} & m{k})")
+            a("        q = first[a]")
+            a(f"        first[a] = q if q >= h{k} else n")
+        a("        n += 1")
+        for k in ks:
+            a(f"        if n - h{k} == w{k}:")
+            a(f"            c{k} += 1")
+            a(f"            q = first[o{k} + (c{k} & m{k})]")
+            a(f"            h{k} = q if q >= h{k} else n")
+        for k in ks:
+            a(f"    wstate[{k}, 0] = c{k}")
+            a(f"    wstate[{k}, 1] = x{k}")
+            a(f"    wstate[{k}, 2] = h{k}")
+            a(f"    wstate[{k}, 3] = n")
+    kernel("ilp_windows_unrolled", None)
+    if default is not None:
+        caps = [2 << (w - 1).bit_length() if w > 1 else 2 for w in default]
+        offs = [sum(caps[:k]) for k in range(nw)]
+        a("")
+        a("")
+        a("#: the windows ilp_windows_default is specialised for")
+        a("DEFAULT_WINDOWS = %s" % (tuple(default),))
+        a("")
+        a("")
+        kernel("ilp_windows_default", (offs, [c - 1 for c in caps], list(default)))
     return "\n".join(L) + "\n"
 
 

@@ -9,60 +9,58 @@ NW = 7
 
 
 @njit(cache=True, boundscheck=False)
-def ilp_windows_unrolled(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmask,
-                        windows, wstate):
+def ilp_windows_unrolled(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmask,
+        windows, wstate):
     """All windows over mapped records lo..hi-1; ready tables are [row, window] (row 0 always 0: no ready
     time; the block rows of a LOAD come first in bfirst, then in xslots); wstate rows are (clock,
-    max(t + 1), ring head, ring count)."""
+    max(t + 1), window head, window tail) with head and tail absolute instruction positions; ``first``
+    holds, per window, the position of the first instruction in the window issued at each time t, at
+    slot t & mask (see features/ilp.py, _ilp_window, for why this replaces the FIFO exactly). The tail is
+    the same for every window (the position of the next instruction).
+    """
     c0 = wstate[0, 0]
     x0 = wstate[0, 1]
     h0 = wstate[0, 2]
-    n0 = wstate[0, 3]
     o0 = offs[0]
     m0 = rmask[0]
     w0 = windows[0]
     c1 = wstate[1, 0]
     x1 = wstate[1, 1]
     h1 = wstate[1, 2]
-    n1 = wstate[1, 3]
     o1 = offs[1]
     m1 = rmask[1]
     w1 = windows[1]
     c2 = wstate[2, 0]
     x2 = wstate[2, 1]
     h2 = wstate[2, 2]
-    n2 = wstate[2, 3]
     o2 = offs[2]
     m2 = rmask[2]
     w2 = windows[2]
     c3 = wstate[3, 0]
     x3 = wstate[3, 1]
     h3 = wstate[3, 2]
-    n3 = wstate[3, 3]
     o3 = offs[3]
     m3 = rmask[3]
     w3 = windows[3]
     c4 = wstate[4, 0]
     x4 = wstate[4, 1]
     h4 = wstate[4, 2]
-    n4 = wstate[4, 3]
     o4 = offs[4]
     m4 = rmask[4]
     w4 = windows[4]
     c5 = wstate[5, 0]
     x5 = wstate[5, 1]
     h5 = wstate[5, 2]
-    n5 = wstate[5, 3]
     o5 = offs[5]
     m5 = rmask[5]
     w5 = windows[5]
     c6 = wstate[6, 0]
     x6 = wstate[6, 1]
     h6 = wstate[6, 2]
-    n6 = wstate[6, 3]
     o6 = offs[6]
     m6 = rmask[6]
     w6 = windows[6]
+    n = wstate[0, 3]
     xp = 0
     for i in range(lo, hi):
         t0 = c0
@@ -186,92 +184,365 @@ def ilp_windows_unrolled(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rread
             rready[a, 6] = t6 + 1
         if t0 + 1 > x0:
             x0 = t0 + 1
-        ring[o0 + ((h0 + n0) & m0)] = t0
-        n0 += 1
-        if n0 == w0:
-            c0 += 1
-            while n0 > 0 and ring[o0 + h0] < c0:
-                h0 = (h0 + 1) & m0
-                n0 -= 1
+        a = o0 + (t0 & m0)
+        q = first[a]
+        first[a] = q if q >= h0 else n
         if t1 + 1 > x1:
             x1 = t1 + 1
-        ring[o1 + ((h1 + n1) & m1)] = t1
-        n1 += 1
-        if n1 == w1:
-            c1 += 1
-            while n1 > 0 and ring[o1 + h1] < c1:
-                h1 = (h1 + 1) & m1
-                n1 -= 1
+        a = o1 + (t1 & m1)
+        q = first[a]
+        first[a] = q if q >= h1 else n
         if t2 + 1 > x2:
             x2 = t2 + 1
-        ring[o2 + ((h2 + n2) & m2)] = t2
-        n2 += 1
-        if n2 == w2:
-            c2 += 1
-            while n2 > 0 and ring[o2 + h2] < c2:
-                h2 = (h2 + 1) & m2
-                n2 -= 1
+        a = o2 + (t2 & m2)
+        q = first[a]
+        first[a] = q if q >= h2 else n
         if t3 + 1 > x3:
             x3 = t3 + 1
-        ring[o3 + ((h3 + n3) & m3)] = t3
-        n3 += 1
-        if n3 == w3:
-            c3 += 1
-            while n3 > 0 and ring[o3 + h3] < c3:
-                h3 = (h3 + 1) & m3
-                n3 -= 1
+        a = o3 + (t3 & m3)
+        q = first[a]
+        first[a] = q if q >= h3 else n
         if t4 + 1 > x4:
             x4 = t4 + 1
-        ring[o4 + ((h4 + n4) & m4)] = t4
-        n4 += 1
-        if n4 == w4:
-            c4 += 1
-            while n4 > 0 and ring[o4 + h4] < c4:
-                h4 = (h4 + 1) & m4
-                n4 -= 1
+        a = o4 + (t4 & m4)
+        q = first[a]
+        first[a] = q if q >= h4 else n
         if t5 + 1 > x5:
             x5 = t5 + 1
-        ring[o5 + ((h5 + n5) & m5)] = t5
-        n5 += 1
-        if n5 == w5:
-            c5 += 1
-            while n5 > 0 and ring[o5 + h5] < c5:
-                h5 = (h5 + 1) & m5
-                n5 -= 1
+        a = o5 + (t5 & m5)
+        q = first[a]
+        first[a] = q if q >= h5 else n
         if t6 + 1 > x6:
             x6 = t6 + 1
-        ring[o6 + ((h6 + n6) & m6)] = t6
-        n6 += 1
-        if n6 == w6:
+        a = o6 + (t6 & m6)
+        q = first[a]
+        first[a] = q if q >= h6 else n
+        n += 1
+        if n - h0 == w0:
+            c0 += 1
+            q = first[o0 + (c0 & m0)]
+            h0 = q if q >= h0 else n
+        if n - h1 == w1:
+            c1 += 1
+            q = first[o1 + (c1 & m1)]
+            h1 = q if q >= h1 else n
+        if n - h2 == w2:
+            c2 += 1
+            q = first[o2 + (c2 & m2)]
+            h2 = q if q >= h2 else n
+        if n - h3 == w3:
+            c3 += 1
+            q = first[o3 + (c3 & m3)]
+            h3 = q if q >= h3 else n
+        if n - h4 == w4:
+            c4 += 1
+            q = first[o4 + (c4 & m4)]
+            h4 = q if q >= h4 else n
+        if n - h5 == w5:
+            c5 += 1
+            q = first[o5 + (c5 & m5)]
+            h5 = q if q >= h5 else n
+        if n - h6 == w6:
             c6 += 1
-            while n6 > 0 and ring[o6 + h6] < c6:
-                h6 = (h6 + 1) & m6
-                n6 -= 1
+            q = first[o6 + (c6 & m6)]
+            h6 = q if q >= h6 else n
     wstate[0, 0] = c0
     wstate[0, 1] = x0
     wstate[0, 2] = h0
-    wstate[0, 3] = n0
+    wstate[0, 3] = n
     wstate[1, 0] = c1
     wstate[1, 1] = x1
     wstate[1, 2] = h1
-    wstate[1, 3] = n1
+    wstate[1, 3] = n
     wstate[2, 0] = c2
     wstate[2, 1] = x2
     wstate[2, 2] = h2
-    wstate[2, 3] = n2
+    wstate[2, 3] = n
     wstate[3, 0] = c3
     wstate[3, 1] = x3
     wstate[3, 2] = h3
-    wstate[3, 3] = n3
+    wstate[3, 3] = n
     wstate[4, 0] = c4
     wstate[4, 1] = x4
     wstate[4, 2] = h4
-    wstate[4, 3] = n4
+    wstate[4, 3] = n
     wstate[5, 0] = c5
     wstate[5, 1] = x5
     wstate[5, 2] = h5
-    wstate[5, 3] = n5
+    wstate[5, 3] = n
     wstate[6, 0] = c6
     wstate[6, 1] = x6
     wstate[6, 2] = h6
-    wstate[6, 3] = n6
+    wstate[6, 3] = n
+
+
+#: the windows ilp_windows_default is specialised for
+DEFAULT_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
+
+
+@njit(cache=True, boundscheck=False)
+def ilp_windows_default(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmask,
+        windows, wstate):
+    """All windows over mapped records lo..hi-1; ready tables are [row, window] (row 0 always 0: no ready
+    time; the block rows of a LOAD come first in bfirst, then in xslots); wstate rows are (clock,
+    max(t + 1), window head, window tail) with head and tail absolute instruction positions; ``first``
+    holds, per window, the position of the first instruction in the window issued at each time t, at
+    slot t & mask (see features/ilp.py, _ilp_window, for why this replaces the FIFO exactly). The tail is
+    the same for every window (the position of the next instruction).
+    Specialised for windows [32, 64, 128, 256, 2048, 16384, 65536] (offsets, masks and sizes are constants)."""
+    c0 = wstate[0, 0]
+    x0 = wstate[0, 1]
+    h0 = wstate[0, 2]
+    o0 = 0
+    m0 = 63
+    w0 = 32
+    c1 = wstate[1, 0]
+    x1 = wstate[1, 1]
+    h1 = wstate[1, 2]
+    o1 = 64
+    m1 = 127
+    w1 = 64
+    c2 = wstate[2, 0]
+    x2 = wstate[2, 1]
+    h2 = wstate[2, 2]
+    o2 = 192
+    m2 = 255
+    w2 = 128
+    c3 = wstate[3, 0]
+    x3 = wstate[3, 1]
+    h3 = wstate[3, 2]
+    o3 = 448
+    m3 = 511
+    w3 = 256
+    c4 = wstate[4, 0]
+    x4 = wstate[4, 1]
+    h4 = wstate[4, 2]
+    o4 = 960
+    m4 = 4095
+    w4 = 2048
+    c5 = wstate[5, 0]
+    x5 = wstate[5, 1]
+    h5 = wstate[5, 2]
+    o5 = 5056
+    m5 = 32767
+    w5 = 16384
+    c6 = wstate[6, 0]
+    x6 = wstate[6, 1]
+    h6 = wstate[6, 2]
+    o6 = 37824
+    m6 = 131071
+    w6 = 65536
+    n = wstate[0, 3]
+    xp = 0
+    for i in range(lo, hi):
+        t0 = c0
+        t1 = c1
+        t2 = c2
+        t3 = c3
+        t4 = c4
+        t5 = c5
+        t6 = c6
+        a = r1[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
+        a = r2[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
+        a = r3[i]
+        v = rready[a, 0]
+        if v > t0:
+            t0 = v
+        v = rready[a, 1]
+        if v > t1:
+            t1 = v
+        v = rready[a, 2]
+        if v > t2:
+            t2 = v
+        v = rready[a, 3]
+        if v > t3:
+            t3 = v
+        v = rready[a, 4]
+        if v > t4:
+            t4 = v
+        v = rready[a, 5]
+        if v > t5:
+            t5 = v
+        v = rready[a, 6]
+        if v > t6:
+            t6 = v
+        nb = nblk[i]
+        if nb > 0:
+            if op[i] == LOAD:
+                for q in range(nb):
+                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]
+                    v = bready[a, 0]
+                    if v > t0:
+                        t0 = v
+                    v = bready[a, 1]
+                    if v > t1:
+                        t1 = v
+                    v = bready[a, 2]
+                    if v > t2:
+                        t2 = v
+                    v = bready[a, 3]
+                    if v > t3:
+                        t3 = v
+                    v = bready[a, 4]
+                    if v > t4:
+                        t4 = v
+                    v = bready[a, 5]
+                    if v > t5:
+                        t5 = v
+                    v = bready[a, 6]
+                    if v > t6:
+                        t6 = v
+            else:
+                for q in range(nb):
+                    a = bfirst[i] if q == 0 else xslots[xp + q - 1]
+                    bready[a, 0] = t0 + 1
+                    bready[a, 1] = t1 + 1
+                    bready[a, 2] = t2 + 1
+                    bready[a, 3] = t3 + 1
+                    bready[a, 4] = t4 + 1
+                    bready[a, 5] = t5 + 1
+                    bready[a, 6] = t6 + 1
+            xp += nb - 1
+        a = rd[i]
+        if a != 0:
+            rready[a, 0] = t0 + 1
+            rready[a, 1] = t1 + 1
+            rready[a, 2] = t2 + 1
+            rready[a, 3] = t3 + 1
+            rready[a, 4] = t4 + 1
+            rready[a, 5] = t5 + 1
+            rready[a, 6] = t6 + 1
+        if t0 + 1 > x0:
+            x0 = t0 + 1
+        a = o0 + (t0 & m0)
+        q = first[a]
+        first[a] = q if q >= h0 else n
+        if t1 + 1 > x1:
+            x1 = t1 + 1
+        a = o1 + (t1 & m1)
+        q = first[a]
+        first[a] = q if q >= h1 else n
+        if t2 + 1 > x2:
+            x2 = t2 + 1
+        a = o2 + (t2 & m2)
+        q = first[a]
+        first[a] = q if q >= h2 else n
+        if t3 + 1 > x3:
+            x3 = t3 + 1
+        a = o3 + (t3 & m3)
+        q = first[a]
+        first[a] = q if q >= h3 else n
+        if t4 + 1 > x4:
+            x4 = t4 + 1
+        a = o4 + (t4 & m4)
+        q = first[a]
+        first[a] = q if q >= h4 else n
+        if t5 + 1 > x5:
+            x5 = t5 + 1
+        a = o5 + (t5 & m5)
+        q = first[a]
+        first[a] = q if q >= h5 else n
+        if t6 + 1 > x6:
+            x6 = t6 + 1
+        a = o6 + (t6 & m6)
+        q = first[a]
+        first[a] = q if q >= h6 else n
+        n += 1
+        if n - h0 == w0:
+            c0 += 1
+            q = first[o0 + (c0 & m0)]
+            h0 = q if q >= h0 else n
+        if n - h1 == w1:
+            c1 += 1
+            q = first[o1 + (c1 & m1)]
+            h1 = q if q >= h1 else n
+        if n - h2 == w2:
+            c2 += 1
+            q = first[o2 + (c2 & m2)]
+            h2 = q if q >= h2 else n
+        if n - h3 == w3:
+            c3 += 1
+            q = first[o3 + (c3 & m3)]
+            h3 = q if q >= h3 else n
+        if n - h4 == w4:
+            c4 += 1
+            q = first[o4 + (c4 & m4)]
+            h4 = q if q >= h4 else n
+        if n - h5 == w5:
+            c5 += 1
+            q = first[o5 + (c5 & m5)]
+            h5 = q if q >= h5 else n
+        if n - h6 == w6:
+            c6 += 1
+            q = first[o6 + (c6 & m6)]
+            h6 = q if q >= h6 else n
+    wstate[0, 0] = c0
+    wstate[0, 1] = x0
+    wstate[0, 2] = h0
+    wstate[0, 3] = n
+    wstate[1, 0] = c1
+    wstate[1, 1] = x1
+    wstate[1, 2] = h1
+    wstate[1, 3] = n
+    wstate[2, 0] = c2
+    wstate[2, 1] = x2
+    wstate[2, 2] = h2
+    wstate[2, 3] = n
+    wstate[3, 0] = c3
+    wstate[3, 1] = x3
+    wstate[3, 2] = h3
+    wstate[3, 3] = n
+    wstate[4, 0] = c4
+    wstate[4, 1] = x4
+    wstate[4, 2] = h4
+    wstate[4, 3] = n
+    wstate[5, 0] = c5
+    wstate[5, 1] = x5
+    wstate[5, 2] = h5
+    wstate[5, 3] = n
+    wstate[6, 0] = c6
+    wstate[6, 1] = x6
+    wstate[6, 2] = h6
+    wstate[6, 3] = n

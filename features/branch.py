@@ -13,6 +13,8 @@ BRANCH = np.uint8(Op.BRANCH)
 PPM_HISTORIES = (4, 8, 12)
 PPM_KINDS = ("GAg", "PAg", "GAs", "PAs")
 _SAT = 1 << 29
+_VLO = np.int32(-2 * _SAT + 1)  # stored value 2 * counter + 1 at counter -_SAT
+_VHI = np.int32(2 * _SAT + 1)  # ... at +_SAT
 
 
 @njit(cache=True)
@@ -26,7 +28,7 @@ def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, t
     taken when no context has been seen), then every order 0..maxh is updated.
     state = [n slots, slot capacity, global history]; counts = [branches, taken, transitions, transition base].
     """
-    hmask = (1 << maxh) - 1
+    hmask = (1 << max(maxh, 1)) - 1  # at least the last outcome: the transition rate reads it
     nq = hs.shape[0]
     n = op.shape[0]
     nbr = 0
@@ -49,32 +51,46 @@ def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, t
             state[0] = s + 1
         t = np.int64(taken[i])
         lh = lhist[s]
-        for kind in range(4):
-            hist = gh if (kind & 1) == 0 else lh
-            row = kind if kind < 2 else 2 + 2 * s + (kind - 2)
-            last_v = 0
-            q = 0
-            scanning = True
-            for j in range(maxh + 1):
-                idx = (1 << j) | (hist & ((1 << j) - 1))
-                v = tables[row, idx]
-                if scanning:
-                    if v == 0:
-                        scanning = False
-                    else:
-                        last_v = v
-                while q < nq and hs[q] == j:
-                    pred = 0 if (last_v != 0 and ((last_v - 1) >> 1) < 0) else 1
-                    if pred != t:
-                        miss[kind, q] += 1
-                    q += 1
-                dv = 0 if v == 0 else (v - 1) >> 1
-                if t:
-                    if dv < _SAT:
-                        dv += 1
-                elif dv > -_SAT:
-                    dv -= 1
-                tables[row, idx] = 2 * dv + 1
+        gs = 2 + 2 * s
+        # The four organisations in one pass over the orders: GAg and GAs share the global history's
+        # context index, PAg and PAs the local one. A context of order j is seen iff some earlier update
+        # had its j history bits, and every update touches all orders, so the seen orders are a prefix
+        # 0 .. L-1 and the longest seen context of order <= h is min(h, L - 1); l0 .. l3 track it.
+        # Counter update, branch-free: v = 2 * counter + 1 (0 = never seen, which starts at counter 0),
+        # counter += 1 (taken) or -= 1, saturating at +-_SAT.
+        delta = np.int32(2) if t else np.int32(-2)
+        l0 = np.int32(0)
+        l1 = np.int32(0)
+        l2 = np.int32(0)
+        l3 = np.int32(0)
+        q = 0
+        for j in range(maxh + 1):
+            low = (1 << j) - 1
+            gi = (1 << j) | (gh & low)
+            li = (1 << j) | (lh & low)
+            v0 = tables[0, gi]
+            v1 = tables[1, li]
+            v2 = tables[gs, gi]
+            v3 = tables[gs + 1, li]
+            if v0 != 0:
+                l0 = v0
+            if v1 != 0:
+                l1 = v1
+            if v2 != 0:
+                l2 = v2
+            if v3 != 0:
+                l3 = v3
+            tables[0, gi] = min(max((v0 | np.int32(v0 == 0)) + delta, _VLO), _VHI)
+            tables[1, li] = min(max((v1 | np.int32(v1 == 0)) + delta, _VLO), _VHI)
+            tables[gs, gi] = min(max((v2 | np.int32(v2 == 0)) + delta, _VLO), _VHI)
+            tables[gs + 1, li] = min(max((v3 | np.int32(v3 == 0)) + delta, _VLO), _VHI)
+            while q < nq and hs[q] == j:
+                # predicted taken when the counter is >= 0 (v >= 1) or no context was seen (v = 0)
+                miss[0, q] += np.int64((l0 >= 0) != (t != 0))
+                miss[1, q] += np.int64((l1 >= 0) != (t != 0))
+                miss[2, q] += np.int64((l2 >= 0) != (t != 0))
+                miss[3, q] += np.int64((l3 >= 0) != (t != 0))
+                q += 1
         nbr += 1
         ntaken += t
         if lcnt[s] > 0:

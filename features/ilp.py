@@ -9,8 +9,9 @@ from profiler.trace import Op, TraceChunk
 
 from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
+from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
 from ._ilp_unrolled import NW as UNROLLED_NW
-from ._ilp_unrolled import ilp_windows_unrolled
+from ._ilp_unrolled import ilp_windows_default, ilp_windows_unrolled
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -111,15 +112,28 @@ def _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslot
 
 
 @njit(cache=True, boundscheck=False)
-def _ilp_window(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, ring, base, rmask, w, wstate):
-    """Run window ``k`` (size ``w``, ring ``ring[base : base + rmask + 1]``) over mapped records ``lo..hi-1``.
+def _ilp_window(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, first, base, rmask, w, wstate):
+    """Run window ``k`` (size ``w``, table ``first[base : base + rmask + 1]``) over mapped records ``lo..hi-1``.
 
-    Ready tables are [row, window]; ``wstate[k]`` = (clock, max(t + 1), ring head, ring count).
+    Ready tables are [row, window]; ``wstate[k]`` = (clock c, max(t + 1), head, tail), where head and tail
+    are absolute instruction positions (the window holds instructions head..tail-1).
+
+    The FIFO of issue times is not stored. With entries e_0 (head) .. e_(n-1) every entry satisfies
+    e_j <= max(c, max(e_0 .. e_(j-1)) + 1) (a producer still in the window gives e + 1, a retired one at
+    most c), and this survives retirement. Hence (a) when the window is full its head is <= c, so
+    ``c += 1`` always retires it and the window never exceeds W; (b) the first entry that stops the
+    retirement (``>= c``) equals the new c exactly; (c) the window's values lie in c - W + 1 .. c + W - 1
+    (at most W - 1 clock steps happen while an entry waits, each retiring an older one), so slot t & mask
+    (mask + 1 >= 2W) is never shared by two live values; and (d) a value t, once retired, never issues
+    again (t < c <= every later issue time). So keeping, per value t, the position of the first
+    instruction issued at t (``first[t & mask]``, stale when below head) gives the retirement in O(1):
+    new head = first position of the new c if it is live, else the tail (window empty). Results are
+    identical to the step-by-step FIFO (the tests compare with it).
     """
     c = wstate[k, 0]
     maxt = wstate[k, 1]
     head = wstate[k, 2]
-    cnt = wstate[k, 3]
+    tail = wstate[k, 3]
     xp = 0
     for i in range(lo, hi):
         t = c
@@ -154,26 +168,28 @@ def _ilp_window(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready
             rready[a, k] = t1
         if t1 > maxt:
             maxt = t1
-        ring[base + ((head + cnt) & rmask)] = t
-        cnt += 1
-        if cnt == w:
+        s = base + (t & rmask)
+        f = first[s]
+        first[s] = f if f >= head else tail
+        tail += 1
+        if tail - head == w:
             c += 1
-            while cnt > 0 and ring[base + head] < c:
-                head = (head + 1) & rmask
-                cnt -= 1
+            f = first[base + (c & rmask)]
+            head = f if f >= head else tail
     wstate[k, 0] = c
     wstate[k, 1] = maxt
     wstate[k, 2] = head
-    wstate[k, 3] = cnt
+    wstate[k, 3] = tail
 
 
 @njit(cache=True, boundscheck=False)
 def _ilp_run(op, src1, src2, src3, dst, addr, size, start, direct, rkeys, rslots, rstate, bkeys, bslots, bstate,
-             m1, m2, m3, md, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmasks, windows, wstate,
-             batch):
+             m1, m2, m3, md, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks, windows, wstate,
+             batch, default):
     """Map a batch of records, run every window over it, repeat; returns the first record not processed
     (a table must grow or be pruned first). The map writes register rows to ``m1, m2, m3, md`` (hash mode);
-    the windows read them from ``r1, r2, r3, rd`` (the same arrays, or the token columns in direct mode)."""
+    the windows read them from ``r1, r2, r3, rd`` (the same arrays, or the token columns in direct mode).
+    ``default``: the windows are :data:`ILP_WINDOWS` (the pass specialised for them, sizes as constants)."""
     n = op.shape[0]
     nw = windows.shape[0]
     lo = start
@@ -181,12 +197,15 @@ def _ilp_run(op, src1, src2, src3, dst, addr, size, start, direct, rkeys, rslots
         hi = min(lo + batch, n)
         j = _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslots, rstate, bkeys, bslots,
                      bstate, m1, m2, m3, md, bfirst, nblk, xslots)
-        if j > lo and nw == UNROLLED_NW:
-            ilp_windows_unrolled(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, ring, offs, rmasks,
+        if j > lo and default:
+            ilp_windows_default(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks,
+                                windows, wstate)
+        elif j > lo and nw == UNROLLED_NW:
+            ilp_windows_unrolled(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks,
                                  windows, wstate)
         elif j > lo:
             for k in range(nw):
-                _ilp_window(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, ring, offs[k],
+                _ilp_window(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, first, offs[k],
                             rmasks[k], windows[k], wstate)
         if j < hi:
             return j
@@ -245,8 +264,9 @@ class IlpAnalyzer(Analyzer):
     ----------
     windows : window sizes W (default 32, 64, 128, 256, 2048, 16384, 65536)
 
-    State: one ring buffer of W entries per window, and ready times for registers and 64-byte blocks
-    that can still delay an instruction. Register tokens below :data:`DIRECT_TOKENS` index their ready
+    State: per window a table of 2W positions (the first instruction in the window issued at each time,
+    so the in-order retirement costs O(1) per instruction; see ``_ilp_window``), and ready times for
+    registers and 64-byte blocks that can still delay an instruction. Register tokens below :data:`DIRECT_TOKENS` index their ready
     times directly; once a larger token appears the registers move to a hash index whose dead entries
     (ready time at or below every window's clock) are dropped when it fills, as the blocks' are, so memory
     is bounded by windows and live values.
@@ -260,12 +280,16 @@ class IlpAnalyzer(Analyzer):
         if self.windows.size == 0 or self.windows[0] < 1:
             raise ValueError(f"ILP windows must be >= 1, got {list(windows)}")
         nw = self.windows.size
-        caps = np.array([1 << int(np.ceil(np.log2(w))) if w > 1 else 1 for w in self.windows], np.int64)
+        # table size: a power of two >= 2W (the window's live issue times span at most 2W - 1 values)
+        caps = np.array([2 << int(np.ceil(np.log2(w))) if w > 1 else 2 for w in self.windows], np.int64)
         self.rmask = caps - 1
         self.offs = np.concatenate([[0], np.cumsum(caps)[:-1]]).astype(np.int64)
-        self.ring = np.zeros(int(caps.sum()), np.int64)
+        # per window, at slot t & mask: position of the first instruction in the window issued at time t
+        # (-1 or below the head: none); see _ilp_window
+        self.first = np.full(int(caps.sum()), -1, np.int64)
         self.caps = caps
-        self.wstate = np.zeros((nw, 4), np.int64)  # per window: clock, max(t + 1), ring head, ring count
+        self.default = tuple(int(w) for w in self.windows) == UNROLLED_DEFAULT
+        self.wstate = np.zeros((nw, 4), np.int64)  # per window: clock, max(t + 1), head, tail (positions)
         self.direct = True
         self.rdirect = np.zeros((64, nw), np.int64)  # ready times by register token (direct mode)
         self.regs = _ReadyTable(nw)
@@ -322,8 +346,8 @@ class IlpAnalyzer(Analyzer):
                 r1, r2, r3, rd, rready = b1, b2, b3, bd, r.ready
             j = _ilp_run(chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size, i,
                          self.direct, r.index.keys, r.index.slots, r.state, b.index.keys, b.index.slots, b.state,
-                         b1, b2, b3, bd, r1, r2, r3, rd, bfirst, nblk, self._xslots, rready, b.ready, self.ring,
-                         self.offs, self.rmask, self.windows, self.wstate, BATCH)
+                         b1, b2, b3, bd, r1, r2, r3, rd, bfirst, nblk, self._xslots, rready, b.ready, self.first,
+                         self.offs, self.rmask, self.windows, self.wstate, BATCH, self.default)
             if j < n:
                 c = self.c
                 if not self.direct and chunk.dst[j] != 0 and r.state[0] + 1 > r.state[1]:

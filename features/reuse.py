@@ -121,23 +121,29 @@ class FootprintAnalyzer(Analyzer):
 
 
 @njit(cache=True, inline="always")
-def _bit_add(bit, pos, v):
-    j = pos + 1
-    m = bit.shape[0]
-    while j < m:
-        bit[j] += v
-        j += j & (-j)
+def _bit_append(bit, t):
+    """Put a 1 at position ``t``, the next one after every position used so far.
+
+    Tree nodes are only kept for positions already used (node j, covering positions j - lowbit(j) ..
+    j - 1, exists once position j - 1 is): node t + 1 is set from its children t, t - 1, t - 3, ... (the
+    nodes t + 1 - 2^k, 2^k < lowbit(t + 1): recent, hence cached), instead of walking up to the tree's end."""
+    j = t + 1
+    lb = j & (-j)
+    v = 1
+    k = 1
+    while k < lb:
+        v += bit[j - k]
+        k <<= 1
+    bit[j] = v
 
 
 @njit(cache=True, inline="always")
-def _bit_prefix(bit, pos):
-    """Sum of positions 0..pos inclusive."""
+def _bit_remove(bit, pos, t):
+    """Take the 1 at position ``pos`` away, updating the nodes that exist (positions < ``t`` used)."""
     j = pos + 1
-    s = 0
-    while j > 0:
-        s += bit[j]
-        j -= j & (-j)
-    return s
+    while j <= t:
+        bit[j] -= 1
+        j += j & (-j)
 
 
 @njit(cache=True, boundscheck=False)
@@ -175,7 +181,7 @@ def _reuse_kernel(op, pc, addr, size, start, keys, slots, state, pos, bit, hist,
             if new:
                 hist[N_REUSE_BUCKETS] += 1
                 pos[s] = t
-                _bit_add(bit, t, 1)
+                _bit_append(bit, t)
                 m += 1
                 t += 1
                 continue
@@ -183,7 +189,18 @@ def _reuse_kernel(op, pc, addr, size, start, keys, slots, state, pos, bit, hist,
             if p == t - 1:  # the most recent reference: distance 0, stack unchanged
                 hist[0] += 1
                 continue
-            d = m - _bit_prefix(bit, p)
+            # d = live positions in p+1 .. t-1 = prefix(t-1) - prefix(p) (all M live positions are < t);
+            # the two walks stop where they meet, so a recent reuse reads a few nodes near t
+            j = t
+            k = p + 1
+            d = 0
+            while j != k:
+                if j > k:
+                    d += bit[j]
+                    j -= j & (-j)
+                else:
+                    d -= bit[k]
+                    k -= k & (-k)
             if d <= 1:
                 hist[0] += 1
             else:
@@ -193,8 +210,8 @@ def _reuse_kernel(op, pc, addr, size, start, keys, slots, state, pos, bit, hist,
                     x >>= 1
                     k += 1
                 hist[k if k < 18 else 18] += 1
-            _bit_add(bit, p, -1)
-            _bit_add(bit, t, 1)
+            _bit_remove(bit, p, t)
+            _bit_append(bit, t)
             pos[s] = t
             t += 1
     state[0] = m
