@@ -55,78 +55,16 @@ def _ceil_cycle(t_ns, period):
     return np.int64(k)
 
 
-@nb.njit(cache=True)
-def _l2_access(x, t_ns, now_ns, write, l2_tag, l2_stamp, l2_ready, l2_dirty, l2_sets, l2_ways, st, clock,
-               l2_lat, l2_xfer, dram_lat, dram_xfer, stats):
-    """One sector at the L2; returns (data or acknowledgement time in ns, new LRU clock).
-
-    ``t_ns`` is when the request leaves the SM (later than ``now_ns`` when it waited for an MSHR or a
-    store-queue entry). Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free
-    time) at ``now_ns``, the simulation time, so that the servers see requests in time order; the request is
-    served at the later of its booked slot and its departure.
-    """
-    b0 = now_ns if now_ns > st[0] else st[0]
-    st[0] = b0 + l2_xfer
-    start = t_ns if t_ns > b0 else b0
-    base = (x % l2_sets) * l2_ways
-    clock += 1
-    hit = -1
-    victim = base
-    for k in range(base, base + l2_ways):
-        if l2_tag[k] == x + 1:
-            hit = k
-            break
-        if l2_stamp[k] < l2_stamp[victim]:
-            victim = k
-    if hit >= 0:
-        stats[S_L2_HIT] += 1
-        l2_stamp[hit] = clock
-        if write:
-            l2_dirty[hit] = 1
-            return start + l2_lat, clock
-        r = start + l2_lat
-        if l2_ready[hit] > r:
-            r = l2_ready[hit]
-        return r, clock
-    stats[S_L2_MISS] += 1
-    if l2_tag[victim] > 0 and l2_dirty[victim] == 1:
-        d0 = b0 if b0 > st[1] else st[1]
-        st[1] = d0 + dram_xfer
-        stats[S_DRAM_WR] += 1
-    l2_tag[victim] = x + 1
-    l2_stamp[victim] = clock
-    if write:
-        l2_dirty[victim] = 1
-        l2_ready[victim] = start + l2_lat
-        return start + l2_lat, clock
-    l2_dirty[victim] = 0
-    d0 = b0 if b0 > st[1] else st[1]
-    st[1] = d0 + dram_xfer
-    if start > d0:
-        d0 = start
-    stats[S_DRAM_RD] += 1
-    r = d0 + dram_xfer + dram_lat + l2_lat
-    l2_ready[victim] = r
-    return r, clock
-
-
-@nb.njit(cache=True)
-def _pick(free, s, c, ptr):
-    """An entry of row ``s`` free at cycle ``c`` (round-robin from ``ptr[s]``), else the earliest-free one."""
-    n = free.shape[1]
-    p = ptr[s]
-    for m in range(n):
-        j = p + m
-        if j >= n:
-            j -= n
-        if free[s, j] <= c:
-            ptr[s] = j + 1 if j + 1 < n else 0
-            return j
-    best = 0
-    for j in range(1, n):
-        if free[s, j] < free[s, best]:
-            best = j
-    return best
+@nb.njit(cache=True, inline="always")
+def _own_ready(i, t, w_dep, ready):
+    """Earliest cycle of warp instruction ``i`` from its own warp: ``t`` (the warp's next issue cycle) and its
+    producers' results (earlier instructions of the same warp, so final once ``i`` is the warp's next)."""
+    e = t
+    for d in range(3):
+        p = w_dep[i, d]
+        if p >= 0 and ready[p] > e:
+            e = ready[p]
+    return e
 
 
 @nb.njit(cache=True)
@@ -155,10 +93,19 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     warp_next = np.zeros(n_warps, np.int64)
     warp_end = np.zeros(n_warps, np.int64)
     warp_start = np.zeros(n_warps, np.int64)
-    warp_lb = np.zeros(n_warps, np.int64)
-    warp_res = np.zeros(n_warps, np.bool_)
+    # per warp, for its next instruction: earliest cycle from its own warp (previous issue, producers) and
+    # the unit (0-2 pipelines, 3 load/store); both fixed until the warp issues it
+    warp_own = np.zeros(n_warps, np.int64)
+    warp_unit = np.zeros(n_warps, np.int64)
     n_slots = res_blocks * wpb
     slot_warp = np.full((n_sm, n_slots), -1, np.int64)
+    # the same slots by scheduler: slot q = k + idx * n_sched is [s, k, idx]; per slot its warp (-1: none),
+    # the warp's stored lower bound on its issue cycle (_INF: no warp or finished) and whether that bound
+    # came from a memory resource (MSHRs / store queue)
+    slots_per_sched = (n_slots + n_sched - 1) // n_sched
+    sl_warp = np.full((n_sm, n_sched, slots_per_sched), -1, np.int64)
+    sl_lb = np.full((n_sm, n_sched, slots_per_sched), _INF, np.int64)
+    sl_res = np.zeros((n_sm, n_sched, slots_per_sched), np.bool_)
     block_left = np.zeros(n_blocks, np.int64)
     for b in range(n_blocks):
         block_left[b] = block_w0[b + 1] - block_w0[b]
@@ -168,15 +115,30 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     lsu_free = np.zeros(n_sm, np.int64)
     mshr_free = np.zeros((n_sm, n_mshr), np.int64)
     sq_free = np.zeros((n_sm, n_sq), np.int64)
-    # tags hold sector + 1 (0 = empty) so that every array starts as zeros: large caches cost nothing to
-    # create (the pages are mapped lazily)
-    l1_tag = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
-    l1_stamp = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
-    l1_ready = np.zeros(n_sm * l1_sets * l1_ways, np.int64)
-    l2_tag = np.zeros(l2_sets * l2_ways, np.int64)
-    l2_stamp = np.zeros(l2_sets * l2_ways, np.int64)
-    l2_ready = np.zeros(l2_sets * l2_ways, np.float64)
-    l2_dirty = np.zeros(l2_sets * l2_ways, np.uint8)
+    # caches: a set gets its ways in the compact arrays (tag = sector + 1, 0 = empty; LRU stamp; ready time;
+    # dirty) the first time a sector maps to it; l1_map[s * l1_sets + set] / l2_map[set] hold its number + 1
+    # (0 = never touched, i.e. all ways empty). A run touches at most one new set per sector access, so the
+    # compact arrays hold min(sets, sector accesses) sets; they are left uninitialised (np.empty: no pages
+    # written) and a set's ways are zeroed when it is first touched. Memory work thus follows the sets a run
+    # touches, not the cache size (a 50 MB L2 has 100k sets).
+    set1 = np.empty(sectors.shape[0], np.int64)  # set of each sector access, L1 and L2
+    set2 = np.empty(sectors.shape[0], np.int64)
+    for j in range(sectors.shape[0]):
+        set1[j] = sectors[j] % l1_sets
+        set2[j] = sectors[j] % l2_sets
+    l1_map = np.zeros(n_sm * l1_sets, np.int32)
+    l2_map = np.zeros(l2_sets, np.int32)
+    n_l1 = 0
+    n_l2 = 0
+    cap1 = min(n_sm * l1_sets, sectors.shape[0]) * l1_ways
+    cap2 = min(l2_sets, sectors.shape[0]) * l2_ways
+    l1_tag = np.empty(cap1, np.int64)
+    l1_stamp = np.empty(cap1, np.int64)
+    l1_ready = np.empty(cap1, np.int64)
+    l2_tag = np.empty(cap2, np.int64)
+    l2_stamp = np.empty(cap2, np.int64)
+    l2_ready = np.empty(cap2, np.float64)
+    l2_dirty = np.empty(cap2, np.uint8)
     st = np.zeros(2, np.float64)
     clock = np.int64(0)
     l1_clock = np.int64(0)
@@ -186,10 +148,13 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     rr = np.zeros((n_sm, n_sched), np.int64)
     sched_lb = np.zeros((n_sm, n_sched), np.int64)
     sched_res = np.zeros((n_sm, n_sched), np.bool_)
-    mbuf = np.empty(n_mshr, np.int64)
+    # per SM, the MSHR / store-queue free times sorted (valid until the SM next issues a load / store)
+    mbuf = np.empty((n_sm, n_mshr), np.int64)
+    mbuf_ok = np.zeros(n_sm, np.bool_)
     mptr = np.zeros(n_sm, np.int64)
     qptr = np.zeros(n_sm, np.int64)
-    qbuf = np.empty(n_sq, np.int64)
+    qbuf = np.empty((n_sm, n_sq), np.int64)
+    qbuf_ok = np.zeros(n_sm, np.bool_)
     # tracking (one SM): issue marks, resource-blocked marks, load-miss intervals
     trk_issue = np.zeros(16, np.int8)
     trk_block = np.zeros(16, np.int8)
@@ -205,9 +170,15 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
             next_blk[s] = b + n_sm
             for k in range(block_w0[b + 1] - block_w0[b]):
                 w = block_w0[b] + k
-                slot_warp[s, r * wpb + k] = w
+                q = r * wpb + k
+                slot_warp[s, q] = w
+                sl_warp[s, q % n_sched, q // n_sched] = w
+                sl_lb[s, q % n_sched, q // n_sched] = 0
                 warp_next[w] = 0
                 warp_start[w] = 0
+                if warp_cur[w] < warp_ptr[w + 1]:
+                    warp_own[w] = _own_ready(warp_cur[w], 0, w_dep, ready)
+                    warp_unit[w] = unit_of[w_op[warp_cur[w]]]
                 resident[s] += 1
             sm_next[s] = 0
             sm_first[s] = 0
@@ -215,7 +186,6 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     for w in range(n_warps):
         if warp_ptr[w] == warp_ptr[w + 1]:
             warps_left -= 1  # cannot happen for built streams; kept for safety
-    slots_per_sched = (n_slots + n_sched - 1) // n_sched
     while warps_left > 0:
         c = _INF
         for s in range(n_sm):
@@ -234,8 +204,6 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
             qsorted = False
             mfree = 0
             qfree = 0
-            mbuf_ok = False
-            qbuf_ok = False
             for k in range(n_sched):
                 if sched_lb[s, k] > c:
                     if sched_lb[s, k] < bound:
@@ -255,27 +223,17 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         idx = m - 1
                         if idx == greedy:
                             continue
-                    q = k + idx * n_sched
-                    if q >= n_slots:
-                        continue
-                    w = slot_warp[s, q]
-                    if w < 0:
-                        continue
-                    stats[S_CHECKS] += 1
-                    lbw = warp_lb[w]
-                    if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished)
+                    lbw = sl_lb[s, k, idx]
+                    if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished
+                        # or no warp)
                         if lbw < kbound:
                             kbound = lbw
-                            kres = warp_res[w]
+                            kres = sl_res[s, k, idx]
                         continue
-                    i = warp_cur[w]
-                    e = warp_next[w]
-                    for d in range(3):
-                        p = w_dep[i, d]
-                        if p >= 0 and ready[p] > e:
-                            e = ready[p]
-                    op = w_op[i]
-                    u = unit_of[op]
+                    w = sl_warp[s, k, idx]
+                    stats[S_CHECKS] += 1
+                    e = warp_own[w]
+                    u = warp_unit[w]
                     if u < 3:
                         if unit_free[s, k, u] > e:
                             e = unit_free[s, k, u]
@@ -283,12 +241,17 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         e = lsu_free[s]
                     res = False
                     if e <= c and u == 3:
+                        i = warp_cur[w]
+                        op = w_op[i]
                         need = 0
                         if op == 8:
-                            base_s = s * l1_sets * l1_ways
                             for j in range(sptr[i], sptr[i + 1]):
                                 x = sectors[j]
-                                b0 = base_s + (x % l1_sets) * l1_ways
+                                m1 = l1_map[s * l1_sets + set1[j]]
+                                if m1 == 0:
+                                    need += 1
+                                    continue
+                                b0 = (m1 - 1) * l1_ways
                                 found = False
                                 for kk in range(b0, b0 + l1_ways):
                                     if l1_tag[kk] == x + 1:
@@ -306,11 +269,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                             mfree += 1
                                     msorted = True
                                 if mfree < need:
-                                    if not mbuf_ok:
-                                        mbuf[:] = mshr_free[s]
-                                        mbuf.sort()
-                                        mbuf_ok = True
-                                    e = mbuf[need - 1]
+                                    if not mbuf_ok[s]:
+                                        mbuf[s] = np.sort(mshr_free[s])
+                                        mbuf_ok[s] = True
+                                    e = mbuf[s, need - 1]
                                     res = True
                         else:
                             need = sptr[i + 1] - sptr[i]
@@ -324,18 +286,17 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                             qfree += 1
                                     qsorted = True
                                 if qfree < need:
-                                    if not qbuf_ok:
-                                        qbuf[:] = sq_free[s]
-                                        qbuf.sort()
-                                        qbuf_ok = True
-                                    e = qbuf[need - 1]
+                                    if not qbuf_ok[s]:
+                                        qbuf[s] = np.sort(sq_free[s])
+                                        qbuf_ok[s] = True
+                                    e = qbuf[s, need - 1]
                                     res = True
-                    warp_lb[w] = e
+                    sl_lb[s, k, idx] = e
                     if e <= c:
                         chosen = w
                         chosen_idx = idx
                         break
-                    warp_res[w] = res
+                    sl_res[s, k, idx] = res
                     if e < kbound:
                         kbound = e
                         kres = res
@@ -377,11 +338,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         occ = 1
                     lsu_free[s] = c + occ
                     stats[S_LSU_BUSY] += occ
-                    base_s = s * l1_sets * l1_ways
                     msorted = False
                     qsorted = False
-                    mbuf_ok = False
-                    qbuf_ok = False
+                    mbuf_ok[s] = False
+                    qbuf_ok[s] = False
                     if op == 8:
                         stats[S_LOAD] += 1
                         stats[S_LOAD_SECT] += nsec
@@ -389,7 +349,17 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         missed = False
                         for j in range(sptr[i], sptr[i + 1]):
                             x = sectors[j]
-                            b0 = base_s + (x % l1_sets) * l1_ways
+                            key = s * l1_sets + set1[j]
+                            m1 = l1_map[key]
+                            if m1 == 0:
+                                n_l1 += 1
+                                m1 = n_l1
+                                l1_map[key] = m1
+                                for kk in range((m1 - 1) * l1_ways, m1 * l1_ways):
+                                    l1_tag[kk] = 0
+                                    l1_stamp[kk] = 0
+                                    l1_ready[kk] = 0
+                            b0 = (m1 - 1) * l1_ways
                             l1_clock += 1
                             hit = -1
                             victim = b0
@@ -408,11 +378,76 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             else:
                                 stats[S_L1_MISS] += 1
                                 missed = True
-                                mj = _pick(mshr_free, s, c, mptr)
+                                # mj: an entry free at cycle c, round-robin from mptr[s], else the earliest-free one (written
+                                # out here, not called: a call would increment and decrement the arrays' reference counts, atomically)
+                                mj = -1
+                                pp = mptr[s]
+                                for mm in range(n_mshr):
+                                    jj = pp + mm
+                                    if jj >= n_mshr:
+                                        jj -= n_mshr
+                                    if mshr_free[s, jj] <= c:
+                                        mptr[s] = jj + 1 if jj + 1 < n_mshr else 0
+                                        mj = jj
+                                        break
+                                if mj < 0:
+                                    mj = 0
+                                    for jj in range(1, n_mshr):
+                                        if mshr_free[s, jj] < mshr_free[s, mj]:
+                                            mj = jj
                                 dep_c = c if c > mshr_free[s, mj] else mshr_free[s, mj]
-                                t_ret, clock = _l2_access(x, dep_c * period, c * period, False, l2_tag, l2_stamp, l2_ready,
-                                                          l2_dirty, l2_sets, l2_ways, st, clock, l2_lat, l2_xfer,
-                                                          dram_lat, dram_xfer, stats)
+                                key = set2[j]
+                                m2 = l2_map[key]
+                                if m2 == 0:
+                                    n_l2 += 1
+                                    m2 = n_l2
+                                    l2_map[key] = m2
+                                    for kk in range((m2 - 1) * l2_ways, m2 * l2_ways):
+                                        l2_tag[kk] = 0
+                                        l2_stamp[kk] = 0
+                                        l2_ready[kk] = 0.0
+                                        l2_dirty[kk] = 0
+                                # the sector at the L2 (written out for speed): data time t_ret in ns.
+                                # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
+                                # time c * period so that the servers see requests in time order; the request is served at the later of
+                                # its booked slot and its departure dep_c * period.
+                                now_ns = c * period
+                                t_ns = dep_c * period
+                                lb0 = now_ns if now_ns > st[0] else st[0]
+                                st[0] = lb0 + l2_xfer
+                                start = t_ns if t_ns > lb0 else lb0
+                                base2 = (m2 - 1) * l2_ways
+                                clock += 1
+                                h2 = -1
+                                v2 = base2
+                                for k2 in range(base2, base2 + l2_ways):
+                                    if l2_tag[k2] == x + 1:
+                                        h2 = k2
+                                        break
+                                    if l2_stamp[k2] < l2_stamp[v2]:
+                                        v2 = k2
+                                if h2 >= 0:
+                                    stats[S_L2_HIT] += 1
+                                    l2_stamp[h2] = clock
+                                    t_ret = start + l2_lat
+                                    if l2_ready[h2] > t_ret:
+                                        t_ret = l2_ready[h2]
+                                else:
+                                    stats[S_L2_MISS] += 1
+                                    if l2_tag[v2] > 0 and l2_dirty[v2] == 1:
+                                        d0 = lb0 if lb0 > st[1] else st[1]
+                                        st[1] = d0 + dram_xfer
+                                        stats[S_DRAM_WR] += 1
+                                    l2_tag[v2] = x + 1
+                                    l2_stamp[v2] = clock
+                                    l2_dirty[v2] = 0
+                                    d0 = lb0 if lb0 > st[1] else st[1]
+                                    st[1] = d0 + dram_xfer
+                                    if start > d0:
+                                        d0 = start
+                                    stats[S_DRAM_RD] += 1
+                                    t_ret = d0 + dram_xfer + dram_lat + l2_lat
+                                    l2_ready[v2] = t_ret
                                 rc = _ceil_cycle(t_ret, period)
                                 if rc < c + l1_lat:
                                     rc = c + l1_lat
@@ -436,17 +471,77 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         stats[S_STORE_SECT] += nsec
                         for j in range(sptr[i], sptr[i + 1]):
                             x = sectors[j]
-                            qj = _pick(sq_free, s, c, qptr)
+                            # qj: an entry free at cycle c, round-robin from qptr[s], else the earliest-free one (written
+                            # out here, not called: a call would increment and decrement the arrays' reference counts, atomically)
+                            qj = -1
+                            pp = qptr[s]
+                            for mm in range(n_sq):
+                                jj = pp + mm
+                                if jj >= n_sq:
+                                    jj -= n_sq
+                                if sq_free[s, jj] <= c:
+                                    qptr[s] = jj + 1 if jj + 1 < n_sq else 0
+                                    qj = jj
+                                    break
+                            if qj < 0:
+                                qj = 0
+                                for jj in range(1, n_sq):
+                                    if sq_free[s, jj] < sq_free[s, qj]:
+                                        qj = jj
                             dep_c = c if c > sq_free[s, qj] else sq_free[s, qj]
-                            t_ack, clock = _l2_access(x, dep_c * period, c * period, True, l2_tag, l2_stamp, l2_ready,
-                                                      l2_dirty, l2_sets, l2_ways, st, clock, l2_lat, l2_xfer,
-                                                      dram_lat, dram_xfer, stats)
+                            key = set2[j]
+                            m2 = l2_map[key]
+                            if m2 == 0:
+                                n_l2 += 1
+                                m2 = n_l2
+                                l2_map[key] = m2
+                                for kk in range((m2 - 1) * l2_ways, m2 * l2_ways):
+                                    l2_tag[kk] = 0
+                                    l2_stamp[kk] = 0
+                                    l2_ready[kk] = 0.0
+                                    l2_dirty[kk] = 0
+                            # the sector at the L2 (written out for speed): acknowledgement time t_ack in ns.
+                            # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
+                            # time c * period so that the servers see requests in time order; the request is served at the later of
+                            # its booked slot and its departure dep_c * period.
+                            now_ns = c * period
+                            t_ns = dep_c * period
+                            lb0 = now_ns if now_ns > st[0] else st[0]
+                            st[0] = lb0 + l2_xfer
+                            start = t_ns if t_ns > lb0 else lb0
+                            base2 = (m2 - 1) * l2_ways
+                            clock += 1
+                            h2 = -1
+                            v2 = base2
+                            for k2 in range(base2, base2 + l2_ways):
+                                if l2_tag[k2] == x + 1:
+                                    h2 = k2
+                                    break
+                                if l2_stamp[k2] < l2_stamp[v2]:
+                                    v2 = k2
+                            if h2 >= 0:
+                                stats[S_L2_HIT] += 1
+                                l2_stamp[h2] = clock
+                                t_ack = start + l2_lat
+                                l2_dirty[h2] = 1
+                            else:
+                                stats[S_L2_MISS] += 1
+                                if l2_tag[v2] > 0 and l2_dirty[v2] == 1:
+                                    d0 = lb0 if lb0 > st[1] else st[1]
+                                    st[1] = d0 + dram_xfer
+                                    stats[S_DRAM_WR] += 1
+                                l2_tag[v2] = x + 1
+                                l2_stamp[v2] = clock
+                                l2_dirty[v2] = 1
+                                l2_ready[v2] = start + l2_lat
+                                t_ack = start + l2_lat
                             ac = _ceil_cycle(t_ack, period)
                             if ac <= dep_c:
                                 ac = dep_c + 1
                             sq_free[s, qj] = ac
-                            b0 = base_s + (x % l1_sets) * l1_ways
-                            for kk in range(b0, b0 + l1_ways):
+                            m1 = l1_map[s * l1_sets + set1[j]]
+                            b0 = (m1 - 1) * l1_ways
+                            for kk in range(b0, b0 + (l1_ways if m1 > 0 else 0)):
                                 if l1_tag[kk] == x + 1:  # write-through: keep the L1 copy current
                                     l1_clock += 1
                                     l1_stamp[kk] = l1_clock
@@ -458,9 +553,18 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                 if c + 1 > warp_end[w]:
                     warp_end[w] = c + 1
                 warp_cur[w] = i + 1
-                if warp_cur[w] == warp_ptr[w + 1]:
+                if warp_cur[w] < warp_ptr[w + 1]:
+                    # _own_ready(i + 1, c + 1) written out (a call would touch the arrays' reference counts)
+                    e = c + 1
+                    for d in range(3):
+                        pd = w_dep[i + 1, d]
+                        if pd >= 0 and ready[pd] > e:
+                            e = ready[pd]
+                    warp_own[w] = e
+                    warp_unit[w] = unit_of[w_op[i + 1]]
+                else:
                     # warp finished issuing: free its slot when the block is done
-                    warp_lb[w] = _INF
+                    sl_lb[s, k, chosen_idx] = _INF
                     warps_left -= 1
                     stats[S_WARP_RES] += warp_end[w] - warp_start[w]
                     b = warp_block[w]
@@ -479,8 +583,11 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                 r0 = q // wpb
                                 break
                         for kq in range(wpb):
-                            if slot_warp[s, r0 * wpb + kq] >= 0:
-                                slot_warp[s, r0 * wpb + kq] = -1
+                            q = r0 * wpb + kq
+                            if slot_warp[s, q] >= 0:
+                                slot_warp[s, q] = -1
+                                sl_warp[s, q % n_sched, q // n_sched] = -1
+                                sl_lb[s, q % n_sched, q // n_sched] = _INF
                                 resident[s] -= 1
                         nbk = next_blk[s]
                         for kk in range(n_sched):
@@ -489,9 +596,16 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             next_blk[s] = nbk + n_sm
                             for kq in range(block_w0[nbk + 1] - block_w0[nbk]):
                                 ww = block_w0[nbk] + kq
-                                slot_warp[s, r0 * wpb + kq] = ww
+                                q = r0 * wpb + kq
+                                slot_warp[s, q] = ww
+                                sl_warp[s, q % n_sched, q // n_sched] = ww
+                                sl_lb[s, q % n_sched, q // n_sched] = 0
+                                sl_res[s, q % n_sched, q // n_sched] = False
                                 warp_next[ww] = bend
                                 warp_start[ww] = bend
+                                if warp_cur[ww] < warp_ptr[ww + 1]:
+                                    warp_own[ww] = _own_ready(warp_cur[ww], bend, w_dep, ready)
+                                    warp_unit[ww] = unit_of[w_op[warp_cur[ww]]]
                                 resident[s] += 1
             if s == track_sm:
                 trk_issue = _grow(trk_issue, c)
