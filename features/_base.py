@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from profiler.trace import TraceChunk, TraceError
@@ -12,7 +14,7 @@ def ratio(num, den) -> float:
     return float(num) / float(den) if den else 0.0
 
 
-class Analyzer:
+class Analyzer(abc.ABC):
     """One feature family: a small state object fed chunk by chunk.
 
     Subclasses set ``family`` and implement ``consume`` and ``result``. State is bounded by the number of
@@ -25,6 +27,7 @@ class Analyzer:
     def __init__(self) -> None:
         self.n = 0  # records consumed
 
+    @abc.abstractmethod
     def consume(self, chunk: TraceChunk) -> None:  # pragma: no cover - interface
         """Feed the next chunk of records (program order continues from the previous chunk).
 
@@ -33,8 +36,8 @@ class Analyzer:
         chunk : TraceChunk
             Consecutive records; may be empty.
         """
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def result(self) -> dict[str, float]:  # pragma: no cover - interface
         """The family's features for everything consumed so far (does not change the state).
 
@@ -43,7 +46,6 @@ class Analyzer:
         dict[str, float]
             Feature name -> value, never NaN.
         """
-        raise NotImplementedError
 
     def contributions(self) -> dict[str, dict[int, float]]:
         """Per static instruction contributions to explainable features: ``{feature: {pc: amount}}``."""

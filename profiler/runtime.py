@@ -316,7 +316,7 @@ def _full(S):
 
 def recm(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):  # pragma: no cover - replaced by the overload in njit code
     """Memory record of ``obj[idx]`` (compiled mode; see the overload)."""
-    raise NotImplementedError
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
 @intrinsic
@@ -386,11 +386,12 @@ def _ol_recm(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
 
 def fop(v, op_int, op_fp):  # pragma: no cover - replaced by the overload in njit code
     """``op_fp`` if ``v`` is floating point else ``op_int`` (decided from the Numba type at compile time)."""
-    raise NotImplementedError
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
 def fop2(v, w, op_int, op_fp):  # pragma: no cover
-    raise NotImplementedError
+    """As :func:`fop` for a binary operation: floating point if either operand is."""
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
 def _is_fp(t) -> bool:
@@ -415,7 +416,7 @@ def _ol_fop2(v, w, op_int, op_fp):
 
 def meta(obj):  # pragma: no cover
     """Compiled mode: accepts array metadata reads; any other attribute read cannot be traced compiled."""
-    raise NotImplementedError
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
 @overload(meta, jit_options={"cache": True})
