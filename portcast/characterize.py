@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from profiler.atomic import atomic_path
+
 FEATURE_TABLE_SCHEMA_VERSION = 1
 DEFAULT_SIZES = ("tiny", "small", "medium", "large")
+#: The corpus's characterised feature table, shipped as package data (regenerate: see docs/kernels.md).
+SHIPPED_TABLE = Path(__file__).resolve().parent.parent / "kernels" / "data" / "corpus_features.parquet"
 KEY_COLUMNS = ("kernel", "size", "n", "category")
 
 
@@ -114,17 +117,8 @@ def write_feature_table(table, out: str | os.PathLike, *, seed: int = 0, extra: 
             "n_rows": int(len(table)), "extra": extra or {}}
     arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
                                            b"portcast.features": json.dumps(meta).encode()})
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    try:
+    with atomic_path(out) as tmp:
         pq.write_table(arrow, tmp, compression="zstd")
-        os.replace(tmp, out)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return out
 
 
@@ -136,3 +130,27 @@ def read_feature_table_metadata(path: str | os.PathLike) -> dict:
     if b"portcast.features" not in meta:
         raise ValueError(f"{path}: not a Portcast corpus feature table (no portcast.features metadata)")
     return json.loads(meta[b"portcast.features"])
+
+
+def load_corpus_features(path: str | os.PathLike | None = None):
+    """The characterised feature table of the corpus (one row per kernel x size), as a DataFrame.
+
+    Parameters
+    ----------
+    path : a table written by :func:`write_feature_table`; default the one shipped with Portcast.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`KEY_COLUMNS` then the features; ``attrs["portcast.features"]`` holds the file's metadata.
+    """
+    import pandas as pd
+
+    path = SHIPPED_TABLE if path is None else Path(path)
+    meta = read_feature_table_metadata(path)
+    if meta.get("schema_version") != FEATURE_TABLE_SCHEMA_VERSION:
+        raise ValueError(f"{path}: feature table schema version {meta.get('schema_version')!r}; this Portcast "
+                         f"reads version {FEATURE_TABLE_SCHEMA_VERSION}")
+    table = pd.read_parquet(path)
+    table.attrs["portcast.features"] = meta
+    return table
