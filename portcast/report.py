@@ -28,6 +28,9 @@ KEY_FEATURES: tuple[tuple[str, str, str], ...] = (
     ("coldRef", "{:.3f}", "share of first-touch (cold) load references"),
 )
 
+#: Divergence features below this value are not weak spots; their lines are not listed.
+MIN_EXPLAINED = 0.01
+
 EXPLAIN_TITLES = {
     "locStrideOther": "memory divergence (strides > 128 B)",
     "Lbdiv_32": "branch divergence (32-outcome groups)",
@@ -60,6 +63,8 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     for c in ("what", "share", "line", "source"):
         t.add_column(c, no_wrap=c != "source")
     for feature, rows in explanation.groupby("feature", sort=False):
+        if feature in series.index and float(series[feature]) < MIN_EXPLAINED:
+            continue  # e.g. one divergent loop-exit group in thousands: not a weak spot worth a line
         for _, r in rows.head(top).iterrows():
             t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", str(r["location"]),
                       str(r["text"]).strip())
