@@ -24,3 +24,14 @@ def test_failure_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
             raise RuntimeError("disk on fire")
     assert target.read_text() == "old\n"
     assert [f.name for f in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_permissions_follow_the_umask_like_a_plain_open(tmp_path):
+    import os
+
+    old = os.umask(0o027)
+    try:
+        p = atomic_write_text(tmp_path / "p.txt", "x")
+    finally:
+        os.umask(old)
+    assert (p.stat().st_mode & 0o777) == 0o640
