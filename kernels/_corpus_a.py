@@ -1,4 +1,4 @@
-"""Small shared helpers of corpus helper A's kernels (launch geometry, input generation).
+"""Small shared helpers of the dense, reduction and special-function kernels (launch geometry, input generation).
 
 Private module (the registry skips names starting with ``_``); it imports nothing of Portcast.
 """

@@ -1,4 +1,4 @@
-"""Corpus helper A's kernels: CPU region (plain Python) == numba.njit(CPU region) == GPU port (CUDA simulator)
+"""Dense, reduction and special-function kernels: CPU region (plain Python) == numba.njit(CPU region) == GPU port (CUDA simulator)
 == an independent NumPy/SciPy reference, at the ``tiny`` size; plus hand-checked worked examples."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ A_KERNELS = [
 
 
 def _spec(name):
-    # straight from the module, so that another helper's half-written kernel cannot break these tests
+    # straight from the module, so that a broken kernel elsewhere in the corpus cannot break these tests
     return importlib.import_module(f"kernels.{name}").KERNEL
 
 

@@ -1,4 +1,4 @@
-"""Corpus helper B's kernels: CPU region (plain Python) == numba.njit(CPU) == GPU port on the CUDA
+"""Irregular, divergent and serial kernels: CPU region (plain Python) == numba.njit(CPU) == GPU port on the CUDA
 simulator == an independent NumPy/SciPy/zlib reference, at the ``tiny`` size; plus worked examples with
 hand-checked numbers and hypothesis property tests of the compiled regions against slow references."""
 
