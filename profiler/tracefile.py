@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -216,6 +215,33 @@ class TraceFile:
         for c in self.chunks(chunk_records):
             sink.consume(c)
         sink.end_region(self.info, self.static)
+
+
+def is_trace_file(path: str | os.PathLike, *, strict: bool = False) -> bool:
+    """Whether ``path`` is a Portcast trace: a ``.parquet`` file with ``portcast.trace`` metadata.
+
+    Lets commands that take either a trace or another table (features, counters, datasets) tell them apart
+    without reading the records.
+
+    Parameters
+    ----------
+    path : path-like
+    strict : raise :class:`TraceError` for a ``.parquet`` file that cannot be read, instead of answering False
+
+    Returns
+    -------
+    bool
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".parquet" or not p.is_file():
+        return False
+    try:
+        meta = pq.read_metadata(p).metadata or {}
+    except Exception as exc:  # pyarrow raises several types on non-Parquet input
+        if strict:
+            raise TraceError(f"{p}: not a readable Parquet file ({exc})") from None
+        return False
+    return METADATA_KEY in meta
 
 
 def read_trace(path: str | os.PathLike) -> tuple[RegionInfo, StaticTable, TraceChunk]:

@@ -106,3 +106,17 @@ def test_bad_files_give_named_errors(tmp_path):
     pq.write_table(pd.DataFrame({"a": [1]}).pipe(lambda d: __import__("pyarrow").Table.from_pandas(d)), foreign)
     with pytest.raises(TraceError, match="without Portcast trace metadata"):
         TraceFile(foreign)
+
+
+def test_is_trace_file_tells_traces_from_other_files(tmp_path):
+    from profiler.tracefile import is_trace_file
+
+    trace = write_trace(tmp_path / "t.parquet", RegionInfo(name="t"), _static(), _sample(4))
+    table = tmp_path / "features.parquet"
+    pd.DataFrame({"mem": [0.5]}).to_parquet(table)
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet at all")
+    assert is_trace_file(trace) and not is_trace_file(table) and not is_trace_file(tmp_path / "none.parquet")
+    assert not is_trace_file(junk)
+    with pytest.raises(TraceError, match=r"junk.parquet: not a readable Parquet file"):
+        is_trace_file(junk, strict=True)

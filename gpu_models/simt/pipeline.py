@@ -19,6 +19,7 @@ from gpu_models.simt.model import SimResult, simulate
 from gpu_models.simt.sweep import SweepGrid, sweep
 from gpu_models.simt.threads import WarpStreams, build_streams
 from profiler.trace import TraceChunk
+from profiler.tracefile import is_trace_file  # noqa: F401  (re-exported: part of this module's API)
 
 
 def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) -> tuple[str, WarpStreams]:
@@ -45,31 +46,6 @@ def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) ->
         raise FileNotFoundError(f"{path}: no such trace file")
     info, _static, chunk = read_trace(path)
     return info.name or path.stem, build_streams(chunk, block_size)
-
-
-def is_trace_file(path: str | os.PathLike) -> bool:
-    """Whether a file is a Portcast trace (a Parquet file with ``portcast.trace`` metadata).
-
-    Lets ``portcast scale`` tell a trace from a scaling dataset, which may also be Parquet.
-
-    Parameters
-    ----------
-    path : path-like
-
-    Returns
-    -------
-    bool
-    """
-    p = Path(path)
-    if p.suffix.lower() != ".parquet" or not p.is_file():
-        return False
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.ParquetFile(p).metadata.metadata or {}
-    except Exception:  # not a readable Parquet file: not a trace
-        return False
-    return b"portcast.trace" in meta
 
 
 def _cfg(gpu: str | GPUConfig) -> GPUConfig:

@@ -46,7 +46,8 @@ def _models(text: str) -> list[str]:
 
 def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480"):
     from gpu_models.dvfs.counters import load_counters
-    from gpu_models.simt.pipeline import is_trace_file, trace_counters
+    from gpu_models.simt.pipeline import trace_counters
+    from profiler.tracefile import is_trace_file
 
     if is_trace_file(counters):  # a region's trace: run the SIMT timing model to read its counters
         return [trace_counters(counters, gpu=gpu, base_mhz=base_mhz)]

@@ -15,23 +15,10 @@ import pandas as pd
 import typer
 
 from portcast.commands._common import UserError, console, err_console, user_errors
-
-TRACE_METADATA_KEY = b"portcast.trace"
+from profiler.tracefile import is_trace_file
 
 
 # ---------------------------------------------------------------------------------------------- input
-def _is_trace_file(path: Path) -> bool:
-    if path.suffix.lower() != ".parquet":
-        return False
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.read_metadata(path).metadata or {}
-    except Exception as exc:  # pyarrow raises several types on non-Parquet input
-        raise UserError(f"{path}: not a readable Parquet file ({exc})") from None
-    return TRACE_METADATA_KEY in meta
-
-
 def read_table(path: Path) -> pd.DataFrame:
     """Read a features table (CSV, Parquet, or JSON: a list of row objects or one object).
 
@@ -69,7 +56,7 @@ def features_from_input(path: Path) -> pd.DataFrame:
     """Features of ``path``: a features table, or a Portcast trace file (features computed first)."""
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    if _is_trace_file(path):
+    if is_trace_file(path, strict=True):
         try:
             from features import compute_features
         except ImportError:
