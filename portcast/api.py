@@ -2,12 +2,13 @@
 
     import portcast.api as pc
     result = pc.trace_function(kernel, (x, y), sinks=[pc.TraceDirectorySink("traces")])
+    result = pc.trace_function(kernel, (x, y), measure_uninstrumented=True)  # + result.info.uninstrumented_time_s
     infos = pc.profile_script("examples/saxpy.py", sinks=[...])
 """
 
 from __future__ import annotations
 
-from profiler.session import TraceResult, profile_script, trace_function  # noqa: F401
+from profiler.session import Baseline, TraceResult, measure_uninstrumented, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 
@@ -15,6 +16,6 @@ from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa
 profile = profile_script
 
 __all__ = [
-    "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
-    "profile", "profile_script", "read_trace", "trace_function",
+    "Baseline", "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
+    "measure_uninstrumented", "profile", "profile_script", "read_trace", "trace_function",
 ]

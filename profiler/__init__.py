@@ -17,7 +17,7 @@ from .trace import (  # noqa: F401
 
 def __getattr__(name):
     # the tracer pulls in Numba; import it only when used, so ``import portcast`` (markers) stays cheap
-    if name in ("trace_function", "profile_script", "TraceResult", "Session"):
+    if name in ("trace_function", "profile_script", "TraceResult", "Session", "measure_uninstrumented", "Baseline"):
         from . import session
 
         return getattr(session, name)

@@ -5,7 +5,8 @@ in temporaries ``_pc_t<k>``) and puts a recording primitive after each operation
 execution modes; only the few statements that record differ (:class:`_Interp` / :class:`_Compiled`):
 
 * interpreted: ``_pc_a(code)`` appends an int to a list, ``_pc_m(code, a, idx)`` records a memory access;
-* compiled: ``_pc_rec(B, S, pc, op, taken, s1, s2, s3, dst, addr, size)`` writes into Numba arrays.
+* compiled: ``_pc_rec(B, p, code)`` writes the same code into a Numba array (memory records:
+  ``_pc_recm`` also the address); the registers are added when the buffer is decoded.
 
 Static ids (pc) and registers are allocated per :class:`Program` (one per traced root function or
 block), starting at 1, so a region's trace does not depend on what else was traced in the process.
@@ -151,6 +152,7 @@ class Program:
         self.order: list[FuncInfo] = []
         self.parallel_loops: list[str] = []
         self.root: FuncInfo | None = None
+        self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
 
     def reg(self, key) -> int:
         r = self._regs.get(key)
@@ -201,7 +203,8 @@ class _Interp:
 
     @staticmethod
     def prologue() -> list[str]:
-        return ["_pc_L = _pc_B.L", "_pc_a = _pc_L.append", "_pc_m = _pc_B.mem", "_pc_m1 = _pc_B.m1", "_pc_ma = _pc_B.attr",
+        return ["_pc_L = _pc_B.L", "_pc_a = _pc_L.append", "_pc_m = _pc_B.mem", "_pc_m1 = _pc_B.m1", "_pc_m2 = _pc_B.m2",
+                "_pc_ma = _pc_B.attr",
                 "_pc_CAP = _pc_B.cap"]
 
     def __init__(self, prog: Program) -> None:
@@ -227,6 +230,10 @@ class _Interp:
 
     def rec_mem(self, pc, op, obj, idx) -> str:
         if idx.startswith("("):
+            node = ast.parse(idx, mode="eval").body
+            if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+                i, j = (ast.unparse(e) for e in node.elts)
+                return f"_pc_m2({rt.code_of(pc, op)}, {obj}, {i}, {j})"
             return f"_pc_m({rt.code_of(pc, op)}, {obj}, {idx})"
         return f"_pc_m1({rt.code_of(pc, op)}, {obj}, {idx})"
 
@@ -246,68 +253,76 @@ class _Interp:
 
 
 class _Compiled:
-    """Compiled back end: the record row ``_pc_p``, capacity and thread id live in locals (registers);
-    ``_pc_S`` is synchronised at calls, loop back edges and returns."""
-
-    @staticmethod
-    def prologue() -> list[str]:
-        return ["_pc_p = _pc_S[0]", "_pc_cap = _pc_S[1]", "_pc_tid = _pc_S[2]"]
+    """Compiled back end: each record is one int64 code (the interpreted buffer's layout) written by
+    ``_pc_rec`` (memory records: ``_pc_recm`` also writes the address) with no capacity check; the row
+    ``_pc_p`` lives in a local (register). Check points (function entry, after calls, at the head of every
+    loop iteration) hand a full buffer to the sinks (see :class:`profiler.runtime.CompiledBuffer`: between
+    two check points each record site runs at most once, so :attr:`n_sites` bounds the rows written) and
+    store the row to ``_pc_S[0]``. A change of logical thread appends (row, tid) to two other arrays."""
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
+        prog.n_sites = 0
 
-    _ARGS = "_pc_B, _pc_S, _pc_p, _pc_cap, _pc_tid"
+    _CHECK = ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k",
+              "if _pc_p >= _pc_lim:\n    _pc_full(_pc_S)\n    _pc_p = 0\n    _pc_k = 0"]
 
-    def _regs(self, pc) -> str:
-        s1, s2, s3, d = self.prog.regs_of(pc)
-        return f"{s1}, {s2}, {s3}, {d}"
+    def prologue(self) -> list[str]:
+        return ["_pc_p = _pc_S[0]", "_pc_lim = _pc_S[1]", "_pc_k = _pc_S[2]"] + self._CHECK
+
+    def _site(self, src: str) -> str:
+        self.prog.n_sites += 1
+        return src
 
     def rec(self, pc, op, taken=0) -> str:
-        return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(op)}, {taken}, {self._regs(pc)}, 0, 0)"
+        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {rt.code_of(pc, op, taken)})")
 
     def rec_typed(self, pc, op_i, op_f, probes) -> str:
-        if int(op_i) == int(op_f) or not probes:
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if ci == cf or not probes:
             return self.rec(pc, op_i)
         if len(probes) == 1:
-            sel = f"_pc_fop({probes[0]}, {int(op_i)}, {int(op_f)})"
+            sel = f"_pc_fop({probes[0]}, {ci}, {cf})"
         else:
-            sel = f"_pc_fop2({probes[0]}, {probes[1]}, {int(op_i)}, {int(op_f)})"
-        return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {sel}, 0, {self._regs(pc)}, 0, 0)"
+            sel = f"_pc_fop2({probes[0]}, {probes[1]}, {ci}, {cf})"
+        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {sel})")
 
     def rec_branch(self, pc, cond) -> str:
         # the outcome is computed in its own statement: a conditional expression among the arguments of an
         # inline="always" function is mis-inlined by Numba 0.68 (the record is skipped)
+        c0 = rt.code_of(pc, Op.BRANCH)
         if cond in ("True", "False"):
-            return f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(Op.BRANCH)}, {int(cond == 'True')}, {self._regs(pc)}, 0, 0)"
-        return (f"_pc_tk = 1 if {cond} else 0\n"
-                f"_pc_p = _pc_rec({self._ARGS}, {pc}, {int(Op.BRANCH)}, _pc_tk, {self._regs(pc)}, 0, 0)")
+            return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {c0 + int(cond == 'True')})")
+        return self._site(f"_pc_tk = 1 if {cond} else 0\n_pc_p = _pc_rec(_pc_B, _pc_p, {c0} + _pc_tk)")
 
     def rec_mem(self, pc, op, obj, idx) -> str:
-        return f"_pc_p = _pc_recm({self._ARGS}, {pc}, {int(op)}, {self._regs(pc)}, {obj}, {idx})"
+        return self._site(f"_pc_p = _pc_recm(_pc_B, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
 
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_meta({obj})"
 
     def set_tid(self, expr) -> str:
-        return f"_pc_tid = {expr}"
+        return f"_pc_k = _pc_tidpt(_pc_B, _pc_k, _pc_p, {expr})"
 
     def check(self) -> list[str]:
-        return ["_pc_S[0] = _pc_p"]
+        return list(self._CHECK)
 
     def before_call(self) -> list[str]:
-        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_tid"]
+        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k"]
 
     def after_call(self) -> list[str]:
-        return ["_pc_p = _pc_S[0]"]
+        return ["_pc_p = _pc_S[0]", "_pc_k = _pc_S[2]"] + self._CHECK
 
     def before_return(self) -> list[str]:
-        return ["_pc_S[0] = _pc_p"]
+        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k"]
 
 
 _PRIMS = {
     "_pc_F": rt.FLOAT_TYPES,
     "_pc_rec": rt._rec,
     "_pc_recm": rt.recm,
+    "_pc_full": rt._full,
+    "_pc_tidpt": rt._tidpt,
     "_pc_fop": rt.fop,
     "_pc_fop2": rt.fop2,
     "_pc_meta": rt.meta,

@@ -1,18 +1,25 @@
 """Recording primitives called by instrumented code, and the buffers they write into.
 
-Two implementations of the same primitives, one per execution mode:
+Two implementations of the same primitives, one per execution mode; both encode a record the same way,
+as one int64 ``code = size << 40 | pc << 6 | has_addr << 5 | op << 1 | taken`` (plus the address of a
+memory record), and both add the register columns only when decoding (every register of a record is a
+static property of its pc, looked up in the program's per-pc table):
 
 * interpreted: :class:`InterpretedBuffer`. Instrumented code appends one Python int per record to a list
-  (``code = size << 40 | pc << 6 | has_addr << 5 | op << 1 | taken``; a negative value ``-2 - tid`` marks a
-  change of logical thread) and, for memory records, the address to a second list. :meth:`flush` decodes
-  the lists with NumPy into a :class:`~profiler.trace.TraceChunk`; the register columns come from the
-  program's static per-pc tables (every register of a record is a static property of its pc).
+  (a negative value ``-2 - tid`` marks a change of logical thread) and, for memory records, the address to
+  a second list (``m1``/``m2``: fast paths for one and two integer indices into a NumPy array).
+  :meth:`~InterpretedBuffer.flush` decodes the lists with :func:`decode_interpreted` (Numba) into a
+  :class:`~profiler.trace.TraceChunk`.
 * compiled: :class:`CompiledBuffer`. The instrumented function is compiled with Numba; ``_rec`` writes
-  the ten columns of a record straight into preallocated arrays and, when they are full, calls back into
-  Python (``numba.objmode``) to hand the chunk to the sinks, then goes on from the start of the arrays.
+  the code (``_reca`` also the address, at the same row) into preallocated arrays with no capacity check,
+  ``_tidpt`` notes changes of logical thread on the side, and check points (function entry, after calls,
+  loop iteration heads) call back into Python (``numba.objmode``) when the buffer reached its level, where
+  :func:`expand_codes` decodes it into a chunk for the sinks; the compiled code then goes on from row 0.
 """
 
 from __future__ import annotations
+
+import array
 
 import numpy as np
 import numba
@@ -80,7 +87,9 @@ class InterpretedBuffer:
         self.tid = -1
         self._arrays: dict[int, tuple] = {}
         self._arrays1: dict[int, tuple] = {}
+        self._arrays2: dict[int, tuple] = {}
         self.m1 = self.make_m1()
+        self.m2 = self.make_m2()
         self._synth: dict[int, tuple] = {}
         self._slots: dict = {}
         self._next_synth = SYNTHETIC_BASE
@@ -107,6 +116,31 @@ class InterpretedBuffer:
             aa(info[1] + i * info[2])
 
         return m1
+
+    def make_m2(self):
+        """Fast primitive for a two-index access ``obj[i, j]``: ``m2(code, obj, i, j)`` (else :meth:`mem`)."""
+        arrays, L, A, slow = self._arrays2, self.L, self.A, self.mem
+        la, aa = L.append, A.append
+
+        def m2(code, obj, i, j):
+            info = arrays.get(id(obj))
+            if info is None or info[0] is not obj or type(i) is not int or type(j) is not int:
+                if type(obj) is np.ndarray and obj.ndim == 2 and type(i) is int and type(j) is int:
+                    if len(arrays) > 4096:
+                        arrays.clear()
+                    arrays[id(obj)] = (obj, obj.__array_interface__["data"][0], obj.strides[0], obj.strides[1],
+                                       obj.shape[0], obj.shape[1], HAS_ADDR | (obj.itemsize << SIZE_SHIFT))
+                else:
+                    return slow(code, obj, (i, j))
+                info = arrays[id(obj)]
+            if i < 0:
+                i += info[4]
+            if j < 0:
+                j += info[5]
+            la(code | info[6])
+            aa(info[1] + i * info[2] + j * info[3])
+
+        return m2
 
     # -- memory primitives --------------------------------------------------------------------------------
     def _array_info(self, a):
@@ -195,41 +229,83 @@ class InterpretedBuffer:
         """Decode the buffered records into chunks of at most ``cap`` records and hand them to the tracer."""
         if not self.L:
             return
-        codes = np.array(self.L, dtype=np.int64)
-        addrs = np.array(self.A, dtype=np.int64) if self.A else np.zeros(0, np.int64)
+        codes = np.frombuffer(array.array("q", self.L), dtype=np.int64)
+        addrs = np.frombuffer(array.array("q", self.A), dtype=np.int64) if self.A else np.zeros(1, np.int64)
         self.L.clear()
         self.A.clear()
-        markers = codes < 0
         n = codes.shape[0]
-        if markers.any():
-            last = np.where(markers, np.arange(n), -1)
-            np.maximum.accumulate(last, out=last)
-            tids = np.where(last >= 0, -2 - codes[np.maximum(last, 0)], self.tid)
-            self.tid = int(tids[-1])
-            keep = ~markers
-            codes = codes[keep]
-            tids = tids[keep]
-        else:
-            tids = np.full(n, self.tid, dtype=np.int64)
-        pc = ((codes >> PC_SHIFT) & PC_MASK).astype(np.int32)
-        has_addr = (codes & HAS_ADDR) != 0
-        addr = np.zeros(codes.shape[0], np.int64)
-        addr[has_addr] = addrs
-        prog = self.tracer.program
-        chunk = TraceChunk(
-            pc=pc,
-            op=((codes >> 1) & 15).astype(np.uint8),
-            taken=(codes & 1).astype(np.uint8),
-            src1=prog.reg_src1[pc],
-            src2=prog.reg_src2[pc],
-            src3=prog.reg_src3[pc],
-            dst=prog.reg_dst[pc],
-            addr=addr,
-            size=(codes >> SIZE_SHIFT).astype(np.int32),
-            tid=tids.astype(np.int64),
-        )
+        cols = tuple(np.empty(n, dtype) for _, dtype in RECORD_COLUMNS)
+        m, self.tid = decode_interpreted(codes, addrs, self.tracer.program.reg_table, self.tid, *cols)
+        chunk = TraceChunk(**{name: arr[:m] for name, arr in zip(COLUMN_NAMES, cols)})
         for part in chunk.split(self.cap) if len(chunk) > self.cap else (chunk,):
             self.tracer.deliver(part)
+
+
+@numba.njit(cache=True, nogil=True)
+def decode_interpreted(codes, addrs, regs, tid, pc, op, taken, src1, src2, src3, dst, addr, size, tids):
+    """Decode the interpreted buffer (codes with inline thread markers ``-2 - tid``; one address per code with
+    ``HAS_ADDR``, in order) into record columns.
+
+    Parameters
+    ----------
+    codes, addrs : int64 arrays
+        The buffer's two lists.
+    regs : int32 array (n_pc, 4)
+        src1, src2, src3, dst of every static id.
+    tid : int
+        Logical thread before the first code.
+    pc, op, taken, src1, src2, src3, dst, addr, size, tids : arrays
+        Output columns (at least as long as ``codes``).
+
+    Returns
+    -------
+    (int, int)
+        Records written and the logical thread after the last code.
+    """
+    j = 0
+    q = 0
+    for k in range(codes.shape[0]):
+        c = codes[k]
+        if c < 0:
+            tid = -2 - c
+            continue
+        p = (c >> PC_SHIFT) & PC_MASK
+        pc[j] = p
+        op[j] = (c >> 1) & 15
+        taken[j] = c & 1
+        size[j] = c >> SIZE_SHIFT
+        if c & HAS_ADDR:
+            addr[j] = addrs[q]
+            q += 1
+        else:
+            addr[j] = 0
+        tids[j] = tid
+        j += 1
+    for i in range(j):
+        p = pc[i]
+        src1[i] = regs[p, 0]
+        src2[i] = regs[p, 1]
+        src3[i] = regs[p, 2]
+        dst[i] = regs[p, 3]
+    return j, tid
+
+
+_WARM: set = set()
+
+
+def warm_up(mode: str) -> None:
+    """Load (from Numba's cache) or compile the decoder of ``mode``'s buffer, so that the first traced region
+    of a process does not count that time in its wall time."""
+    if mode in _WARM:
+        return
+    cols = tuple(np.empty(1, dtype) for _, dtype in RECORD_COLUMNS)
+    one = np.zeros(1, np.int64)
+    regs = np.zeros((1, 4), np.int32)
+    if mode == "compiled":
+        expand_codes(one, one, 0, one, one, 0, regs, -1, *cols)
+    else:
+        decode_interpreted(one[:0], one, regs, -1, *cols)
+    _WARM.add(mode)
 
 
 def _hashable(x) -> bool:
@@ -245,36 +321,64 @@ def _hashable(x) -> bool:
 
 _ACTIVE: list = []  # stack of CompiledBuffer being filled by compiled code
 
+#: records per chunk of the compiled mode (at most ``chunk_records``): small enough that the compact buffer
+#: and the expanded chunk stay in cache, large enough that the per-chunk Python work is a few percent
+COMPILED_CHUNK_RECORDS = 1 << 16
+
 
 def _flush_active() -> None:
     _ACTIVE[-1].flush_full()
 
 
 class CompiledBuffer:
-    """Record buffer of the compiled mode: the ten record columns ``B`` (a tuple of arrays) and ``S``.
+    """Record buffer of the compiled mode.
 
-    ``S[0]`` = records written, ``S[1]`` = capacity, ``S[2]`` = current logical thread id. Compiled code keeps
-    the write position in a local variable and stores it to ``S[0]`` at calls, loop back edges and returns.
+    Compiled code writes a compact stream: ``B[0]`` (int64) gets one code per record in the interpreted
+    buffer's layout (``size << 40 | pc << 6 | has_addr << 5 | op << 1 | taken``) and, for memory records,
+    ``B[1]`` the address at the same row; a change of logical thread appends (row, tid) to ``B[2]``, ``B[3]``.
+    ``S[0]`` = rows written, ``S[1]`` = the fill level at which a check point hands the buffer over,
+    ``S[2]`` = thread changes written. Compiled code keeps the row in a local variable, writes records
+    without any capacity check and checks the level only at check points (function entry, after each call,
+    at the head of each loop iteration). Between two check points every record site runs at most once, so
+    ``slack`` rows (the program's number of record sites) past the level suffice. When a check point finds
+    the level reached (and at the end) :func:`expand_codes` turns the stream into the ten record columns,
+    the registers coming from the program's per-pc table.
     """
 
-    def __init__(self, tracer, cap: int) -> None:
+    def __init__(self, tracer, cap: int, slack: int = 0) -> None:
         self.tracer = tracer
-        self.cap = int(cap)
-        self.B = tuple(np.empty(self.cap, dtype) for _, dtype in RECORD_COLUMNS)
-        self.S = np.array([0, self.cap, -1], dtype=np.int64)
+        self.chunk = max(1, min(int(cap), COMPILED_CHUNK_RECORDS))
+        slack = max(0, int(slack))
+        level = max(1, self.chunk - slack)
+        self.cap = level + slack + 1
+        self.B = (np.empty(self.cap, np.int64), np.empty(self.cap, np.int64),
+                  np.empty(self.cap + 1, np.int64), np.empty(self.cap + 1, np.int64))
+        self.S = np.array([0, level, 0], dtype=np.int64)
+        self.tid = -1
+        self._out = None
 
-    def _chunk(self, n: int) -> TraceChunk:
-        return TraceChunk(**{name: arr[:n] for name, arr in zip(COLUMN_NAMES, self.B)})
+    def _emit(self, n: int, k: int) -> None:
+        if n <= 0 and k <= 0:
+            return
+        if self._out is None:
+            self._out = tuple(np.empty(self.cap, dtype) for _, dtype in RECORD_COLUMNS)
+            self._regs = np.ascontiguousarray(self.tracer.program.reg_table, dtype=np.int32)
+        self.tid, top = expand_codes(self.B[0], self.B[1], n, self.B[2], self.B[3], k, self._regs, self.tid, *self._out)
+        if n <= self.chunk:
+            self.tracer.deliver(TraceChunk.trusted(*(arr[:n] for arr in self._out)), max_tid=top)
+            return
+        for start in range(0, n, self.chunk):
+            stop = min(n, start + self.chunk)
+            self.tracer.deliver(TraceChunk(**{name: arr[start:stop] for name, arr in zip(COLUMN_NAMES, self._out)}))
 
     def flush_full(self) -> None:
-        """Called from compiled code (objmode) when the buffer is full; compiled code then resets S[0]."""
-        self.tracer.deliver(self._chunk(int(self.S[0])))
+        """Called from compiled code (objmode) at a check point; compiled code then resets S[0] and S[2]."""
+        self._emit(int(self.S[0]), int(self.S[2]))
 
     def flush(self) -> None:
-        n = int(self.S[0])
-        if n:
-            self.tracer.deliver(self._chunk(n))
-        self.S[0] = 0
+        n, k = int(self.S[0]), int(self.S[2])
+        self.S[0] = self.S[2] = 0
+        self._emit(n, k)
 
     def __enter__(self):
         _ACTIVE.append(self)
@@ -285,36 +389,103 @@ class CompiledBuffer:
         return False
 
 
+@numba.njit(cache=True, nogil=True)
+def expand_codes(codes, addrs, n, trow, tval, k, regs, tid, pc, op, taken, src1, src2, src3, dst, addr, size, tids):
+    """Decode ``codes[:n]`` (and ``addrs`` at the rows of memory records) into record columns.
+
+    Parameters
+    ----------
+    codes, addrs : int64 arrays
+        The compact stream (see :class:`CompiledBuffer`).
+    n : int
+        Rows of the stream to decode.
+    trow, tval : int64 arrays
+        The first ``k`` changes of logical thread, rows non-decreasing: from row ``trow[m]`` on, the thread
+        is ``tval[m]``; changes past row ``n`` are ignored.
+    k : int
+        Number of thread changes.
+    regs : int32 array (n_pc, 4)
+        src1, src2, src3, dst of every static id.
+    tid : int
+        Logical thread before the first row.
+    pc, op, taken, src1, src2, src3, dst, addr, size, tids : arrays
+        Output columns (at least ``n`` long).
+
+    Returns
+    -------
+    (int, int)
+        The logical thread after the last row, and the largest thread of the rows (-1 when none).
+    """
+    for j in range(n):
+        c = codes[j]
+        pc[j] = (c >> PC_SHIFT) & PC_MASK
+        op[j] = (c >> 1) & 15
+        taken[j] = c & 1
+        size[j] = c >> SIZE_SHIFT
+        addr[j] = addrs[j] if c & HAS_ADDR else 0
+    for j in range(n):
+        p = numba.uint32(pc[j])  # unsigned: no negative-index wrap-around code
+        src1[j] = regs[p, 0]
+        src2[j] = regs[p, 1]
+        src3[j] = regs[p, 2]
+        dst[j] = regs[p, 3]
+    j = 0
+    top = -1
+    for m in range(k):
+        stop = trow[m]
+        if stop > n:  # written after the last check point (the region raised): not part of the trace
+            break
+        if j < stop and tid > top:
+            top = tid
+        while j < stop:
+            tids[j] = tid
+            j += 1
+        tid = tval[m]
+    if j < n and tid > top:
+        top = tid
+    while j < n:
+        tids[j] = tid
+        j += 1
+    return tid, top
+
+
 @numba.njit(cache=True, inline="always")
-def _rec(B, S, p, cap, tid, pc, op, taken, s1, s2, s3, d, addr, size):
-    """Write one record at row ``p`` of the columns; returns the next row (0 after handing a full buffer
-    to the sinks)."""
-    B[0][p] = pc
-    B[1][p] = op
-    B[2][p] = taken
-    B[3][p] = s1
-    B[4][p] = s2
-    B[5][p] = s3
-    B[6][p] = d
-    B[7][p] = addr
-    B[8][p] = size
-    B[9][p] = tid
-    p += 1
-    if p >= cap:
-        S[0] = p
-        _full(S)
-        return 0
-    return p
+def _rec(B, p, code):
+    """Write one record code at row ``p``; returns the next row."""
+    B[0][p] = code
+    return p + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _reca(B, p, code, addr):
+    """:func:`_rec` for a memory record: the code and the address."""
+    B[0][p] = code
+    B[1][p] = addr
+    return p + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _tidpt(B, k, p, tid):
+    """The logical thread is ``tid`` from row ``p`` on (a later change at the same row replaces it);
+    ``k`` thread changes are written; returns the new count."""
+    if k > 0 and B[2][k - 1] == p:
+        B[3][k - 1] = tid
+        return k
+    B[2][k] = p
+    B[3][k] = tid
+    return k + 1
 
 
 @numba.njit(cache=True)
 def _full(S):
+    """Check point found the buffer at its level: hand it to the sinks (through Python)."""
     with numba.objmode():
         _flush_active()
     S[0] = 0
+    S[2] = 0
 
 
-def recm(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):  # pragma: no cover - replaced by the overload in njit code
+def recm(B, p, code, obj, idx):  # pragma: no cover - replaced by the overload in njit code
     """Memory record of ``obj[idx]`` (compiled mode; see the overload)."""
     raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
@@ -339,12 +510,12 @@ def _tuple_index_impl(nd: int):
     """``recm`` for an ``nd``-tuple of integers (unrolled: the tuple may mix integer types)."""
     impl = _TUPLE_IMPLS.get(nd)
     if impl is None:
-        lines = ["def impl(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):", "    addr = data_ptr(obj)"]
+        lines = ["def impl(B, p, code, obj, idx):", "    addr = data_ptr(obj)"]
         for k in range(nd):
             lines += [f"    i{k} = idx[{k}]", f"    if i{k} < 0:", f"        i{k} += obj.shape[{k}]",
                       f"    addr += i{k} * obj.strides[{k}]"]
-        lines.append("    return _rec(B, S, p, cap, tid, pc, op, 0, s1, s2, s3, d, addr, obj.itemsize)")
-        ns = {"_rec": _rec, "data_ptr": data_ptr}
+        lines.append(f"    return _reca(B, p, code | {HAS_ADDR} | (obj.itemsize << {SIZE_SHIFT}), addr)")
+        ns = {"_reca": _reca, "data_ptr": data_ptr}
         exec("\n".join(lines), ns)
         impl = _TUPLE_IMPLS[nd] = ns["impl"]
     return impl
@@ -355,9 +526,9 @@ def _is_int(t) -> bool:
 
 
 @overload(recm)
-def _ol_recm(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
+def _ol_recm(B, p, code, obj, idx):
     if isinstance(obj, types.BaseTuple):
-        def impl(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
+        def impl(B, p, code, obj, idx):
             return p
 
         return impl
@@ -368,18 +539,19 @@ def _ol_recm(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
         if ints and len(idx.types) == obj.ndim:
             return _tuple_index_impl(obj.ndim)
     elif _is_int(idx) and obj.ndim == 1:
-        def impl(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
+        def impl(B, p, code, obj, idx):
             i = idx
             if i < 0:
                 i += obj.shape[0]
-            return _rec(B, S, p, cap, tid, pc, op, 0, s1, s2, s3, d, data_ptr(obj) + i * obj.strides[0], obj.itemsize)
+            return _reca(B, p, code | HAS_ADDR | (obj.itemsize << SIZE_SHIFT), data_ptr(obj) + i * obj.strides[0])
 
         return impl
 
-    other = int(Op.OTHER)
+    other = ~OP_FIELD
+    other_op = int(Op.OTHER) << 1
 
-    def impl(B, S, p, cap, tid, pc, op, s1, s2, s3, d, obj, idx):
-        return _rec(B, S, p, cap, tid, pc, other, 0, s1, s2, s3, d, 0, 0)
+    def impl(B, p, code, obj, idx):
+        return _rec(B, p, (code & other) | other_op)
 
     return impl
 

@@ -61,12 +61,13 @@ class _Tracer:
         self.n_records = 0
         self.max_tid = -1
 
-    def deliver(self, chunk: TraceChunk) -> None:
+    def deliver(self, chunk: TraceChunk, max_tid: int | None = None) -> None:
+        """Count ``chunk`` and hand it to every sink (``max_tid``: its largest tid, when the caller knows it)."""
         n = len(chunk)
         if not n:
             return
         self.n_records += n
-        m = int(chunk.tid.max())
+        m = int(chunk.tid.max()) if max_tid is None else int(max_tid)
         if m > self.max_tid:
             self.max_tid = m
         for s in self.sinks:
@@ -98,8 +99,9 @@ def _numba_error_types():
 
 
 def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records: int, mode: str, source: str,
-                invocation: int | None = None, compile_key=None):
-    """Run ``prog.root`` on ``positional`` while tracing; returns (value, info)."""
+                invocation: int | None = None, compile_key=None, baseline: "Baseline | None" = None):
+    """Run ``prog.root`` on ``positional`` while tracing; returns (value, info). ``baseline``: the
+    uninstrumented run's measurement, stored in the region metadata."""
     if invocation is None:
         invocation = _INVOCATIONS.get(name, 0)
         _INVOCATIONS[name] = invocation + 1
@@ -107,14 +109,20 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         name=name, invocation=invocation, mode=mode, portcast_version=_version(), source=source,
         parallel_loop=", ".join(prog.parallel_loops) or None,
     )
+    if baseline is not None:
+        info.uninstrumented_time_s = baseline.seconds
+        info.extra["uninstrumented_mode"] = baseline.how
+        if baseline.error:
+            info.extra["uninstrumented_error"] = baseline.error
     tracer = _Tracer(prog, sinks, info)
     fn = prog.root.fn
     if mode == "compiled":
-        buf = rt.CompiledBuffer(tracer, chunk_records)
+        buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites)
         args = (buf.B, buf.S, *positional)
     else:
         buf = rt.InterpretedBuffer(tracer, chunk_records)
         args = (buf, None, *positional)
+    rt.warm_up(mode)
     for s in tracer.sinks:
         s.start_region(info, prog.static)
     t0 = time.perf_counter()
@@ -189,8 +197,115 @@ def _compile(prog: ins.Program, positional) -> None:
     prog.root.fn.compile(tuple(sig))
 
 
+@dataclasses.dataclass
+class Baseline:
+    """Wall time of an uninstrumented run of a region (see :func:`measure_uninstrumented`)."""
+
+    seconds: float | None  # best of the timed runs; None when the region could not be run
+    how: str  # "njit" (compiled with Numba) or "python"
+    error: str | None = None  # why ``seconds`` is None
+
+
+_BASELINE_JIT: dict = {}  # code object -> njit dispatcher of the original function, or None (not njit-able)
+_PARALLEL_OVERLOADED: list = []
+
+
+def _overload_parallel_marker() -> None:
+    """Let ``portcast.parallel(it)`` compile in njit code (as ``it``), so marked regions have an njit baseline."""
+    if not _PARALLEL_OVERLOADED:
+        from numba.extending import overload
+
+        @overload(_markers.parallel)
+        def _ol_parallel(iterable):
+            return lambda iterable: iterable
+
+        _PARALLEL_OVERLOADED.append(_ol_parallel)
+
+
+def _fresh_copies(args) -> list:
+    """Deep copies of the arguments (arrays copied with their memory order), so a run cannot change them."""
+    import numpy
+
+    out = []
+    for a in args:
+        if isinstance(a, numpy.ndarray):
+            out.append(numpy.array(a, copy=True, order="K"))
+            continue
+        try:
+            out.append(copy.deepcopy(a))
+        except Exception:  # modules, functions, objects that refuse to be copied: passed as they are
+            out.append(a)
+    return out
+
+
+def measure_uninstrumented(fn, args=(), *, repeat: int = 3, jit: bool = True) -> Baseline:
+    """Time the original (uninstrumented) function on deep copies of ``args``: warm-up, then best of ``repeat``.
+
+    Parameters
+    ----------
+    fn : callable
+        The region's function (plain, ``numba.njit`` dispatcher, or ``portcast.region``-decorated).
+    args : sequence
+        Positional arguments (all parameters, defaults applied). They are never modified: every run gets
+        fresh deep copies (copying is not timed).
+    repeat : int
+        Timed runs after the warm-up run (which also compiles).
+    jit : bool
+        Compile the function with ``numba.njit`` when Numba can (the uninstrumented counterpart of the
+        compiled tracing mode); else, or when Numba cannot, run it as plain Python.
+
+    Returns
+    -------
+    Baseline
+        ``seconds`` (wall time, ``time.perf_counter``), ``how`` ("njit" or "python"), and ``error`` when the
+        region raised (then ``seconds`` is None).
+    """
+    if repeat < 1:
+        raise ValueError(f"repeat must be >= 1, got {repeat}")
+    base = ins.unwrap_callable(fn)
+    runner, how = base, "python"
+    if jit and not any(isinstance(a, (list, set, dict)) for a in args):  # as the compiled tracing mode
+        key = base.__code__
+        disp = _BASELINE_JIT.get(key, False)
+        if disp is False:
+            import numba
+
+            _overload_parallel_marker()
+
+            disp = fn if isinstance(fn, numba.core.registry.CPUDispatcher) else numba.njit(base)
+            try:
+                disp(*_fresh_copies(args))
+            except _numba_error_types():
+                disp = None
+            except Exception as exc:  # the region itself raised: no baseline
+                _BASELINE_JIT[key] = disp
+                return Baseline(None, "njit", f"{type(exc).__name__}: {exc}")
+            _BASELINE_JIT[key] = disp
+        if disp is not None:
+            runner, how = disp, "njit"
+    best = None
+    try:
+        for k in range(repeat + 1):
+            call_args = _fresh_copies(args)
+            t0 = time.perf_counter()
+            runner(*call_args)
+            dt = time.perf_counter() - t0
+            if k and (best is None or dt < best):  # run 0 is the warm-up
+                best = dt
+    except Exception as exc:
+        if how == "njit" and isinstance(exc, _numba_error_types()):  # a new argument type Numba cannot compile
+            _BASELINE_JIT[base.__code__] = None
+            return measure_uninstrumented(base, args, repeat=repeat, jit=False)
+        return Baseline(None, how, f"{type(exc).__name__}: {exc}")
+    return Baseline(best, how)
+
+
+def _measure(fn, positional) -> Baseline:
+    return measure_uninstrumented(fn, positional)
+
+
 def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks: Iterable = (), mode: str = "auto",
-                   chunk_records: int = DEFAULT_CHUNK_RECORDS) -> TraceResult:
+                   chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False) -> TraceResult:
     """Trace one call ``fn(*args, **kwargs)``; the function is the region.
 
     Parameters
@@ -208,7 +323,11 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
         ``auto`` compiles the instrumented region with Numba when it can, else interprets it (with a one-line
         notice on stderr).
     chunk_records : int
-        Records per chunk handed to the sinks.
+        Records per chunk handed to the sinks (compiled mode hands over at most 2^16 at a time).
+    measure_uninstrumented : bool
+        Before tracing, time the original function on deep copies of the arguments (njit-compiled when
+        Numba can compile it, else plain Python; warm-up, then best of 3) and store the wall time in
+        ``info.uninstrumented_time_s`` (and ``info.extra["uninstrumented_mode"]``: "njit" or "python").
 
     Returns
     -------
@@ -238,7 +357,8 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     label = f"{name!r} ({base.__code__.co_filename}:{base.__code__.co_firstlineno})"
     prog, used = _choose_mode(mode, lambda m: _program_for(base, m), positional, label)
     source = f"{base.__module__}:{base.__qualname__}"
-    value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source)
+    baseline = _measure(fn, positional) if measure_uninstrumented else None
+    value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source, baseline=baseline)
     return TraceResult(info=info, static=prog.static, value=value)
 
 
@@ -382,9 +502,10 @@ class Session:
     """The active profiling session: the markers delegate to it while a script runs under the profiler."""
 
     def __init__(self, sinks=(), mode: str = "auto", regions=None, chunk_records: int = DEFAULT_CHUNK_RECORDS,
-                 source: str = "") -> None:
+                 source: str = "", measure_uninstrumented: bool = False) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.measure_uninstrumented = measure_uninstrumented
         self.sinks = list(sinks)
         self.mode = mode
         self.regions = set(regions) if regions else None
@@ -415,10 +536,12 @@ class Session:
         positional = [bound.arguments[p] for p in sig.parameters]
         label = f"{name!r} ({base.__code__.co_filename}:{base.__code__.co_firstlineno})"
         prog, used = _choose_mode(self.mode, lambda m: _program_for(base, m), positional, label)
+        baseline = _measure(fn, positional) if self.measure_uninstrumented else None
         self._depth += 1
         try:
             value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
-                                      f"{self.source or base.__module__}:{base.__qualname__}", self._next_invocation(name))
+                                      f"{self.source or base.__module__}:{base.__qualname__}", self._next_invocation(name),
+                                      baseline=baseline)
         finally:
             self._depth -= 1
         self.infos.append(info)
@@ -498,7 +621,7 @@ def _dict_return(body, outs):
 
 
 def profile_script(path, argv: Sequence[str] = (), *, sinks: Iterable = (), mode: str = "auto", regions=None,
-                   chunk_records: int = DEFAULT_CHUNK_RECORDS) -> list[RegionInfo]:
+                   chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False) -> list[RegionInfo]:
     """Run a script as ``__main__`` and trace every marked region it executes, every invocation.
 
     Parameters
@@ -512,6 +635,10 @@ def profile_script(path, argv: Sequence[str] = (), *, sinks: Iterable = (), mode
     mode : {"auto", "interpreted", "compiled"}
     regions : iterable of str, optional
         Trace only these region names (the others run untraced).
+    measure_uninstrumented : bool
+        For function regions (``@portcast.region``), time an uninstrumented run first, as
+        :func:`trace_function` does. Marked blocks (``with``, ``region_start``/``region_end``) cannot be re-run
+        without repeating their side effects on the script's state: their ``uninstrumented_time_s`` stays None.
 
     Returns
     -------
@@ -531,7 +658,8 @@ def profile_script(path, argv: Sequence[str] = (), *, sinks: Iterable = (), mode
     tree = tr.visit(tree)
     ast.fix_missing_locations(tree)
     code = compile(tree, path, "exec")
-    session = Session(sinks=sinks, mode=mode, regions=regions, chunk_records=chunk_records, source=path)
+    session = Session(sinks=sinks, mode=mode, regions=regions, chunk_records=chunk_records, source=path,
+                      measure_uninstrumented=measure_uninstrumented)
     session.blocks = {b.block_id: b for b in tr.blocks}
     module = pytypes.ModuleType("__main__")
     module.__file__ = path

@@ -121,6 +121,15 @@ class TraceChunk:
         return int(self.pc.shape[0])
 
     @classmethod
+    def trusted(cls, pc, op, taken, src1, src2, src3, dst, addr, size, tid) -> "TraceChunk":
+        """A chunk from columns already known to be one-dimensional, of the record dtypes and of equal length
+        (a tracer's own buffers), without the checks of the constructor."""
+        chunk = object.__new__(cls)
+        chunk.__dict__.update(pc=pc, op=op, taken=taken, src1=src1, src2=src2, src3=src3, dst=dst, addr=addr,
+                              size=size, tid=tid)
+        return chunk
+
+    @classmethod
     def empty(cls, n: int = 0) -> "TraceChunk":
         """A chunk of ``n`` zeroed records (``tid`` = -1)."""
         cols = {name: np.zeros(n, dtype) for name, dtype in RECORD_COLUMNS}

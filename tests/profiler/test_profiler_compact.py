@@ -1,0 +1,183 @@
+"""The compact compiled-mode buffer: codes + addresses written by compiled code, thread changes on the side,
+decoded into record columns at check points. Records must not depend on where the buffer is handed over."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import profiler_compact_kernels as CK
+import profiler_test_kernels as K
+from profiler import runtime as rt
+from profiler.session import trace_function
+from profiler.trace import COLUMN_NAMES, RECORD_COLUMNS, MemorySink, Op, TraceChunk
+
+
+class _Sizes:
+    def __init__(self):
+        self.sizes = []
+
+    def start_region(self, info, static):
+        pass
+
+    def consume(self, chunk):
+        self.sizes.append(len(chunk))
+
+    def end_region(self, info, static):
+        pass
+
+
+def _copy(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+
+
+def _trace(fn, args, mode, chunk_records=1 << 20):
+    sink, sizes = MemorySink(), _Sizes()
+    res = trace_function(fn, args, sinks=[sink, sizes], mode=mode, chunk_records=chunk_records)
+    assert res.info.mode == mode
+    chunk = sink.regions[0][2]
+    chunk.validate()
+    return res, chunk, sizes.sizes
+
+
+def _relative(chunk, args):
+    """Records with memory addresses made relative to the base of the array they fall into."""
+    addr = chunk.addr.copy()
+    for a in args:
+        if isinstance(a, np.ndarray):
+            base = a.ctypes.data
+            span = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides)) if a.size else 1
+            inside = (chunk.size > 0) & (chunk.addr >= base) & (chunk.addr < base + span)
+            addr[inside] -= base
+    return {name: (addr if name == "addr" else getattr(chunk, name)) for name in COLUMN_NAMES}
+
+
+CASES = {
+    "saxpy": (K.saxpy, lambda: (2.0, np.arange(9.0), np.ones(9))),
+    "stencil": (K.stencil, lambda: (np.arange(20.0).reshape(4, 5), np.zeros((4, 5)))),
+    "branchy": (K.branchy, lambda: (np.array([1.0, -2.0, -0.5, 3.0, 0.0]), np.zeros(5, np.int32))),
+    "chase": (K.chase, lambda: (np.array([3, 0, 1, 2]), 0, 9)),
+    "call_helper": (K.call_helper, lambda: (np.arange(6.0), np.zeros(6))),
+    "loops": (K.loops, lambda: (4,)),
+    "strided": (K.strided, lambda: (np.arange(12.0).reshape(4, 3)[::2], np.zeros(2))),
+    **{name: (getattr(CK, name), (lambda name=name: CK.kernel_inputs()[name])) for name in CK.kernel_inputs()},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_records_do_not_depend_on_chunk_size_and_match_interpreted(name):
+    fn, make = CASES[name]
+    args_i = make()
+    res_i, ci, _ = _trace(fn, args_i, "interpreted")
+    want = _relative(ci, args_i)
+    for chunk_records in (1, 2, 3, 7, 64, 1 << 20):
+        args_c = make()
+        res_c, cc, sizes = _trace(fn, args_c, "compiled", chunk_records)
+        assert max(sizes, default=0) <= chunk_records and sum(sizes) == len(ci) == res_c.info.n_records
+        got = _relative(cc, args_c)
+        for col in COLUMN_NAMES:
+            assert np.array_equal(got[col], want[col]), (name, chunk_records, col)
+        assert res_c.info.n_threads == res_i.info.n_threads
+        for a, b in zip(args_i, args_c):
+            if isinstance(a, np.ndarray):
+                assert np.array_equal(a, b)
+
+
+def test_thread_changes_without_records_in_between():
+    # loops 1 and 3 run 5 empty iterations each; loop 2 runs none: tids 0..4, -1, 0..4, -1
+    res, chunk, _ = _trace(CK.empty_parallel_loops, (5, np.zeros(2)), "compiled", chunk_records=3)
+    kinds = chunk.op.tolist()
+    assert len(chunk) == 20  # per loop: 4 latches taken + 1 not taken, 2 records each
+    assert chunk.tid.tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4] * 2
+    assert kinds[1::2] == [Op.BRANCH] * 10
+    assert chunk.taken.tolist()[1::2] == [1, 1, 1, 1, 0] * 2
+
+
+@pytest.mark.parametrize("chunk_records", [1, 4, 1 << 20])
+def test_exception_keeps_a_prefix_of_the_trace(chunk_records):
+    x = np.zeros(5, np.int64)
+    sink = MemorySink()
+    with pytest.raises(ZeroDivisionError):
+        trace_function(K.raises_midway, (x,), sinks=[sink], mode="compiled", chunk_records=chunk_records)
+    info, _, chunk = sink.regions[0]
+    assert not info.complete and info.n_records == len(chunk)
+    # iterations 0 and 1 completed (5 records each, the first without latch): a prefix of the full pattern
+    ref = MemorySink()
+    with pytest.raises(ZeroDivisionError):
+        trace_function(K.raises_midway, (np.zeros(5, np.int64),), sinks=[ref], mode="interpreted")
+    full = ref.regions[0][2]
+    assert 0 < len(chunk) <= len(full)
+    assert np.array_equal(chunk.pc, full.pc[:len(chunk)]) and np.array_equal(chunk.tid, full.tid[:len(chunk)])
+
+
+def _reference_decode(codes, addrs, trow, tval, tid):
+    """Slow, obvious decoder: one record per code, thread from the last change at or before its row."""
+    out = []
+    for j, c in enumerate(codes):
+        for r, v in zip(trow, tval):
+            if r <= j:
+                tid = v
+        pc = (c >> rt.PC_SHIFT) & rt.PC_MASK
+        has = bool(c & rt.HAS_ADDR)
+        out.append((pc, (c >> 1) & 15, c & 1, 10 * pc + 1, 10 * pc + 2, 10 * pc + 3, 10 * pc + 4,
+                    addrs[j] if has else 0, c >> rt.SIZE_SHIFT, tid))
+    for r, v in zip(trow, tval):
+        if r <= len(codes):
+            tid = v
+    return out, tid
+
+
+record = st.tuples(st.integers(1, 40), st.integers(0, 15), st.integers(0, 1), st.booleans(), st.sampled_from([1, 2, 4, 8, 16]),
+                   st.integers(0, 2**47))
+
+
+@settings(max_examples=200, deadline=None)
+@given(recs=st.lists(record, max_size=40), changes=st.lists(st.tuples(st.integers(0, 45), st.integers(-1, 10**12)), max_size=8),
+       tid0=st.integers(-1, 5))
+def test_expand_codes_matches_reference(recs, changes, tid0):
+    codes = np.array([(size << rt.SIZE_SHIFT if has else 0) | pc << rt.PC_SHIFT | (rt.HAS_ADDR if has else 0) | op << 1 | tk
+                      for pc, op, tk, has, size, _ in recs], dtype=np.int64)
+    addrs = np.array([a for *_, a in recs], dtype=np.int64)
+    changes = sorted(changes, key=lambda t: t[0])
+    trow = np.array([r for r, _ in changes], dtype=np.int64)
+    tval = np.array([v for _, v in changes], dtype=np.int64)
+    regs = np.array([[10 * p + 1, 10 * p + 2, 10 * p + 3, 10 * p + 4] for p in range(41)], dtype=np.int32)
+    n = len(recs)
+    out = tuple(np.full(n + 3, 77, dtype) for _, dtype in RECORD_COLUMNS)
+    tid_after, top = rt.expand_codes(codes, addrs, n, trow, tval, len(changes), regs, tid0, *out)
+    want, want_tid = _reference_decode(codes.tolist(), addrs.tolist(), trow.tolist(), tval.tolist(), tid0)
+    got = list(zip(*[o[:n].tolist() for o in out]))
+    assert got == want
+    assert tid_after == want_tid
+    assert top == max((r[-1] for r in want), default=-1)
+    assert all(o[n:].tolist() == [77] * 3 for o in out)  # nothing written past n
+
+
+def test_interpreted_two_index_fast_path_and_its_fallbacks():
+    a = np.arange(12.0).reshape(3, 4)
+    c = np.zeros((2, 3, 5))
+    d = {(1, 2): 7.0}
+    ii = np.array([2, 0])
+    res, chunk, _ = _trace(CK.two_index_forms, (a, c, d, ii), "interpreted")
+    assert res.value == 9.0 + 10.0 + 1.0 + 10.0 + 7.0 + 0.0
+    mem = chunk.op == Op.LOAD
+    base = a.ctypes.data
+    in_a = mem & (chunk.addr >= base) & (chunk.addr < base + a.nbytes)
+    # per iteration: a[ii[k], 1] then a[-1, -2] = a[2, 2]
+    assert (chunk.addr[in_a] - base).tolist() == [(2 * 4 + 1) * 8, (2 * 4 + 2) * 8, (0 * 4 + 1) * 8, (2 * 4 + 2) * 8]
+    assert set(chunk.size[in_a].tolist()) == {8}
+    # c[k, 1] is a view: one OTHER record per iteration, no address
+    views = [i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and "c[k, 1]" in res.static[p].text]
+    assert len(views) == 2 and all(chunk.op[i] == Op.OTHER and chunk.addr[i] == 0 for i in views)
+    # the dict element has a synthetic address, 8 bytes
+    dict_loads = [i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and res.static[p].text == "d[1, 2]"]
+    assert len(dict_loads) == 1 and chunk.op[dict_loads[0]] == Op.LOAD and chunk.size[dict_loads[0]] == 8
+    assert chunk.addr[dict_loads[0]] >= rt.SYNTHETIC_BASE
+
+
+def test_trusted_chunk_equals_checked_chunk():
+    cols = {name: np.arange(5).astype(dtype) for name, dtype in RECORD_COLUMNS}
+    a = TraceChunk.trusted(*cols.values())
+    b = TraceChunk(**cols)
+    assert len(a) == 5 and a.records() == b.records()
+    assert all(getattr(a, n) is cols[n] for n in COLUMN_NAMES)  # no copies
