@@ -160,6 +160,21 @@ def print_region_summary(rows, written=()) -> None:
         _out().print(f"wrote {p}", highlight=False, soft_wrap=True)
 
 
+def print_baseline(rows) -> None:
+    """``--baseline``: each region's uninstrumented wall time and the tracing slowdown (traced / uninstrumented)."""
+    for info, _ in rows:
+        t = info.uninstrumented_time_s
+        label = f"{info.name} #{info.invocation}"
+        if t:
+            how = info.extra.get("uninstrumented_mode", "")
+            traced = info.wall_time_s or 0.0
+            _out().print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
+                         f"= {traced / t:.1f}x slowdown", highlight=False, soft_wrap=True)
+        else:
+            why = info.extra.get("uninstrumented_error") or "marked blocks are not re-run (their side effects would repeat)"
+            _out().print(f"baseline {label}: not measured ({why})", highlight=False, soft_wrap=True)
+
+
 def _load_module(spec: str):
     if spec.endswith(".py") or os.sep in spec:
         path = Path(spec)
@@ -202,6 +217,35 @@ def _resolve_function(target: str, args_expr: Optional[str]):
     return obj, args
 
 
+def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
+                    features, model, baseline=False) -> None:
+    """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code)."""
+    from portcast.commands.record import record_and_report
+    from profiler.native.build import NativeToolError
+
+    if function:
+        raise UserError("--native traces a whole SCRIPT; --function is for the Python profiler")
+    if mode != "auto":
+        raise UserError("--mode applies to the Python profiler, not to --native")
+    if baseline:
+        raise UserError("--baseline applies to the Python profiler, not to --native")
+    if script is None:
+        raise UserError("give a SCRIPT to run under --native")
+    if not script.is_file():
+        raise UserError(f"{script}: no such script")
+    if region and len(region) > 1:
+        raise UserError("--native traces one --region at a time (or all regions without --region)")
+    hint = f" named {region[0]!r}" if region else ""
+    with user_errors(NativeToolError):
+        record_and_report(
+            [sys.executable, str(script), *(script_args or [])], region=region[0] if region else None,
+            trace_dir=trace_dir, features=features, progress=progress and console.is_terminal,
+            predict=features, model=model, chunk_records=chunk_records,
+            no_region_error=f"{script} ran under the Valgrind tool but executed no native region{hint}: mark one "
+                            f"in @numba.njit code with region_start(\"name\") / region_end(\"name\") from "
+                            f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("profile")
     def profile_cmd(
@@ -220,6 +264,12 @@ def register(app: typer.Typer) -> None:
         features: bool = typer.Option(True, "--features/--no-features",
                                       help="Compute each region's features while it runs, and predict its speedup."),
         model: Optional[Path] = typer.Option(None, "--model", help="Speedup model (portcast train); default: the shipped one."),
+        baseline: bool = typer.Option(False, "--baseline",
+                                      help="Also time an uninstrumented run of each function region (njit when Numba can compile "
+                                           "it, on copies of the arguments) and show the tracing slowdown."),
+        native: bool = typer.Option(False, "--native",
+                                    help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
+                                         "(profiler.native.numba_markers) at machine level."),
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
         GPU-relevant features, the lines behind them, and its predicted GPU speedup."""
@@ -236,25 +286,33 @@ def register(app: typer.Typer) -> None:
 
                 with user_errors(ModelFileError):
                     load_model(model)
+            if native:
+                _profile_native(script, script_args, function=function, mode=mode, region=region,
+                                trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
+                                features=features, model=model, baseline=baseline)
+                return
             sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features)
             if function:
                 if script is not None:
                     raise UserError("give either SCRIPT or --function, not both")
                 fn, fargs = _resolve_function(function, args)
-                trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records)
+                trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
+                               measure_uninstrumented=baseline)
             else:
                 if script is None:
                     raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
                 if not script.is_file():
                     raise UserError(f"{script}: no such script")
                 profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
-                               chunk_records=chunk_records)
+                               chunk_records=chunk_records, measure_uninstrumented=baseline)
         if not summary.rows:
             console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
                           "or portcast.region_start/region_end)")
             return
         written = [p for s in sinks for p in getattr(s, "written", [])]
         print_region_summary(summary.rows, written)
+        if baseline:
+            print_baseline(summary.rows)
         from predictor import ModelFileError
 
         with user_errors(ModelFileError, ValueError):

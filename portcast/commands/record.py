@@ -35,23 +35,64 @@ def record_command(
 
     Example: portcast record --trace-dir traces -- ./saxpy 100000
     """
-    from portcast.commands.profile import build_sinks, print_features_and_prediction, print_region_summary
-    from profiler.native.record import record_program
-
     with _native_errors():
         if region is not None and whole:
             raise UserError("--region and --whole-program exclude each other")
-        sinks, summary = build_sinks(trace_dir, progress=progress and console.is_terminal, features=features)
-        dec = record_program(program, sinks, region=region, whole_program=whole)
-        if not dec.regions:
-            hint = f" named {region!r}" if region else ""
-            console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
-                          f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
-        written = [p for s in sinks for p in getattr(s, "written", [])]
-        print_region_summary(summary.rows, written)
+        record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
+                          progress=progress and console.is_terminal)
+
+
+def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,
+                      trace_dir: Optional[Path] = None, features: bool = False, progress: bool = False,
+                      predict: bool = False, model: Optional[Path] = None, chunk_records: int = 1 << 20,
+                      no_region_error: Optional[str] = None):
+    """Run ``program`` under the Valgrind tool, then print the per-region summary, features and prediction.
+
+    The one implementation behind ``portcast record`` and ``portcast profile --native`` (which prints
+    what the Python profiler prints for the same regions).
+
+    Parameters
+    ----------
+    program : the command (program path and arguments)
+    region : record only regions with this name
+    whole : record the whole run as one region ``program``
+    trace_dir : write each region to ``DIR/<region>.<invocation>.parquet``
+    features : compute each region's features while it runs (feature engine)
+    progress : show a live record count
+    predict : after the features, predict each region's speedup (with ``model``; None = the default one)
+    chunk_records : records per chunk handed to the sinks
+    no_region_error : when given and no region was recorded, raise :class:`UserError` with this message
+        (plus the program's exit status); otherwise print a hint
+
+    Returns
+    -------
+    profiler.native.record.StreamDecoder
+        The decoder of the run (``regions``, ``exit_code``).
+    """
+    from portcast.commands.profile import build_sinks, print_features_and_prediction, print_region_summary
+    from profiler.native.record import record_program
+
+    sinks, summary = build_sinks(trace_dir, progress=progress, features=features)
+    dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records)
+    if not dec.regions:
+        if no_region_error is not None:
+            status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
+            raise UserError(no_region_error + status)
+        hint = f" named {region!r}" if region else ""
+        console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
+                      f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
+    written = [p for s in sinks for p in getattr(s, "written", [])]
+    print_region_summary(summary.rows, written)
+    if predict:
+        from predictor import ModelFileError
+
+        with user_errors(ModelFileError, ValueError):
+            print_features_and_prediction(sinks, model, predict=True)
+    else:
         print_features_and_prediction(sinks, None, predict=False)
-        if dec.exit_code:
-            console.print(f"the program exited with status {dec.exit_code}", highlight=False)
+    if dec.exit_code:
+        console.print(f"the program exited with status {dec.exit_code}", highlight=False)
+    return dec
 
 
 def _include_dir() -> str:

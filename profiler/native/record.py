@@ -15,12 +15,19 @@ type  name            payload
 4     STATIC          ``pc<TAB>address<TAB>kind<TAB>function<TAB>file<TAB>line``
 5     FINI            ``exit_code total_instructions`` (:func:`record_program` reports the process status)
 ====  ==============  ===============================================================================
+
+:func:`record_program` reads the FIFO in a second thread with compiled code that holds no GIL
+(:meth:`StreamDecoder.read_fd_pipelined`, :mod:`profiler.native._pump`) while the sinks run in the calling
+thread, so the tool, the reader and the sinks run at the same time; the sinks get exactly the calls of the
+single-threaded :meth:`StreamDecoder.read_stream`.
 """
 
 from __future__ import annotations
 
+import collections
 import os
 import select
+import sys
 import shlex
 import struct
 import shutil
@@ -41,6 +48,7 @@ from ..trace import (
     TraceChunk,
     TraceError,
 )
+from . import _pump
 from .build import NativeToolError, ensure_tool
 
 #: Columns of a RECORDS message, in the order the tool writes them (see ``flush_records`` in the tool).
@@ -55,6 +63,8 @@ STREAM_VERSION = 2
 
 MSG_HELLO, MSG_REGION_START, MSG_RECORDS, MSG_REGION_END, MSG_STATIC, MSG_FINI = range(6)
 _MAX_PAYLOAD = 1 << 26
+#: Staging buffer of the pipelined reader: holds the tool's largest RECORDS block (43,690 records).
+BUF_BYTES = 1 << 21
 _HEADER = struct.Struct("<II")
 
 
@@ -231,11 +241,23 @@ class StreamDecoder:
         chunk = self._buf if self._fill == self.chunk_records else self._buf.slice(0, self._fill)
         self._buf, self._fill = None, 0
         pcs = chunk.pc
-        top = int(pcs.max()) + 1
+        tids = chunk.tid
+        pmin, pmax, tmax = _pump.extent(pcs, tids)
+        top = int(pmax) + 1
         if top > len(self._pc_seen):
             self._pc_seen = np.concatenate([self._pc_seen, np.zeros(max(top, 2 * len(self._pc_seen)) - len(self._pc_seen), bool)])
+        if pmin >= 0 and tmax < (1 << 26):  # the common case, in one compiled pass
+            if tmax + 1 > len(self._tid_seen):
+                self._tid_seen = np.concatenate([self._tid_seen, np.zeros(max(int(tmax) + 1, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)])
+            _pump.mark_seen(pcs, tids, self._pc_seen, self._tid_seen)
+        else:
+            self._mark_seen_slow(pcs, tids)
+        self._info.n_records += len(chunk)
+        for s in self.sinks:
+            s.consume(chunk)
+
+    def _mark_seen_slow(self, pcs: np.ndarray, tids: np.ndarray) -> None:
         self._pc_seen[pcs] = True
-        tids = chunk.tid
         if int(tids.max()) >= 0:
             t = tids[tids >= 0]
             tmax = int(t.max()) + 1
@@ -245,9 +267,6 @@ class StreamDecoder:
                 self._tid_seen[t] = True
             else:
                 self._tids_big.update(np.unique(t).tolist())
-        self._info.n_records += len(chunk)
-        for s in self.sinks:
-            s.consume(chunk)
 
     def _end(self, info: RegionInfo) -> None:
         info.n_threads = int(self._tid_seen.sum()) + len(self._tids_big)
@@ -309,6 +328,153 @@ class StreamDecoder:
             self.feed(mtype, payload, offset)
             offset += 8 + length
 
+    def read_fd_pipelined(self, fd: int, offset: int = 0, depth: int = 2, on_error=None) -> None:
+        """Decode messages from the blocking file descriptor ``fd`` until end of file, reading in a thread.
+
+        A reader thread fills chunks straight from ``fd`` with compiled code that holds no GIL
+        (:func:`profiler.native._pump.pump`) while this thread hands the previous chunk to the sinks, so
+        the tool, the reader and the sinks (the feature engine) run at the same time. The sinks get the
+        same calls, in the same order, with the same chunks as :meth:`read_stream`; errors are the same.
+
+        Parameters
+        ----------
+        fd:
+            A blocking file descriptor (FIFO or file), positioned at a message boundary.
+        offset:
+            Stream byte offset of that boundary (for error messages).
+        depth:
+            Most chunks in flight (being filled or waiting for the sinks): memory stays bounded.
+        on_error:
+            Called (no arguments) when decoding or a sink fails, before waiting for the reader thread to
+            end: it must make ``fd`` reach end of file (e.g. kill the writing program).
+        """
+        import queue
+        import signal
+        import threading
+
+        cap = self.chunk_records
+        events: queue.Queue = queue.Queue()
+        # chunks the sinks did not keep are filled again (fresh memory would cost a page fault per 4 KiB)
+        free: collections.deque = collections.deque()
+        slots = threading.Semaphore(max(1, int(depth)))
+        stop = threading.Event()
+        isz = np.array([dt.itemsize for _, dt in WIRE_COLUMNS], np.int64)
+        first_region = 1 if self._info is not None else 0
+
+        def reader() -> None:
+            try:
+                if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread; reads here are never cut
+                    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+                st = np.zeros(_pump.N_STATE, np.int64)
+                st[_pump.S_OFFSET] = offset
+                st[_pump.S_IN_REGION] = first_region
+                stage = np.zeros(BUF_BYTES, np.uint8)
+                hdr = np.zeros(8, np.uint8)
+                chunk = None
+                while True:
+                    if chunk is None:
+                        while not slots.acquire(timeout=0.1):
+                            if stop.is_set():
+                                return
+                        chunk = free.pop() if free else TraceChunk.empty(cap)
+                        cols = tuple(getattr(chunk, name).view(np.uint8) for name, _ in WIRE_COLUMNS)
+                        st[_pump.S_FILL] = 0
+                    status = _pump.pump(fd, cols, isz, cap, st, stage, hdr, _MAX_PAYLOAD)
+                    if stop.is_set():
+                        return
+                    if status == _pump.ST_FULL:
+                        box, chunk, cols = [chunk], None, None  # the main thread takes the only reference
+                        events.put(("chunk", box, cap))
+                        continue
+                    fill = int(st[_pump.S_FILL])
+                    at = int(st[_pump.S_MSG_OFFSET])
+                    if status == _pump.ST_MSG:
+                        mtype, length = int(st[_pump.S_MTYPE]), int(st[_pump.S_LENGTH])
+                        if mtype == MSG_STATIC and length <= _MAX_PAYLOAD:  # no effect on the chunks: out of band
+                            payload = _read_fd(fd, length)
+                            if len(payload) < length:
+                                box, chunk, cols = [chunk], None, None  # the records read so far stay
+                                events.put(("chunk", box, fill))
+                                raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of "
+                                                 f"{length} bytes)")
+                            st[_pump.S_OFFSET] += length
+                            events.put(("static", payload, at))
+                            continue
+                        box, chunk, cols = [chunk], None, None  # the records before the message, then the message
+                        events.put(("chunk", box, fill))
+                        if length > _MAX_PAYLOAD:
+                            raise TraceError(f"trace stream byte {at}: message of {length} bytes is implausible")
+                        payload = _read_fd(fd, length)
+                        if len(payload) < length:
+                            raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of "
+                                             f"{length} bytes)")
+                        st[_pump.S_OFFSET] += length
+                        if mtype == MSG_REGION_START:
+                            st[_pump.S_IN_REGION] = 1
+                        elif mtype == MSG_REGION_END:
+                            st[_pump.S_IN_REGION] = 0
+                        events.put(("msg", mtype, payload, at))
+                        continue
+                    box, chunk, cols = [chunk], None, None
+                    events.put(("chunk", box, fill))
+                    if status == _pump.ST_EOF:
+                        events.put(("eof",))
+                        return
+                    if status == _pump.ST_TRUNC_HDR:
+                        raise TraceError(f"trace stream byte {at}: truncated message header")
+                    raise TraceError(f"trace stream byte {at}: truncated message ({int(st[_pump.S_GOT])} of "
+                                     f"{int(st[_pump.S_LENGTH])} bytes)")
+            except BaseException as exc:  # handed to the main thread, raised there
+                events.put(("error", exc))
+
+        thread = threading.Thread(target=reader, name="portcast-trace-reader", daemon=True)
+        thread.start()
+        try:
+            while True:
+                ev = events.get()
+                kind = ev[0]
+                if kind == "chunk":
+                    chunk, fill = ev[1].pop(), ev[2]
+                    del ev
+                    try:
+                        self._take_chunk(chunk, fill)
+                        if fill == cap and self._buf is not chunk and _unshared(chunk):
+                            free.append(chunk)
+                        del chunk
+                    finally:
+                        slots.release()
+                elif kind == "static":
+                    self._static(ev[1].decode("utf-8", "replace"), ev[2])
+                elif kind == "msg":
+                    self.feed(ev[1], ev[2], ev[3])
+                elif kind == "eof":
+                    return
+                else:
+                    raise ev[1]
+        except BaseException:
+            stop.set()
+            if on_error is not None:
+                on_error()
+            raise
+        finally:
+            stop.set()
+            for _ in range(4):  # unblock a reader waiting for a chunk slot
+                slots.release()
+            thread.join(timeout=30)  # it ends at end of file (fd must not be closed while it reads)
+
+    def _take_chunk(self, chunk: TraceChunk, fill: int) -> None:
+        """Records a reader thread read into ``chunk[:fill]``: a full chunk goes to the sinks as it is."""
+        if fill == 0:
+            return
+        if self._info is None:  # pragma: no cover - the reader fills chunks only inside a region
+            raise TraceError("trace stream: records outside a region")
+        if self._buf is None or self._fill == 0:
+            self._buf, self._fill = chunk, fill
+            if fill == self.chunk_records:
+                self._flush(final=False)
+        else:  # the decoder holds records of a block it decoded itself: keep the chunk boundaries
+            self._add({name: getattr(chunk, name)[:fill] for name, _ in WIRE_COLUMNS})
+
 
 def _read_full(f: BinaryIO, n: int) -> bytes:
     b = f.read(n)  # a blocking stream returns all n bytes unless it ends first
@@ -317,6 +483,38 @@ def _read_full(f: BinaryIO, n: int) -> bytes:
     parts, got = [b], len(b)
     while got < n:
         b = f.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _unshared(chunk: TraceChunk) -> bool:
+    """True when nothing but the caller's one variable refers to ``chunk`` or its column arrays (no sink
+    kept the chunk, a column or a view of one), so that its memory can be filled again."""
+    return (sys.getrefcount(chunk) == _CHUNK_REFS
+            and all(sys.getrefcount(getattr(chunk, name)) == _COLUMN_REFS for name, _ in WIRE_COLUMNS))
+
+
+def _probe(chunk: TraceChunk) -> tuple[int, int]:
+    return sys.getrefcount(chunk), sys.getrefcount(getattr(chunk, "pc"))
+
+
+def _calibrate() -> tuple[int, int]:
+    """The reference counts :func:`_unshared` sees for a chunk held by one variable of its caller."""
+    chunk = TraceChunk.empty(1)
+    return _probe(chunk)
+
+
+_CHUNK_REFS, _COLUMN_REFS = _calibrate()
+
+
+def _read_fd(fd: int, n: int) -> bytes:
+    """Up to ``n`` bytes from the blocking descriptor ``fd`` (fewer only at end of file)."""
+    parts, got = [], 0
+    while got < n:
+        b = os.read(fd, n - got)
         if not b:
             break
         parts.append(b)
@@ -383,7 +581,7 @@ def valgrind_command(out_path: str, program: Sequence[str], *, region: str | Non
 def record_program(program: Sequence[str], sinks: Iterable, *, region: str | None = None,
                    whole_program: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
                    valgrind_args: Sequence[str] = (), stdout=None, stderr=None, cwd=None,
-                   timeout: float | None = None) -> StreamDecoder:
+                   timeout: float | None = None, pipelined: bool = True) -> StreamDecoder:
     """Run ``program`` under Portcast's Valgrind tool and send each recorded region to the sinks.
 
     Parameters
@@ -404,6 +602,10 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
         Passed to :class:`subprocess.Popen` for the traced program.
     timeout:
         Seconds after which the program is killed (its open region is then marked incomplete).
+    pipelined:
+        Read the trace in a thread without the GIL while the sinks run in this one
+        (:meth:`StreamDecoder.read_fd_pipelined`; the default), or in this thread between sink calls
+        (:meth:`StreamDecoder.read_stream`). The sinks get the same calls either way.
 
     Returns
     -------
@@ -462,7 +664,15 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                 break
             if r:  # readable but empty: no writer yet
                 time.sleep(0.01)
-        if first:
+        if first and pipelined:
+            os.set_blocking(fd, True)
+            try:
+                _decode_pipelined(decoder, fd, first, on_error=proc.kill)
+            except BaseException as exc:
+                proc.kill()
+                decoder.abort(f"{type(exc).__name__}: {exc}")
+                raise
+        elif first:
             os.set_blocking(fd, True)
             with os.fdopen(fd, "rb", buffering=1 << 20) as f:
                 fd = None
@@ -494,6 +704,21 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
             proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     return decoder
+
+
+def _decode_pipelined(decoder: StreamDecoder, fd: int, first: bytes, on_error=None) -> None:
+    """Decode the stream on ``fd`` whose first bytes, ``first`` (part of the first header), were read."""
+    hdr = first + _read_fd(fd, 8 - len(first)) if len(first) < 8 else first[:8]
+    if len(hdr) < 8:
+        raise TraceError("trace stream byte 0: truncated message header")
+    mtype, length = _HEADER.unpack(hdr)
+    if length > _MAX_PAYLOAD:
+        raise TraceError(f"trace stream byte 0: message of {length} bytes is implausible")
+    payload = first[8:] + _read_fd(fd, length - len(first[8:]))
+    if len(payload) < length:
+        raise TraceError(f"trace stream byte 0: truncated message ({len(payload)} of {length} bytes)")
+    decoder.feed(mtype, payload, 0)
+    decoder.read_fd_pipelined(fd, offset=8 + length, on_error=on_error)
 
 
 class _Prefixed:

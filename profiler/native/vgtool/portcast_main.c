@@ -69,6 +69,11 @@ typedef struct {
    Int size;
    UChar op, nsrc, dmode, acc, dval;
    Item src[3];
+   /* where pc_instr reads each source token and the destination token at run time (bound from src and
+      dmode when the descriptor is built): a location's current token, an earlier instruction's token, a
+      constant, or this instruction's destination / compute result */
+   const Int* sp[3];
+   const Int* dp;
 } UOp;
 
 typedef struct {
@@ -100,6 +105,10 @@ static UChar c_op[BUF_RECS], c_taken[BUF_RECS];
 static Int nbuf = 0;
 
 static Int cur_tok[N_LOCS];
+static Int rt_zero = 0;   /* token 0: no source / no destination */
+static Int rt_temp[8];    /* TEMP_TOKEN + i: load results inside an instruction */
+static Int rt_dst;        /* the executing instruction's destination token (0: it writes no location) */
+static Int rt_compute;    /* its compute result: rt_dst, or TEMP_TOKEN + 4 when it writes no location */
 static UShort loc_version[N_LOCS];
 static Int sb_tok[MAX_SB_INSTRS];
 static ULong pending[MAX_ACC];
@@ -151,17 +160,6 @@ static void flush_records(void)
    write_all(c_op, n); write_all(c_taken, n);
 }
 
-static inline Int resolve(const Item* it, Int instr_dst)
-{
-   switch (it->kind) {
-   case IT_LOC: return cur_tok[it->val];
-   case IT_PREV: return sb_tok[it->val];
-   case IT_TEMP: return TEMP_TOKEN + it->val;
-   case IT_COMPUTE: return instr_dst ? instr_dst : TEMP_TOKEN + 4;
-   default: return 0;
-   }
-}
-
 /* called once per executed guest instruction (while recording), at its end or before a taken exit.
    a0/a1: addresses of the first two memory accesses; more are in pending[]; packed: taken | nacc << 8 */
 static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packed)
@@ -181,6 +179,8 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
       loc_version[p] = v;
       dst_tok = p + 256 * (Int)v;
    }
+   rt_dst = dst_tok;
+   rt_compute = dst_tok ? dst_tok : TEMP_TOKEN + 4;
    /* records are written straight into the column buffer; their sources are resolved before this
       instruction's destination is written (below), exactly as reads precede the write */
    for (k = 0; k < n_uops; k++) {
@@ -203,13 +203,11 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
       }
       c_pc[j] = u->pc;
       c_op[j] = op;
-      /* unused source items are IT_NONE (descriptors are zero-allocated, sources appended): token 0 */
-      c_s1[j] = resolve(&u->src[0], dst_tok);
-      c_s2[j] = resolve(&u->src[1], dst_tok);
-      c_s3[j] = resolve(&u->src[2], dst_tok);
-      c_dst[j] = u->dmode == D_INSTR ? dst_tok
-               : u->dmode == D_TEMP ? TEMP_TOKEN + u->dval
-               : u->dmode == D_COMPUTE ? (dst_tok ? dst_tok : TEMP_TOKEN + 4) : 0;
+      /* source and destination tokens, read through the pointers bind_uop() set at translation time */
+      c_s1[j] = *u->sp[0];
+      c_s2[j] = *u->sp[1];
+      c_s3[j] = *u->sp[2];
+      c_dst[j] = *u->dp;
       c_tid[j] = tid;
       emitted++;
    }
@@ -722,6 +720,32 @@ static Int add_srcs(UOp* u, ULong mask, Bool compute_src)
    return dropped;
 }
 
+/* where an item's token is when the instruction executes: a location's current token (IT_LOC), the token
+   of an earlier instruction of the superblock (IT_PREV), a load result TEMP_TOKEN + i (IT_TEMP), the
+   instruction's compute result (IT_COMPUTE: its destination, or TEMP_TOKEN + 4 when it writes no
+   location), or token 0 */
+static const Int* item_ptr(const Item* it)
+{
+   switch (it->kind) {
+   case IT_LOC: return &cur_tok[it->val];
+   case IT_PREV: return &sb_tok[it->val];
+   case IT_TEMP: tl_assert(it->val < 8); return &rt_temp[it->val];
+   case IT_COMPUTE: return &rt_compute;
+   default: return &rt_zero;
+   }
+}
+
+static void bind_uop(UOp* u)
+{
+   Int i;
+   /* unused source items are IT_NONE (descriptors are zero-allocated, sources appended): token 0 */
+   for (i = 0; i < 3; i++) u->sp[i] = item_ptr(&u->src[i]);
+   if (u->dmode == D_INSTR) u->dp = &rt_dst;
+   else if (u->dmode == D_TEMP) { tl_assert(u->dval < 8); u->dp = &rt_temp[u->dval]; }
+   else if (u->dmode == D_COMPUTE) u->dp = &rt_compute;
+   else u->dp = &rt_zero;
+}
+
 static InstrDesc* build_desc(IInfo* ii, Int sb_index, IRSB* bb, Addr cont_addr, Bool last)
 {
    InstrDesc* d = VG_(calloc)("portcast.desc", 1, sizeof(InstrDesc));
@@ -824,6 +848,7 @@ static InstrDesc* build_desc(IInfo* ii, Int sb_index, IRSB* bb, Addr cont_addr, 
       }
    }
    d->n_uops = (UChar)k;
+   for (i = 0; i < k; i++) bind_uop(&d->uop[i]);
    for (i = 0; i < n_wlocs; i++) loc_last_writer[wlocs[i]] = sb_index;
    d->dropped = (UChar)(dropped > 255 ? 255 : dropped);
    ii->n_acc = n_accs;
@@ -1143,6 +1168,10 @@ static void pc_pre_clo_init(void)
    VG_(details_copyright_author)("Portcast authors");
    VG_(details_bug_reports_to)("the Portcast issue tracker");
    VG_(details_avg_translation_sizeB)(600);
+   {
+      Int i;
+      for (i = 0; i < 8; i++) rt_temp[i] = TEMP_TOKEN + i;
+   }
    VG_(basic_tool_funcs)(pc_post_clo_init, pc_instrument, pc_fini);
    VG_(needs_command_line_options)(pc_process_cmd_line_option, pc_print_usage, pc_print_debug_usage);
    VG_(needs_client_requests)(pc_handle_client_request);
