@@ -141,3 +141,52 @@ def test_all_features_1e8(benchmark, pool):
 def test_family(benchmark, pool, family):
     """Each analyzer alone over 2 x 10^6 records (where the time of 'all features' goes)."""
     _bench(benchmark, [family], pool, 2 * 10**6, rounds=3)
+
+
+def test_block_map(benchmark, pool):
+    """The engine's shared block index alone (features/_blocks.py) over 2 x 10^6 records: what footprint,
+    reuse (and any other analyzer reading dense block ids) share inside the engine."""
+    from features._blocks import BlockMap
+
+    def run(n):
+        bm = BlockMap()
+        for c in _chunks(pool, n):
+            bm.map(c)
+        return bm.n_blocks
+
+    run(20_000)
+    assert _pedantic_cpu(benchmark, run, (2 * 10**6,), 3, 2 * 10**6) > 0
+
+
+def test_all_features_breakdown(benchmark, pool):
+    """All features over 10^7 records with each analyzer's ``consume`` (and the shared block map) timed
+    apart: ``ns_<family>`` in extra_info is its CPU time per record inside the whole engine."""
+    from collections import defaultdict
+
+    n = 10**7
+    _run(None, pool, 20_000)
+    spent = defaultdict(float)
+
+    def run():
+        e = FeatureEngine(validate=False)
+        mapped = getattr(e, "_is_mapped", [False] * len(e.analyzers))
+        for c in _chunks(pool, n):
+            refs = None
+            if any(mapped):
+                t0 = time.process_time()
+                refs = e.blockmap.map(c)
+                spent["blockmap"] += time.process_time() - t0
+            for a, m in zip(e.analyzers, mapped):
+                t0 = time.process_time()
+                if m:
+                    a.consume_refs(c, refs)
+                else:
+                    a.consume(c)
+                spent[a.family] += time.process_time() - t0
+            e.n += len(c)
+        return e.result()
+
+    result = _pedantic_cpu(benchmark, run, (), 1, n)
+    assert not result.isna().any()
+    for fam, s in spent.items():
+        benchmark.extra_info[f"ns_{fam}"] = s / n * 1e9

@@ -10,6 +10,7 @@ from numba import njit
 from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
 
 from ._base import MAX_PC, Analyzer
+from ._blocks import BlockMap
 from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
 from .catalogue import FEATURE_NAMES
@@ -93,6 +94,15 @@ class FeatureEngine:
             else:
                 raise ValueError(f"unknown feature family {f!r}; known: {', '.join(FAMILIES)}")
         self.n = 0
+        # One block index for every analyzer that reads block ids: each chunk's memory references are
+        # hashed once (features/_blocks.py). Analyzers that consumed something on their own keep their map.
+        self.blockmap = BlockMap()
+        self._mapped = []
+        for a in self.analyzers:
+            if getattr(a, "uses_blocks", False) and a.n == 0 and a.blockmap.n_blocks == 0:
+                a.blockmap = self.blockmap
+                self._mapped.append(a)
+        self._is_mapped = [any(a is b for b in self._mapped) for a in self.analyzers]
 
     def consume(self, chunk: TraceChunk) -> None:
         """Feed the next chunk (see :meth:`features._base.Analyzer.consume`).
@@ -103,8 +113,12 @@ class FeatureEngine:
         """
         if self.validate:
             validate_chunk(chunk, self.n)
-        for a in self.analyzers:
-            a.consume(chunk)
+        refs = self.blockmap.map(chunk) if self._mapped else None
+        for a, mapped in zip(self.analyzers, self._is_mapped):
+            if mapped:
+                a.consume_refs(chunk, refs)
+            else:
+                a.consume(chunk)
         self.n += len(chunk)
 
     def result(self):

@@ -7,8 +7,9 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, pc_capacity, ratio
-from ._hash import HashIndex, insert
+from ._base import grow_1d, pc_capacity, ratio
+from ._blocks import BlockAnalyzer, BlockRefs
+from ._prefetch import prefetch
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -19,92 +20,47 @@ N_REUSE_BUCKETS = 19  # b0 = {0, 1}, bk = [2^k, 2^(k+1)) for k = 1..17, b18 = >=
 
 
 @njit(cache=True, boundscheck=False)
-def _footprint_kernel(op, pc, addr, size, start, bkeys, bslots, bstate, pkeys, pslots, pstate, newblk, pcseen,
-                      lastblk, lastok):
-    """Records from ``start``; returns the first one not processed (stops before a record whose blocks or
-    pages could take a table past its limit). A page is looked up only when one of its blocks is new; an
-    access within the block its static instruction touched last (``lastblk[pc]``, valid where ``lastok``)
-    is known to be in the set and skips the lookup."""
-    bmask = bkeys.shape[0] - 1
-    pmask = pkeys.shape[0] - 1
-    bn = bstate[0]
-    blim = bstate[1]
-    pn = pstate[0]
-    plim = pstate[1]
-    n = op.shape[0]
-    stop = n
-    for i in range(start, n):
-        p = pc[i]
-        pcseen[p] = 1
-        o = op[i]
-        if o != LOAD and o != STORE:
-            continue
-        a = addr[i]
-        e = a + size[i] - 1
-        b0 = a >> 6
-        b1 = e >> 6
-        if b0 == b1 and lastok[p] and lastblk[p] == b0:
-            continue
-        if bn + (b1 - b0 + 1) > blim or pn + ((e >> 12) - (a >> 12) + 1) > plim:
-            stop = i
-            break
-        for b in range(b0, b1 + 1):
-            s, new = insert(bkeys, bslots, bmask, b, bn)
-            if new:
-                bn += 1
-                newblk[p] += 1
-                s, new = insert(pkeys, pslots, pmask, b >> 6, pn)
-                if new:
-                    pn += 1
-        lastblk[p] = b1
-        lastok[p] = 1
-    bstate[0] = bn
-    pstate[0] = pn
-    return stop
+def _footprint_kernel(pc, rec, off, ids, nxt, newblk, pcseen):
+    """Marks every record's static instruction; counts first touches (id == ``nxt``, the number of blocks
+    touched before) per static instruction. Returns the new ``nxt``."""
+    for i in range(pc.shape[0]):
+        pcseen[pc[i]] = 1
+    for r in range(rec.shape[0]):
+        for k in range(off[r], off[r + 1]):
+            if ids[k] == nxt:
+                nxt += 1
+                newblk[pc[rec[r]]] += 1
+    return nxt
 
 
-class FootprintAnalyzer(Analyzer):
-    """Distinct 64-byte blocks and 4 KiB pages touched by loads and stores; distinct static instructions."""
+class FootprintAnalyzer(BlockAnalyzer):
+    """Distinct 64-byte blocks and 4 KiB pages touched by loads and stores; distinct static instructions.
+
+    Blocks and pages are counted by the (engine-shared) :class:`features._blocks.BlockMap`; this analyzer
+    keeps the first-touch count per static instruction and the set of static instructions seen.
+    """
 
     family = "footprint"
 
     def __init__(self) -> None:
         super().__init__()
-        self.blocks = HashIndex(1024)
-        self.pages = HashIndex(1024)
-        self.bstate = np.array([0, self.blocks.limit], np.int64)
-        self.pstate = np.array([0, self.pages.limit], np.int64)
+        self.nblocks = 0
         self.newblk = np.zeros(0, np.int64)
         self.pcseen = np.zeros(0, np.uint8)
-        self.lastblk = np.zeros(0, np.int64)  # per static instruction: the last block it touched
-        self.lastok = np.zeros(0, np.uint8)
 
-    def consume(self, chunk: TraceChunk) -> None:
+    def consume_refs(self, chunk: TraceChunk, refs: BlockRefs) -> None:
         n = len(chunk)
         if not n:
             return
         npc = pc_capacity(chunk)
         self.newblk = grow_1d(self.newblk, npc)
         self.pcseen = grow_1d(self.pcseen, npc)
-        self.lastblk = grow_1d(self.lastblk, npc)
-        self.lastok = grow_1d(self.lastok, npc)
-        i = 0
-        while i < n:
-            i = _footprint_kernel(chunk.op, chunk.pc, chunk.addr, chunk.size, i, self.blocks.keys, self.blocks.slots,
-                                  self.bstate, self.pages.keys, self.pages.slots, self.pstate, self.newblk,
-                                  self.pcseen, self.lastblk, self.lastok)
-            if i < n:
-                a, s = int(chunk.addr[i]), int(chunk.size[i])
-                for idx, st, shift in ((self.blocks, self.bstate, 6), (self.pages, self.pstate, 12)):
-                    need = ((a + s - 1) >> shift) - (a >> shift) + 1
-                    if st[0] + need > st[1]:
-                        idx.n = int(st[0])
-                        idx.grow(need)
-                        st[1] = idx.limit
+        self.nblocks = int(_footprint_kernel(chunk.pc, refs.rec, refs.off, refs.ids, np.int64(self.nblocks),
+                                             self.newblk, self.pcseen))
         self.n += n
 
     def result(self) -> dict[str, float]:
-        nb, npg = int(self.bstate[0]), int(self.pstate[0])
+        nb, npg = self.nblocks, self.blockmap.n_pages
         return {
             "memInt": ratio(nb, self.n),
             "pages": ratio(npg, self.n),
@@ -118,182 +74,222 @@ class FootprintAnalyzer(Analyzer):
 
 
 # --------------------------------------------------------------------------------------------- reuse distance
+#
+# Positions: the t-th load block reference gets position t; a block's latest reference keeps its position
+# live. ``live`` holds one byte per position (1 = live), read 8 at a time as uint64 words; ``grp`` is a
+# Fenwick tree over groups of 64 positions (one cache line of ``live``): node j covers groups
+# j - lowbit(j) .. j - 1. Only completed groups (those below t's group) are in the tree; the open group is
+# read from ``live`` directly. So a distance costs two partial-group counts (a cache line each) and one
+# range walk over the group tree, which is 64 times smaller than a tree over positions.
+
+GROUP_SHIFT = 6
+PREFETCH_AHEAD = 16
+_ONES = np.uint64(0x0101010101010101)
 
 
 @njit(cache=True, inline="always")
-def _bit_append(bit, t):
-    """Put a 1 at position ``t``, the next one after every position used so far.
-
-    Tree nodes are only kept for positions already used (node j, covering positions j - lowbit(j) ..
-    j - 1, exists once position j - 1 is): node t + 1 is set from its children t, t - 1, t - 3, ... (the
-    nodes t + 1 - 2^k, 2^k < lowbit(t + 1): recent, hence cached), instead of walking up to the tree's end."""
-    j = t + 1
-    lb = j & (-j)
-    v = 1
-    k = 1
-    while k < lb:
-        v += bit[j - k]
-        k <<= 1
-    bit[j] = v
+def _bytesum(v):
+    """Number of 1 bytes in a word whose bytes are 0 or 1."""
+    return np.int64((v * _ONES) >> np.uint64(56))
 
 
-@njit(cache=True, inline="always")
-def _bit_remove(bit, pos, t):
-    """Take the 1 at position ``pos`` away, updating the nodes that exist (positions < ``t`` used)."""
-    j = pos + 1
-    while j <= t:
-        bit[j] -= 1
-        j += j & (-j)
+@njit(cache=True, boundscheck=False, inline="always")
+def _live_count(livew, x, y):
+    """Live positions in [x, y) (0 when y <= x)."""
+    if y <= x:
+        return np.int64(0)
+    wx = x >> 3
+    wy = (y - 1) >> 3
+    v = livew[wx] >> np.uint64(8 * (x & 7))
+    if wx == wy:
+        nb = y - x
+        if nb < 8:
+            v &= (np.uint64(1) << np.uint64(8 * nb)) - np.uint64(1)
+        return _bytesum(v)
+    c = _bytesum(v)
+    for w in range(wx + 1, wy):
+        c += _bytesum(livew[w])
+    v = livew[wy]
+    rem = y - (wy << 3)
+    if rem < 8:
+        v &= (np.uint64(1) << np.uint64(8 * rem)) - np.uint64(1)
+    return c + _bytesum(v)
 
 
 @njit(cache=True, boundscheck=False)
-def _reuse_kernel(op, pc, addr, size, start, keys, slots, state, pos, bit, hist, lastblk, lastslot):
-    """Load block references from record ``start``; returns the first record not processed (a table or the
-    tree would overflow). ``lastblk[pc]``/``lastslot[pc]`` remember the block a static load referenced last
-    and its slot (slots never change), so a load that stays in its block skips the hash lookup."""
-    # state = [n blocks (M), hash limit, T (next time position), tree capacity]
-    mask = keys.shape[0] - 1
-    lim = state[1]
-    cap = state[3]
+def _reuse_kernel(op, rec, off, ids, start, last, live, livew, grp, state, hist):
+    """Load block references of memory records from ``start``; returns the first record not processed (the
+    positions would run out: compact and resume). ``last[id]`` = position of the block's latest load
+    reference, -1 if never loaded."""
+    # state = [M (blocks loaded), unused, t (next position), capacity]
     m = state[0]
     t = state[2]
-    n = op.shape[0]
-    stop = n
-    for i in range(start, n):
-        if op[i] != LOAD:
+    cap = state[3]
+    nrec = rec.shape[0]
+    nids = ids.shape[0]
+    stop = nrec
+    for r in range(start, nrec):
+        if op[rec[r]] != LOAD:
             continue
-        a = addr[i]
-        b0 = a >> 6
-        b1 = (a + size[i] - 1) >> 6
-        nb = b1 - b0 + 1
-        if m + nb > lim or t + nb > cap:
-            stop = i
+        k0 = off[r]
+        k1 = off[r + 1]
+        if t + (k1 - k0) > cap:
+            stop = r
             break
-        pi = pc[i]
-        for b in range(b0, b1 + 1):
-            if b == lastblk[pi] and lastslot[pi] >= 0:
-                s = lastslot[pi]
-                new = False
-            else:
-                s, new = insert(keys, slots, mask, b, m)
-                lastblk[pi] = b
-                lastslot[pi] = s
-            if new:
+        for k in range(k0, k1):
+            # prefetch: the latest position of the block referenced PREFETCH_AHEAD ids ahead, and the live
+            # line of the one half as far ahead (whose position is in the cache by now)
+            if k + PREFETCH_AHEAD < nids:
+                prefetch(last, ids[k + PREFETCH_AHEAD])
+                q = last[ids[k + PREFETCH_AHEAD // 2]]
+                prefetch(live, q if q > 0 else 0)
+            s = ids[k]
+            p = last[s]
+            if p == t - 1 and p >= 0:  # the most recent reference: distance 0, nothing moves
+                hist[0] += 1
+                continue
+            gt = t >> GROUP_SHIFT  # t's group is open; the groups below it are in the tree
+            if p < 0:
                 hist[N_REUSE_BUCKETS] += 1
-                pos[s] = t
-                _bit_append(bit, t)
                 m += 1
-                t += 1
-                continue
-            p = pos[s]
-            if p == t - 1:  # the most recent reference: distance 0, stack unchanged
-                hist[0] += 1
-                continue
-            # d = live positions in p+1 .. t-1 = prefix(t-1) - prefix(p) (all M live positions are < t);
-            # the two walks stop where they meet, so a recent reuse reads a few nodes near t
-            j = t
-            k = p + 1
-            d = 0
-            while j != k:
-                if j > k:
-                    d += bit[j]
-                    j -= j & (-j)
-                else:
-                    d -= bit[k]
-                    k -= k & (-k)
-            if d <= 1:
-                hist[0] += 1
             else:
-                k = 0
-                x = d
-                while x > 1:
-                    x >>= 1
-                    k += 1
-                hist[k if k < 18 else 18] += 1
-            _bit_remove(bit, p, t)
-            _bit_append(bit, t)
-            pos[s] = t
+                # d = live positions in p+1 .. t-1. All M live positions are < t, so outside t's open group
+                # d = M - (live positions <= p): one prefix walk over the completed groups before p's group
+                # plus p's group's line, with no data-dependent branch in the walk
+                gp = p >> GROUP_SHIFT
+                if gp == gt:
+                    d = _live_count(livew, p + 1, t)
+                else:
+                    d = m - _live_count(livew, gp << GROUP_SHIFT, p + 1)
+                    j = gp
+                    while j > 0:
+                        d -= grp[j]
+                        j -= j & (-j)
+                    # remove p's 1 from the completed groups' nodes
+                    j = gp + 1
+                    while j <= gt:
+                        grp[j] -= 1
+                        j += j & (-j)
+                live[p] = 0
+                if d <= 1:
+                    hist[0] += 1
+                else:
+                    # floor(log2(d)) in six comparisons (d < 2^63)
+                    x = d
+                    b = 0
+                    if x >= (1 << 32):
+                        x >>= 32
+                        b += 32
+                    if x >= (1 << 16):
+                        x >>= 16
+                        b += 16
+                    if x >= (1 << 8):
+                        x >>= 8
+                        b += 8
+                    if x >= (1 << 4):
+                        x >>= 4
+                        b += 4
+                    if x >= 4:
+                        x >>= 2
+                        b += 2
+                    if x >= 2:
+                        b += 1
+                    hist[b if b < 18 else 18] += 1
+            live[t] = 1
+            last[s] = t
             t += 1
+            if (t & 63) == 0:
+                # t's group completes: it enters the tree as node j = t / 64, from its own count and its
+                # children j - 1, j - 2, j - 4, ... (recent groups, cached), not by walking up the tree
+                j = t >> GROUP_SHIFT
+                base = (j - 1) << 3
+                v = np.int64(0)
+                for w in range(8):
+                    v += _bytesum(livew[base + w])
+                lb = j & (-j)
+                h = 1
+                while h < lb:
+                    v += grp[j - h]
+                    h <<= 1
+                grp[j] = v
     state[0] = m
     state[2] = t
     return stop
 
 
 @njit(cache=True, boundscheck=False)
-def _compact(pos, m, t, cap):
-    """Renumber the M live positions (all < ``t``) to 0..M-1 keeping their order, in O(t) without sorting;
-    returns a fresh tree of ``cap`` positions holding a 1 at 0..M-1 (built in O(cap))."""
-    rank = np.zeros(t, np.int64)
-    for s in range(m):
-        rank[pos[s]] = 1
+def _compact(last, nids, live, t, m, cap):
+    """Renumber the M live positions (all < ``t``, marked in ``live``) to 0..M-1 keeping their order, in
+    O(t + ids) without sorting (a running count over ``live``); returns fresh ``live`` (cap bytes, 1 at
+    0..M-1) and group tree over cap / 64 groups."""
+    rank = np.empty(t, np.int32)
     r = 0
     for x in range(t):
-        if rank[x]:
-            rank[x] = r
-            r += 1
-    for s in range(m):
-        pos[s] = rank[pos[s]]
-    bit = np.zeros(cap + 1, np.int32)
-    for r in range(m):
-        bit[r + 1] = 1
-    for j in range(1, cap + 1):
+        rank[x] = r
+        r += live[x]
+    for s in range(nids):
+        if last[s] >= 0:
+            last[s] = rank[last[s]]
+    live = np.zeros(cap, np.uint8)
+    live[:m] = 1
+    ng = cap >> GROUP_SHIFT
+    grp = np.zeros(ng + 1, np.int32)
+    full = m >> GROUP_SHIFT  # completed groups: all 64 positions live
+    for g in range(full):
+        grp[g + 1] = 64
+    for j in range(1, ng + 1):
         up = j + (j & (-j))
-        if up <= cap:
-            bit[up] += bit[j]
-    return bit
+        if up <= ng:
+            grp[up] += grp[j]
+    return live, grp
 
 
-class ReuseDistanceAnalyzer(Analyzer):
+class ReuseDistanceAnalyzer(BlockAnalyzer):
     """LRU stack distance of load block references (``docs/features.md``, "Footprint and reuse").
 
-    A Fenwick tree over reference positions holds a 1 at each block's latest reference; the distance of
-    a reference is the number of ones after the block's previous position, O(log M) per reference.
-    When the positions run out the live ones are renumbered 0..M-1 in O(positions) (no sort) and the tree
-    is rebuilt with room for 4M, so memory stays O(distinct blocks).
+    Blocks come as dense ids from the (engine-shared) block map, so the position of a block's latest
+    reference is a plain array (``last``). Each live position holds a 1 in ``bit`` (one byte per position)
+    and a Fenwick tree ``grp`` counts the live positions of each completed group of 64; the distance of a
+    reference is the number of live positions after the block's previous one: O(log M) per reference.
+    When the positions run out the live ones are renumbered 0..M-1 in O(positions) (no sort) and the
+    structures are rebuilt with room for 4M, so memory stays O(distinct blocks).
     """
 
     family = "reuse"
 
     def __init__(self) -> None:
         super().__init__()
-        self.index = HashIndex(1024)
-        self.pos = np.zeros(self.index.limit, np.int64)
-        self.bit = np.zeros(4096 + 1, np.int32)
-        self.state = np.array([0, self.index.limit, 0, 4096], np.int64)
+        self.last = np.zeros(0, np.int64)
+        self.bit = np.zeros(4096, np.uint8)  # live byte per position
+        self.grp = np.zeros((4096 >> GROUP_SHIFT) + 1, np.int32)
+        self.state = np.array([0, 0, 0, 4096], np.int64)
         self.hist = np.zeros(N_REUSE_BUCKETS + 1, np.int64)  # last = cold
-        self.lastblk = np.zeros(0, np.int64)  # per static instruction: last block referenced, and its slot
-        self.lastslot = np.zeros(0, np.int64)
 
-    def consume(self, chunk: TraceChunk) -> None:
+    @property
+    def index(self):
+        """The block index (the block map's hash table) the ids come from."""
+        return self.blockmap.blocks
+
+    def consume_refs(self, chunk: TraceChunk, refs: BlockRefs) -> None:
         n = len(chunk)
         if not n:
             return
-        npc = pc_capacity(chunk)
-        self.lastblk = grow_1d(self.lastblk, npc)
-        self.lastslot = grow_1d(self.lastslot, npc, -1)
-        i = 0
+        self.last = grow_1d(self.last, refs.n_after, -1)
+        nrec = refs.rec.shape[0]
+        r = 0
         st = self.state
-        while i < n:
-            i = _reuse_kernel(chunk.op, chunk.pc, chunk.addr, chunk.size, i, self.index.keys, self.index.slots, st,
-                              self.pos, self.bit, self.hist, self.lastblk, self.lastslot)
-            if i < n:
-                a, s = int(chunk.addr[i]), int(chunk.size[i])
-                need = ((a + s - 1) >> 6) - (a >> 6) + 1
+        while r < nrec:
+            r = _reuse_kernel(chunk.op, refs.rec, refs.off, refs.ids, r, self.last, self.bit,
+                              self.bit.view(np.uint64), self.grp, st, self.hist)
+            if r < nrec:
+                need = int(refs.off[r + 1] - refs.off[r])
                 m = int(st[0])
-                if m + need > st[1]:
-                    self.index.n = m
-                    self.index.grow(need)
-                    st[1] = self.index.limit
-                    pos = np.zeros(self.index.limit, np.int64)
-                    pos[:m] = self.pos[:m]
-                    self.pos = pos
-                if st[2] + need > st[3]:
-                    cap = 4096
-                    while cap < 4 * (m + need):
-                        cap <<= 1
-                    self.bit = _compact(self.pos, m, int(st[2]), cap)
-                    st[2] = m
-                    st[3] = cap
+                cap = 4096
+                while cap < 4 * (m + need):
+                    cap <<= 1
+                self.bit, self.grp = _compact(self.last, refs.n_after, self.bit, int(st[2]), m, cap)
+                st[2] = m
+                st[3] = cap
         self.n += n
 
     def result(self) -> dict[str, float]:

@@ -19,10 +19,48 @@ SECTOR_SHIFT = 5  # 32-byte sectors
 MAX_TID = 1 << 36
 
 
+_HMUL = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, multiplicative hashing
+
+
 @njit(cache=True, boundscheck=False)
 def _union_size(lo, hi, m, a, b):
     """Number of integers covered by the union of intervals [lo[k], hi[k]], k < m (m >= 1); ``a``, ``b`` are
-    scratch arrays of at least m entries (insertion sort by lower end, no allocation)."""
+    scratch arrays of at least 2 * m entries (no allocation).
+
+    When every interval is one integer (an access within one sector, the usual case) the union is the number
+    of distinct values: counted in one branch-free pass when they are sorted (a streaming group), else with
+    a 2m-cell open-addressing set (a gather: no data-dependent sort). Otherwise the intervals are merged
+    after an insertion sort by lower end."""
+    single = True
+    ordered = True
+    for r in range(m):
+        single &= lo[r] == hi[r]
+    for r in range(1, m):
+        ordered &= lo[r] >= lo[r - 1]
+    if single:
+        if ordered:
+            c = 1
+            for r in range(1, m):
+                c += lo[r] != lo[r - 1]
+            return c
+        # set of cells a[h] (keys) and b[h] (1 = used), 2^bits >= 2m cells
+        bits = 1
+        while (1 << bits) < 2 * m:
+            bits += 1
+        size = 1 << bits
+        for h in range(size):
+            b[h] = 0
+        c = 0
+        for r in range(m):
+            x = lo[r]
+            h = ((x * _HMUL) >> (64 - bits)) & (size - 1)
+            while b[h] != 0 and a[h] != x:
+                h = (h + 1) & (size - 1)
+            if b[h] == 0:
+                b[h] = 1
+                a[h] = x
+                c += 1
+        return c
     for r in range(m):
         x = lo[r]
         y = hi[r]
@@ -52,72 +90,91 @@ def _union_size(lo, hi, m, a, b):
 @njit(cache=True, boundscheck=False)
 def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, hi, gbytes, wcur, wflags, tidbits,
                  totals):
+    """Records from ``start``; returns the first one not processed (a new static instruction needs a slot
+    and none is left, or a tid is past the bitmap). The counters live in locals, written back on every exit;
+    consecutive records of one thread (a loop iteration's records) set its tid bit once."""
     # state = [n slots, slot capacity]
     # totals = [groups, sectors, ideal sectors, branch groups closed, divergent closed, parallel records,
     #           fp ops, bytes]
     n = op.shape[0]
-    sa = np.empty(WARP, np.int64)
-    sb = np.empty(WARP, np.int64)
+    sa = np.empty(2 * WARP, np.int64)
+    sb = np.empty(2 * WARP, np.int64)
+    ngroups = totals[0]
+    nsec = totals[1]
+    nideal = totals[2]
+    nbg = totals[3]
+    nbd = totals[4]
+    npar = totals[5]
+    nfp = totals[6]
+    nbytes = totals[7]
+    ntid = tidbits.shape[0]
+    last_tt = np.int64(-1)
+    stop = n
     for i in range(start, n):
         o = op[i]
         tt = tid[i]
-        if tt >= 0:
-            totals[5] += 1
-            if (tt >> 3) >= tidbits.shape[0]:
-                return i
+        if tt >= 0 and tt != last_tt:
+            if (tt >> 3) >= ntid:
+                stop = i
+                break
             tidbits[tt >> 3] |= np.uint8(1 << (tt & 7))
-        if o >= FP_ALU and o <= FP_SPECIAL:
-            totals[6] += 1
+            last_tt = tt
         is_mem = o == LOAD or o == STORE
         is_br = o == BRANCH
-        if not (is_mem or is_br):
-            continue
-        p = pc[i]
-        s = pcslot[p]
-        if s < 0:
-            if state[0] >= state[1]:
-                if tt >= 0:
-                    totals[5] -= 1  # the record is processed again after the tables grow
-                if o >= FP_ALU and o <= FP_SPECIAL:
-                    totals[6] -= 1
-                return i
-            s = state[0]
-            pcslot[p] = s
-            state[0] = s + 1
-        if is_mem:
-            a = addr[i]
-            sz = size[i]
-            totals[7] += sz
-            k = gn[s]
-            lo[s, k] = a >> SECTOR_SHIFT
-            hi[s, k] = (a + sz - 1) >> SECTOR_SHIFT
-            gbytes[s] += sz
-            k += 1
-            if k == WARP:
-                totals[0] += 1
-                totals[1] += _union_size(lo[s], hi[s], WARP, sa, sb)
-                totals[2] += (gbytes[s] + 31) >> SECTOR_SHIFT
-                gbytes[s] = 0
-                k = 0
-            gn[s] = k
-        elif tt >= 0:
-            w = tt // WARP
-            if wcur[s] != w:
-                if wcur[s] >= 0:
-                    totals[3] += 1
-                    if wflags[s] == 3:
-                        totals[4] += 1
-                wcur[s] = w
-                wflags[s] = 0
-            wflags[s] |= np.uint8(1 if taken[i] else 2)
-    return n
+        if is_mem or is_br:
+            p = pc[i]
+            s = pcslot[p]
+            if s < 0:
+                if state[0] >= state[1]:
+                    stop = i
+                    break
+                s = state[0]
+                pcslot[p] = s
+                state[0] = s + 1
+            if is_mem:
+                a = addr[i]
+                sz = size[i]
+                nbytes += sz
+                k = gn[s]
+                lo[s, k] = a >> SECTOR_SHIFT
+                hi[s, k] = (a + sz - 1) >> SECTOR_SHIFT
+                gbytes[s] += sz
+                k += 1
+                if k == WARP:
+                    ngroups += 1
+                    nsec += _union_size(lo[s], hi[s], WARP, sa, sb)
+                    nideal += (gbytes[s] + 31) >> SECTOR_SHIFT
+                    gbytes[s] = 0
+                    k = 0
+                gn[s] = k
+            elif tt >= 0:
+                w = tt >> 5  # tt // WARP, tt >= 0
+                if wcur[s] != w:
+                    if wcur[s] >= 0:
+                        nbg += 1
+                        if wflags[s] == 3:
+                            nbd += 1
+                    wcur[s] = w
+                    wflags[s] = 0
+                wflags[s] |= np.uint8(1 if taken[i] else 2)
+        npar += tt >= 0
+        nfp += (o >= FP_ALU) & (o <= FP_SPECIAL)
+    totals[0] = ngroups
+    totals[1] = nsec
+    totals[2] = nideal
+    totals[3] = nbg
+    totals[4] = nbd
+    totals[5] = npar
+    totals[6] = nfp
+    totals[7] = nbytes
+    return stop
 
 
 @njit(cache=True)
 def _open_groups(nslots, gn, lo, hi, gbytes, wcur, wflags):
     """Totals of the groups still open at the end: (groups, sectors, ideal, branch groups, divergent)."""
-    sa = np.empty(WARP, np.int64)
-    sb = np.empty(WARP, np.int64)
+    sa = np.empty(2 * WARP, np.int64)
+    sb = np.empty(2 * WARP, np.int64)
     g = 0
     sec = 0
     ideal = 0
@@ -177,8 +234,6 @@ class WarpAnalyzer(Analyzer):
                         raise TraceError(f"record {i} of the chunk: tid={tt} exceeds the supported maximum "
                                          f"{MAX_TID - 1}")
                     self.tidbits = grow_1d(self.tidbits, (tt >> 3) + 1)
-                    # the tid was counted in totals[5] before the early return: undo, it is recounted
-                    self.totals[5] -= 1
                     continue
                 cap = max(16, 2 * int(self.state[1]))
                 self.gn = grow_1d(self.gn, cap)
