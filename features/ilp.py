@@ -5,23 +5,27 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._ilp_unrolled import NW as UNROLLED_NW
-from ._ilp_unrolled import ilp_windows_default, ilp_windows_unrolled
+from ._ilp_unrolled import LANES, block_insert, ilp_lanes, ilp_windows_default
 
-LOAD = np.uint8(Op.LOAD)
-STORE = np.uint8(Op.STORE)
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
 #: register tokens below this index the ready table directly (no hashing); a larger token switches the
 #: analyzer to a hash index (with pruning of dead entries) for the rest of the trace.
 DIRECT_TOKENS = 1 << 16
-#: records mapped, then run through every window, at a time (the mapped rows stay in L1/L2).
-BATCH = 2048
+#: largest window size accepted (times are kept in int32 lanes, rebased; see ``IlpAnalyzer``)
+MAX_WINDOW = 1 << 28
+#: records per kernel call at most (times grow by at most one per record, so the int32 lanes are rebased
+#: before they could pass 2^31 - 1)
+SEGMENT = 1 << 16
+#: a lane whose times reach this is rebased before the next segment
+REBASE_AT = 1 << 30
+#: the window size of an unused lane (it never fills: its events are masked out anyway)
+_PAD_WINDOW = 1 << 30
 
 
 @njit(cache=True, boundscheck=False)
@@ -45,216 +49,237 @@ def _max_token(src1, src2, src3, dst):
 
 
 @njit(cache=True, boundscheck=False)
-def _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslots, rstate, bkeys, bslots, bstate,
-             r1, r2, r3, rd, bfirst, nblk, xslots):
-    """Map the registers (hash mode) and blocks of records ``lo..hi-1`` to ready-table rows.
-
-    Row 0 of a ready table is always 0 (no ready time: absent key, or register 0 = none); key slot s is
-    row s + 1. Stops before a record whose insertions could take a table past its limit
-    (``*state = [n, limit]``) or whose extra blocks (beyond the first) do not fit in ``xslots``; returns
-    the first record not mapped.
-    """
+def _reg_map(src1, src2, src3, dst, lo, hi, rkeys, rslots, rstate, m1, m2, m3, md):
+    """Hash mode: rows of the registers of records ``lo..hi-1`` into ``m1..md[i - lo]`` (slot s is row s + 1,
+    row 0 = register 0 or never written). Stops before a record whose destination could take the table past
+    its limit (``rstate = [n, limit]``); returns the first record not mapped."""
     rmask = rkeys.shape[0] - 1
-    bmask = bkeys.shape[0] - 1
     rn = rstate[0]
     rlim = rstate[1]
-    bn = bstate[0]
-    blim = bstate[1]
-    xp = 0
-    xcap = xslots.shape[0]
     stop = hi
     for i in range(lo, hi):
-        o = op[i]
-        nb = 0
-        b0 = 0
-        if o == LOAD or o == STORE:
-            a = addr[i]
-            b0 = a >> 6
-            nb = ((a + size[i] - 1) >> 6) - b0 + 1
-            if (o == STORE and bn + nb > blim) or xp + nb - 1 > xcap:
-                stop = i
-                break
-        if not direct:
-            d = dst[i]
-            if d != 0 and rn + 1 > rlim:
-                stop = i
-                break
-            r = src1[i]
-            r1[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
-            r = src2[i]
-            r2[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
-            r = src3[i]
-            r3[i] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
-            if d != 0:
-                sl, new = insert(rkeys, rslots, rmask, d, rn)
-                if new:
-                    rn += 1
-                rd[i] = sl + 1
-            else:
-                rd[i] = 0
-        nblk[i] = nb
-        if nb > 0:
-            for b in range(b0, b0 + nb):
-                if o == LOAD:
-                    sl = find(bkeys, bslots, bmask, b)
-                else:
-                    sl, new = insert(bkeys, bslots, bmask, b, bn)
-                    if new:
-                        bn += 1
-                if b == b0:
-                    bfirst[i] = sl + 1
-                else:
-                    xslots[xp] = sl + 1
-                    xp += 1
+        d = dst[i]
+        if d != 0 and rn + 1 > rlim:
+            stop = i
+            break
+        j = i - lo
+        r = src1[i]
+        m1[j] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+        r = src2[i]
+        m2[j] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+        r = src3[i]
+        m3[j] = find(rkeys, rslots, rmask, r) + 1 if r != 0 else 0
+        if d != 0:
+            sl, new = insert(rkeys, rslots, rmask, d, rn)
+            if new:
+                rn += 1
+            md[j] = sl + 1
+        else:
+            md[j] = 0
     rstate[0] = rn
-    bstate[0] = bn
     return stop
 
 
 @njit(cache=True, boundscheck=False)
-def _ilp_window(op, lo, hi, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, first, base, rmask, w, wstate):
-    """Run window ``k`` (size ``w``, table ``first[base : base + rmask + 1]``) over mapped records ``lo..hi-1``.
+def _prune(ready, n, c, nl):
+    """Slot map dropping entries whose ready time can no longer delay anything (<= the clock in every lane).
 
-    Ready tables are [row, window]; ``wstate[k]`` = (clock c, max(t + 1), head, tail), where head and tail
-    are absolute instruction positions (the window holds instructions head..tail-1).
-
-    The FIFO of issue times is not stored. With entries e_0 (head) .. e_(n-1) every entry satisfies
-    e_j <= max(c, max(e_0 .. e_(j-1)) + 1) (a producer still in the window gives e + 1, a retired one at
-    most c), and this survives retirement. Hence (a) when the window is full its head is <= c, so
-    ``c += 1`` always retires it and the window never exceeds W; (b) the first entry that stops the
-    retirement (``>= c``) equals the new c exactly; (c) the window's values lie in c - W + 1 .. c + W - 1
-    (at most W - 1 clock steps happen while an entry waits, each retiring an older one), so slot t & mask
-    (mask + 1 >= 2W) is never shared by two live values; and (d) a value t, once retired, never issues
-    again (t < c <= every later issue time). So keeping, per value t, the position of the first
-    instruction issued at t (``first[t & mask]``, stale when below head) gives the retirement in O(1):
-    new head = first position of the new c if it is live, else the tail (window empty). Results are
-    identical to the step-by-step FIFO (the tests compare with it).
+    ``ready`` is [row, lane] with slot s in row s + 1; lanes ``0..nl-1`` are in use; live rows move down in
+    place.
     """
-    c = wstate[k, 0]
-    maxt = wstate[k, 1]
-    head = wstate[k, 2]
-    tail = wstate[k, 3]
-    xp = 0
-    for i in range(lo, hi):
-        t = c
-        v = rready[r1[i], k]
-        if v > t:
-            t = v
-        v = rready[r2[i], k]
-        if v > t:
-            t = v
-        v = rready[r3[i], k]
-        if v > t:
-            t = v
-        nb = nblk[i]
-        t1 = t + 1
-        if nb > 0:
-            if op[i] == LOAD:
-                v = bready[bfirst[i], k]
-                if v > t:
-                    t = v
-                for q in range(nb - 1):
-                    v = bready[xslots[xp + q], k]
-                    if v > t:
-                        t = v
-                t1 = t + 1
-            else:
-                bready[bfirst[i], k] = t1
-                for q in range(nb - 1):
-                    bready[xslots[xp + q], k] = t1
-            xp += nb - 1
-        a = rd[i]
-        if a != 0:
-            rready[a, k] = t1
-        if t1 > maxt:
-            maxt = t1
-        s = base + (t & rmask)
-        f = first[s]
-        first[s] = f if f >= head else tail
-        tail += 1
-        if tail - head == w:
-            c += 1
-            f = first[base + (c & rmask)]
-            head = f if f >= head else tail
-    wstate[k, 0] = c
-    wstate[k, 1] = maxt
-    wstate[k, 2] = head
-    wstate[k, 3] = tail
-
-
-@njit(cache=True, boundscheck=False)
-def _ilp_run(op, src1, src2, src3, dst, addr, size, start, direct, rkeys, rslots, rstate, bkeys, bslots, bstate,
-             m1, m2, m3, md, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks, windows, wstate,
-             batch, default):
-    """Map a batch of records, run every window over it, repeat; returns the first record not processed
-    (a table must grow or be pruned first). The map writes register rows to ``m1, m2, m3, md`` (hash mode);
-    the windows read them from ``r1, r2, r3, rd`` (the same arrays, or the token columns in direct mode).
-    ``default``: the windows are :data:`ILP_WINDOWS` (the pass specialised for them, sizes as constants)."""
-    n = op.shape[0]
-    nw = windows.shape[0]
-    lo = start
-    while lo < n:
-        hi = min(lo + batch, n)
-        j = _ilp_map(op, src1, src2, src3, dst, addr, size, lo, hi, direct, rkeys, rslots, rstate, bkeys, bslots,
-                     bstate, m1, m2, m3, md, bfirst, nblk, xslots)
-        if j > lo and default:
-            ilp_windows_default(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks,
-                                windows, wstate)
-        elif j > lo and nw == UNROLLED_NW:
-            ilp_windows_unrolled(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, first, offs, rmasks,
-                                 windows, wstate)
-        elif j > lo:
-            for k in range(nw):
-                _ilp_window(op, lo, j, r1, r2, r3, rd, bfirst, nblk, xslots, rready, bready, k, first, offs[k],
-                            rmasks[k], windows[k], wstate)
-        if j < hi:
-            return j
-        lo = hi
-    return n
-
-
-@njit(cache=True, boundscheck=False)
-def _prune(ready, n, c):
-    """Slot map dropping entries whose ready time can no longer delay anything (ready <= clock, all windows).
-
-    ``ready`` is [row, window] with slot s in row s + 1; live entries are moved down in place.
-    """
-    nw = c.shape[0]
     slot_map = np.full(n, -1, np.int64)
     j = 0
     for s in range(n):
         live = False
-        for k in range(nw):
+        for k in range(nl):
             if ready[s + 1, k] > c[k]:
                 live = True
                 break
         if live:
-            for k in range(nw):
+            for k in range(ready.shape[1]):
                 ready[j + 1, k] = ready[s + 1, k]
             slot_map[s] = j
             j += 1
     return slot_map, j
 
 
-class _ReadyTable:
-    """Hash index + ready times ([row, window], slot s in row s + 1, row 0 always 0) for registers or blocks."""
+@njit(cache=True, boundscheck=False)
+def _block_rehash(old_keys, old_slots, keys, slots, shift, slot_map):
+    """Re-insert the block table's entries with their new slots (``slot_map``; -1 drops the entry)."""
+    mask = keys.shape[0] - 1
+    for i in range(old_keys.shape[0]):
+        s = old_slots[i]
+        if s < 0:
+            continue
+        ns = slot_map[s]
+        if ns >= 0:
+            block_insert(keys, slots, mask, shift, old_keys[i], ns)
 
-    def __init__(self, nw: int) -> None:
+
+def _rows(n: int) -> np.ndarray:
+    return np.zeros((n, LANES), np.int32)
+
+
+class _RegTable:
+    """Hash index + ready rows for register tokens (hash mode): slot s in row s + 1, row 0 always 0, the last
+    row the sink of records without a destination."""
+
+    def __init__(self) -> None:
         self.index = HashIndex(1024)
-        self.ready = np.zeros((self.index.limit + 1, nw), np.int64)
+        self.ready = _rows(self.index.limit + 2)
         self.state = np.array([0, self.index.limit], np.int64)
 
-    def make_room(self, c: np.ndarray, need: int) -> None:
+    @property
+    def sink(self) -> int:
+        return self.ready.shape[0] - 1
+
+    def make_room(self, c: np.ndarray, nl: int, need: int) -> None:
         n = int(self.state[0])
-        slot_map, n_live = _prune(self.ready, n, c)
+        slot_map, n_live = _prune(self.ready, n, c, nl)
         self.index.n = n
         self.index.rebuild(slot_map, n_live, min_free=n_live + need + 64)
-        limit = self.index.limit
-        ready = np.zeros((limit + 1, self.ready.shape[1]), np.int64)
+        ready = _rows(self.index.limit + 2)
         ready[: n_live + 1] = self.ready[: n_live + 1]
         self.ready = ready
-        self.state[0] = n_live
-        self.state[1] = limit
+        self.state[:] = (n_live, self.index.limit)
+
+
+class _BlockTable:
+    """64-byte blocks stored to -> ready rows (slot s in row s + 1, row 0 always 0): an open-addressing table
+    with Fibonacci hashing (``_ilp_unrolled.block_slot``); entries whose ready time is at or below every
+    lane's clock are dropped when it fills."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._alloc(capacity)
+        self.ready = _rows(self.limit + 1)
+        self.state = np.array([0, self.limit], np.int64)
+
+    def _alloc(self, cap: int) -> None:
+        self.keys = np.zeros(cap, np.int64)
+        self.slots = np.full(cap, -1, np.int64)
+        self.limit = cap // 2
+        self.shift = 64 - (cap.bit_length() - 1)
+
+    def make_room(self, c: np.ndarray, nl: int, need: int) -> None:
+        n = int(self.state[0])
+        slot_map, n_live = _prune(self.ready, n, c, nl)
+        want = n_live + need + 64
+        cap = self.keys.shape[0]
+        while cap // 2 < 2 * want:
+            cap <<= 1
+        while cap > 4096 and cap // 8 > want:
+            cap >>= 1
+        old_keys, old_slots = self.keys, self.slots
+        self._alloc(cap)
+        _block_rehash(old_keys, old_slots, self.keys, self.slots, self.shift, slot_map)
+        ready = _rows(self.limit + 1)
+        ready[: n_live + 1] = self.ready[: n_live + 1]
+        self.ready = ready
+        self.state[:] = (n_live, self.limit)
+
+
+class _LaneGroup:
+    """Up to eight windows advanced together as the lanes of one vector (state of ``IlpAnalyzer``)."""
+
+    def __init__(self, windows: np.ndarray) -> None:
+        nl = windows.size
+        self.nl = nl
+        self.windows = windows
+        self.lanes = (1 << nl) - 1
+        caps = np.array([2 << int(w - 1).bit_length() if w > 1 else 2 for w in windows], np.int64)
+        self.caps = caps
+        self.offs = np.concatenate([[0], np.cumsum(caps)[:-1]]).astype(np.int64)
+        self.rmask = caps - 1
+        total = int(caps.sum())
+        pad = LANES - nl
+        self.offs8 = np.concatenate([self.offs, np.full(pad, total, np.int64)])
+        self.rmask8 = np.concatenate([self.rmask, np.zeros(pad, np.int64)])
+        self.win8 = np.concatenate([windows, np.full(pad, _PAD_WINDOW, np.int64)])
+        #: per lane, at slot t & mask: the position of the first record issued at time t (valid for the times
+        #: from the clock up to x - 1)
+        self.G = np.zeros(total + 1, np.int64)
+        self.st = np.zeros((3, LANES), np.int32)  # clock c, x = max(t + 1), records until the window is full
+        self.st[2] = self.win8
+        self.tbase = np.zeros(LANES, np.int64)  # times of lane k are kept minus tbase[k]
+        self.default = tuple(int(w) for w in windows) == UNROLLED_DEFAULT
+        self.kernel = ilp_windows_default if self.default else ilp_lanes
+        self.rdirect = _rows(65)  # ready rows by register token (direct mode); the last row is the sink
+        self.regs = _RegTable()
+        self.blocks = _BlockTable()
+
+    def c(self) -> np.ndarray:
+        return self.st[0, : self.nl].astype(np.int64) + self.tbase[: self.nl]
+
+    def x(self) -> np.ndarray:
+        return self.st[1, : self.nl].astype(np.int64) + self.tbase[: self.nl]
+
+    def grow_direct(self, top: int) -> None:
+        rows = self.rdirect.shape[0] - 1
+        if top >= rows:
+            grown = _rows(max(top + 1, 2 * rows) + 1)
+            grown[:rows] = self.rdirect[:rows]
+            self.rdirect = grown
+
+    def to_hash(self) -> None:
+        """Move the registers with a live ready time from the direct table into the hash index."""
+        nl = self.nl
+        rows = self.rdirect[:-1]
+        live = np.flatnonzero((rows[:, :nl] > self.st[0, :nl][None, :]).any(axis=1))
+        r = self.regs
+        r.index.n = 0
+        r.index.rebuild(np.zeros(0, np.int64), 0, min_free=2 * len(live) + 64)
+        r.ready = _rows(r.index.limit + 2)
+        keys, slots, mask = r.index.keys, r.index.slots, r.index.mask
+        for s, tok in enumerate(live):
+            insert(keys, slots, mask, int(tok), s)
+            r.ready[s + 1] = rows[tok]
+        r.index.n = len(live)
+        r.state[:] = (len(live), r.index.limit)
+        self.rdirect = _rows(2)
+
+    def rebase(self) -> None:
+        """Subtract from every time of each lane a multiple of its ring size (at most its clock): ready times
+        at or below the clock (which can no longer delay anything) clamp to 0, the others keep their order
+        and their ring slots, so the results do not change."""
+        nl = self.nl
+        base = np.zeros(LANES, np.int64)
+        base[:nl] = self.st[0, :nl] & ~self.rmask
+        b32 = base.astype(np.int32)
+        for arr in (self.rdirect, self.regs.ready, self.blocks.ready):
+            np.maximum(arr - b32[None, :], 0, out=arr)
+        self.st[0] -= b32
+        self.st[1] -= b32
+        self.tbase += base
+
+    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs) -> None:
+        n = len(chunk)
+        r, b = self.regs, self.blocks
+        nl = self.nl
+        i = 0
+        while i < n:
+            if int(self.st[1, :nl].max()) >= REBASE_AT:
+                self.rebase()
+            hi = min(n, i + SEGMENT)
+            if direct:
+                j = self.kernel(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3,
+                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.keys, b.slots, b.state, b.shift,
+                                b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+                mapped = hi
+            else:
+                m1, m2, m3, md = bufs
+                mapped = _reg_map(chunk.src1, chunk.src2, chunk.src3, chunk.dst, i, hi, r.index.keys, r.index.slots,
+                                  r.state, m1, m2, m3, md)
+                j = i
+                if mapped > i:
+                    j = i + self.kernel(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0, mapped - i,
+                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.keys, b.slots, b.state, b.shift,
+                                        b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE whose new blocks could pass the block table's limit
+                a, sz = int(chunk.addr[j]), int(chunk.size[j])
+                b.make_room(self.st[0], nl, ((a + sz - 1) >> 6) - (a >> 6) + 1)
+            elif j < hi:  # the register table is full (records mapped and not run are mapped again)
+                r.make_room(self.st[0], nl, 1)
+            i = j
 
 
 class IlpAnalyzer(Analyzer):
@@ -262,14 +287,32 @@ class IlpAnalyzer(Analyzer):
 
     Parameters
     ----------
-    windows : window sizes W (default 32, 64, 128, 256, 2048, 16384, 65536)
+    windows : window sizes W, 1 <= W <= :data:`MAX_WINDOW` (default 32, 64, 128, 256, 2048, 16384, 65536)
 
-    State: per window a table of 2W positions (the first instruction in the window issued at each time,
-    so the in-order retirement costs O(1) per instruction; see ``_ilp_window``), and ready times for
-    registers and 64-byte blocks that can still delay an instruction. Register tokens below :data:`DIRECT_TOKENS` index their ready
-    times directly; once a larger token appears the registers move to a hash index whose dead entries
-    (ready time at or below every window's clock) are dropped when it fills, as the blocks' are, so memory
-    is bounded by windows and live values.
+    How it runs (results identical to the step-by-step FIFO of docs/features.md; the tests compare them):
+    the windows are the lanes of an 8 x int32 vector (groups of eight when there are more): each register's
+    and block's ready times for all windows are one row, so an instruction's issue times are three vector
+    loads and maxima. The FIFO is not stored. With in-order retirement every issue time is at most one more
+    than the largest issued so far (M): an entry is at most the clock, or one more than an earlier entry
+    still in the window, and the clock is at most M + 1 (it advances by one only when the window is full,
+    and every entry was issued at or after the clock). So M passes through every value, and the first
+    record issued at time v is the record at which M reached v; it is kept in a ring of 2W positions per
+    window at slot v mod 2W, written only when M rises (t == x, x = M + 1). When the window is full the
+    clock advances to c and entries leave from the head while below c: every record before the first one
+    issued at c has a time <= M < c, so retirement stops exactly at that record (the new head), or empties
+    the window when none was issued at c yet (c == x). Per record a window needs only the vector compares
+    ``t + 1 > x`` and "window full" (a count of the records until the window is next full); a lane's ring is
+    touched only on those events, in a short unrolled branch. The live times of a window span less than 2W
+    values, so the ring slots never collide.
+
+    Times are int32: when a lane's times reach 2^30, a multiple of its ring size at most its clock is
+    subtracted from all of them (dead ready times clamp to 0), which changes no comparison and no ring slot;
+    the offset is added back in :meth:`cycles`.
+
+    State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
+    below :data:`DIRECT_TOKENS`, else hashed) and for 64-byte blocks written by stores that can still delay
+    an instruction (hashed; entries whose ready time is at or below every window's clock are dropped when a
+    table fills), so memory is bounded by windows and live values, never by the trace length.
     """
 
     family = "ilp"
@@ -279,87 +322,52 @@ class IlpAnalyzer(Analyzer):
         self.windows = np.asarray(sorted(set(int(w) for w in windows)), np.int64)
         if self.windows.size == 0 or self.windows[0] < 1:
             raise ValueError(f"ILP windows must be >= 1, got {list(windows)}")
-        nw = self.windows.size
-        # table size: a power of two >= 2W (the window's live issue times span at most 2W - 1 values)
-        caps = np.array([2 << int(np.ceil(np.log2(w))) if w > 1 else 2 for w in self.windows], np.int64)
-        self.rmask = caps - 1
-        self.offs = np.concatenate([[0], np.cumsum(caps)[:-1]]).astype(np.int64)
-        # per window, at slot t & mask: position of the first instruction in the window issued at time t
-        # (-1 or below the head: none); see _ilp_window
-        self.first = np.full(int(caps.sum()), -1, np.int64)
-        self.caps = caps
-        self.default = tuple(int(w) for w in self.windows) == UNROLLED_DEFAULT
-        self.wstate = np.zeros((nw, 4), np.int64)  # per window: clock, max(t + 1), head, tail (positions)
+        if self.windows[-1] > MAX_WINDOW:
+            raise ValueError(f"ILP windows must be <= {MAX_WINDOW}, got {int(self.windows[-1])}")
+        self.groups = [_LaneGroup(self.windows[k: k + LANES]) for k in range(0, self.windows.size, LANES)]
+        # ring layout per window (offsets within its group's ring array)
+        self.caps = np.concatenate([g.caps for g in self.groups])
+        self.offs = np.concatenate([g.offs for g in self.groups])
+        self.rmask = np.concatenate([g.rmask for g in self.groups])
+        self.default = len(self.groups) == 1 and self.groups[0].default
         self.direct = True
-        self.rdirect = np.zeros((64, nw), np.int64)  # ready times by register token (direct mode)
-        self.regs = _ReadyTable(nw)
-        self.blocks = _ReadyTable(nw)
-        self._buf = np.zeros((6, 0), np.int32)  # r1, r2, r3, rd, bfirst, nblk of the chunk being analysed
-        self._xslots = np.zeros(256, np.int64)
+        self._bufs = tuple(np.zeros(0, np.int32) for _ in range(4))
+
+    @property
+    def regs(self) -> _RegTable:
+        """The register hash table of the first lane group (used in hash mode)."""
+        return self.groups[0].regs
+
+    @property
+    def blocks(self) -> _BlockTable:
+        """The block table of the first lane group."""
+        return self.groups[0].blocks
 
     @property
     def c(self) -> np.ndarray:
-        return self.wstate[:, 0].copy()
+        return np.concatenate([g.c() for g in self.groups])
 
     @property
     def maxt(self) -> np.ndarray:
-        return self.wstate[:, 1].copy()
-
-    def _to_hash(self) -> None:
-        """Move the registers with a live ready time from the direct table into the hash index."""
-        c = self.c
-        live = np.flatnonzero((self.rdirect > c[None, :]).any(axis=1))
-        r = self.regs
-        r.index.n = 0
-        r.index.rebuild(np.zeros(0, np.int64), 0, min_free=2 * len(live) + 64)
-        r.ready = np.zeros((r.index.limit + 1, self.windows.size), np.int64)
-        keys, slots, mask = r.index.keys, r.index.slots, r.index.mask
-        for s, tok in enumerate(live):
-            insert(keys, slots, mask, int(tok), s)
-            r.ready[s + 1] = self.rdirect[tok]
-        r.index.n = len(live)
-        r.state[:] = (len(live), r.index.limit)
-        self.rdirect = np.zeros((1, self.windows.size), np.int64)
-        self.direct = False
+        return np.concatenate([g.x() for g in self.groups])
 
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
         if not n:
             return
-        if self._buf.shape[1] < n:
-            self._buf = np.zeros((6, n), np.int32)
-        b1, b2, b3, bd, bfirst, nblk = self._buf
         if self.direct:
             top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
             if top >= DIRECT_TOKENS:
-                self._to_hash()
-            elif top >= self.rdirect.shape[0]:
-                grown = np.zeros((max(top + 1, 2 * self.rdirect.shape[0]), self.windows.size), np.int64)
-                grown[: self.rdirect.shape[0]] = self.rdirect
-                self.rdirect = grown
-        r, b = self.regs, self.blocks
-        i = 0
-        while i < n:
-            if self.direct:
-                r1, r2, r3, rd, rready = chunk.src1, chunk.src2, chunk.src3, chunk.dst, self.rdirect
+                for g in self.groups:
+                    g.to_hash()
+                self.direct = False
             else:
-                r1, r2, r3, rd, rready = b1, b2, b3, bd, r.ready
-            j = _ilp_run(chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size, i,
-                         self.direct, r.index.keys, r.index.slots, r.state, b.index.keys, b.index.slots, b.state,
-                         b1, b2, b3, bd, r1, r2, r3, rd, bfirst, nblk, self._xslots, rready, b.ready, self.first,
-                         self.offs, self.rmask, self.windows, self.wstate, BATCH, self.default)
-            if j < n:
-                c = self.c
-                if not self.direct and chunk.dst[j] != 0 and r.state[0] + 1 > r.state[1]:
-                    r.make_room(c, 1)
-                if chunk.op[j] in (Op.LOAD, Op.STORE):
-                    a, sz = int(chunk.addr[j]), int(chunk.size[j])
-                    need = ((a + sz - 1) >> 6) - (a >> 6) + 1
-                    if chunk.op[j] == Op.STORE and b.state[0] + need > b.state[1]:
-                        b.make_room(c, need)
-                    if need - 1 > self._xslots.shape[0]:
-                        self._xslots = np.zeros(2 * need, np.int64)
-            i = j
+                for g in self.groups:
+                    g.grow_direct(top)
+        if not self.direct and self._bufs[0].shape[0] < min(n, SEGMENT):
+            self._bufs = tuple(np.zeros(min(n, SEGMENT), np.int32) for _ in range(4))
+        for g in self.groups:
+            g.consume(chunk, self.direct, self.n, self._bufs)
         self.n += n
 
     def cycles(self, drained: bool = True) -> dict[int, int]:
@@ -375,13 +383,13 @@ class IlpAnalyzer(Analyzer):
         dict[int, int]
             Window size -> cycles.
         """
-        vals = self.wstate[:, 1] if drained else self.wstate[:, 0]
+        vals = self.maxt if drained else self.c
         return {int(w): int(m) for w, m in zip(self.windows, vals)}
 
     def result(self) -> dict[str, float]:
         out = {}
-        for w, m in zip(self.windows, self.wstate[:, 1]):
-            out[ilp_name(int(w))] = ratio(self.n, m)
+        for w, m in zip(self.windows, self.maxt):
+            out[ilp_name(int(w))] = ratio(self.n, int(m))
         if 32 in self.windows and 16384 in self.windows:
             out["ilpRate"] = ratio(out["ilp16384"], out["ilp32"])
         return out

@@ -9,6 +9,7 @@ from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
+from ._ilp_unrolled import uget, uset
 from .ilp import _max_token
 
 DEP_BOUNDS = (1, 2, 4, 8, 16, 32, 64)
@@ -31,29 +32,75 @@ def _dep_lut() -> np.ndarray:
 DEP_LUT = _dep_lut()
 
 
+#: last write time of a register never written (direct mode); far below any real time, so its distance
+#: is recognisable: ``now - NEVER >= 2^61``
+NEVER = -(1 << 62)
+_FAR = 1 << 61
+
+
+def _inc_lut() -> np.ndarray:
+    """Increment of the packed byte counters per clamped distance: index 1..64 the distance's bucket
+    (``1 << 8 * bucket``), 65 = beyond 64 (bucket 7), 66 = no producer (0)."""
+    inc = np.zeros(67, np.int64)
+    for dd in range(1, 65):
+        inc[dd] = 1 << (8 * int(DEP_LUT[dd]))
+    inc[65] = 1 << 56
+    return inc
+
+
+INC_LUT = _inc_lut()
+
+
 @njit(cache=True, boundscheck=False)
-def _regs_direct(src1, src2, src3, dst, base, wtime, lut, hist, counts):
-    """Direct mode: ``wtime[token]`` is the last write time (-1 = never written); counts as :func:`_regs_kernel`."""
+def _regs_direct(src1, src2, src3, dst, base, wtime, inc, hist, counts):
+    """Direct mode: ``wtime[token]`` is the last write time (:data:`NEVER` = never written; token 0 is never
+    written, a record without destination writes the last entry, a sink). Counts as :func:`_regs_kernel`.
+
+    The first source is read without a branch (a missing one reads token 0, never written); each read adds
+    ``inc[clamped distance]`` to eight byte counters packed in one int64 (one per bucket; a read with no
+    producer adds 0), flushed into ``hist`` every 64 records (at most 3 x 64 < 256 per byte), so the
+    histogram costs no memory traffic per read."""
+    n = src1.shape[0]
+    sink = wtime.shape[0] - 1
     reads = 0
-    produced = 0
     writes = 0
-    for i in range(src1.shape[0]):
-        now = base + i
-        for q in range(3):
-            r = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
-            if r == 0:
-                continue
-            reads += 1
-            w = wtime[r]
-            if w < 0:
-                continue
-            produced += 1
-            dd = now - w
-            hist[lut[dd] if dd <= 64 else 7] += 1
-        d = dst[i]
-        if d != 0:
-            writes += 1
-            wtime[d] = now
+    produced = 0
+    # the previous record's write is held in registers and stored one record late: a read of the register
+    # just written (the most common distance, 1) then takes its time from a register, not from a store
+    # still in flight
+    ld = sink
+    lt = wtime[sink]
+    lo = 0
+    while lo < n:
+        hi = min(lo + 64, n)
+        acc = 0
+        for i in range(lo, hi):
+            now = base + i
+            r = uget(src1, i)
+            reads += r != 0
+            dd = now - (lt if r == ld else uget(wtime, r))
+            acc += uget(inc, dd if dd <= 64 else (65 if dd < _FAR else 66))
+            r = uget(src2, i)
+            if r != 0:  # second and third sources: often absent, the branch is cheaper than the lookup
+                reads += 1
+                dd = now - (lt if r == ld else uget(wtime, r))
+                acc += uget(inc, dd if dd <= 64 else (65 if dd < _FAR else 66))
+            r = uget(src3, i)
+            if r != 0:
+                reads += 1
+                dd = now - (lt if r == ld else uget(wtime, r))
+                acc += uget(inc, dd if dd <= 64 else (65 if dd < _FAR else 66))
+            uset(wtime, ld, lt)
+            d = uget(dst, i)
+            writes += d != 0
+            ld = d if d != 0 else sink
+            lt = now
+        for b in range(8):
+            v = (acc >> (8 * b)) & 255
+            hist[b] += v
+            produced += v
+        lo = hi
+    uset(wtime, ld, lt)
     counts[0] += reads
     counts[1] += produced
     counts[2] += writes
@@ -129,11 +176,11 @@ class RegisterTrafficAnalyzer(Analyzer):
         self.hist = np.zeros(len(DEP_BOUNDS) + 1, np.int64)
         self.counts = np.zeros(3, np.int64)
         self.direct = True
-        self.wdirect = np.full(64, -1, np.int64)
+        self.wdirect = np.full(65, NEVER, np.int64)  # by token; the last entry is the sink
 
     def _to_hash(self) -> None:
         """Move the written registers' last write times from the direct table into the hash index."""
-        toks = np.flatnonzero(self.wdirect >= 0)
+        toks = np.flatnonzero(self.wdirect[:-1] >= 0)
         self.index.n = 0
         self.index.rebuild(np.zeros(0, np.int64), 0, min_free=2 * len(toks) + 64)
         keys, slots, mask = self.index.keys, self.index.slots, self.index.mask
@@ -143,7 +190,7 @@ class RegisterTrafficAnalyzer(Analyzer):
             self.wtime[s] = self.wdirect[tok]
         self.index.n = len(toks)
         self.state[:] = (len(toks), self.index.limit)
-        self.wdirect = np.full(1, -1, np.int64)
+        self.wdirect = np.full(2, NEVER, np.int64)
         self.direct = False
 
     def consume(self, chunk: TraceChunk) -> None:
@@ -155,11 +202,12 @@ class RegisterTrafficAnalyzer(Analyzer):
             if top >= DIRECT_TOKENS:
                 self._to_hash()
             else:
-                if top >= self.wdirect.shape[0]:
-                    grown = np.full(max(top + 1, 2 * self.wdirect.shape[0]), -1, np.int64)
-                    grown[: self.wdirect.shape[0]] = self.wdirect
+                rows = self.wdirect.shape[0] - 1
+                if top >= rows:
+                    grown = np.full(max(top + 1, 2 * rows) + 1, NEVER, np.int64)
+                    grown[:rows] = self.wdirect[:rows]
                     self.wdirect = grown
-                _regs_direct(chunk.src1, chunk.src2, chunk.src3, chunk.dst, self.n, self.wdirect, DEP_LUT, self.hist,
+                _regs_direct(chunk.src1, chunk.src2, chunk.src3, chunk.dst, self.n, self.wdirect, INC_LUT, self.hist,
                              self.counts)
                 self.n += n
                 return

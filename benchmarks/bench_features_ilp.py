@@ -1,0 +1,93 @@
+"""ILP and register-traffic analyzers alone, with pytest-benchmark (CPU time per record).
+
+Run:  .venv/bin/python -m pytest benchmarks/bench_features_ilp.py --benchmark-enable -p no:cacheprovider \\
+          --benchmark-timer time.process_time
+
+Each benchmark feeds 4 x 2^20 records in chunks of 2^20 to one analyzer and stores ``ns_per_record`` (best
+round, CPU time of this process) and ``cpu_records_per_s`` (M records per CPU-second) in ``extra_info``
+(``--benchmark-json=FILE`` keeps them). Traces: the synthetic loop of ``features/synthetic.py`` (the
+engine's benchmark trace), a serial chain (every record depends on the previous one: ILP 1, the window
+clocks advance on every record, the worst case of the lane pass's event branch) and random registers and
+blocks (irregular events, many live blocks). ``PORTCAST_BENCH_BASELINE=DIR`` puts ``DIR`` first on the
+import path before ``features`` is imported, so an older copy of the package can be measured with the same
+file (``DIR/features``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+if os.environ.get("PORTCAST_BENCH_BASELINE"):
+    sys.path.insert(0, os.environ["PORTCAST_BENCH_BASELINE"])
+
+from features import IlpAnalyzer, RegisterTrafficAnalyzer  # noqa: E402
+from features.synthetic import synthetic_trace  # noqa: E402
+from profiler.trace import Op, TraceChunk  # noqa: E402
+
+CHUNK = 1 << 20
+N = 4 * CHUNK
+
+
+def _serial(n: int, start: int) -> TraceChunk:
+    ones = np.ones(n, np.int32)
+    return TraceChunk.from_columns(pc=ones, op=np.full(n, Op.INT_ALU, np.uint8), src1=ones, dst=ones)
+
+
+def _random(n: int, start: int) -> TraceChunk:
+    rng = np.random.default_rng(start)
+    op = rng.choice([Op.LOAD, Op.STORE, Op.INT_ALU, Op.FP_MUL], size=n, p=[0.3, 0.1, 0.4, 0.2])
+    mem = (op == Op.LOAD) | (op == Op.STORE)
+    return TraceChunk.from_columns(
+        pc=np.ones(n, np.int32), op=op, src1=rng.integers(0, 32, n), src2=rng.integers(0, 32, n),
+        dst=rng.integers(0, 32, n), addr=np.where(mem, rng.integers(0, 1 << 16, n) * 8, 0),
+        size=np.where(mem, 8, 0))
+
+
+TRACES = {"synthetic": lambda n, s: synthetic_trace(n, seed=7, start=s), "serial": _serial, "random": _random}
+
+
+@pytest.fixture(scope="module", params=list(TRACES))
+def pool(request):
+    make = TRACES[request.param]
+    return [make(CHUNK, k * CHUNK) for k in range(N // CHUNK)]
+
+
+def _run(cls, pool):
+    a = cls()
+    for c in pool:
+        a.consume(c)
+    return a.result()
+
+
+def _bench(benchmark, cls, pool):
+    a = cls()
+    a.consume(pool[0].slice(0, 20_000))  # compile / load the Numba cache outside the timing
+    a.result()
+    cpu = []
+
+    def timed():
+        t0 = time.process_time()
+        out = _run(cls, pool)
+        cpu.append(time.process_time() - t0)
+        return out
+
+    benchmark.pedantic(timed, rounds=3, iterations=1)
+    best = min(cpu)
+    benchmark.extra_info["records"] = N
+    benchmark.extra_info["ns_per_record"] = best / N * 1e9
+    benchmark.extra_info["cpu_records_per_s"] = N / best / 1e6
+
+
+def test_ilp(benchmark, pool):
+    """Goal (issue 3, round 3): <= 12 ns per record on the synthetic trace, seven windows."""
+    _bench(benchmark, IlpAnalyzer, pool)
+
+
+def test_regs(benchmark, pool):
+    """Goal (issue 3, round 3): <= 3 ns per record on the synthetic trace."""
+    _bench(benchmark, RegisterTrafficAnalyzer, pool)
