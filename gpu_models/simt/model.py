@@ -113,8 +113,21 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     resident = np.zeros(n_sm, np.int64)
     unit_free = np.zeros((n_sm, n_sched, 3), np.int64)
     lsu_free = np.zeros(n_sm, np.int64)
-    mshr_free = np.zeros((n_sm, n_mshr), np.int64)
-    sq_free = np.zeros((n_sm, n_sq), np.int64)
+    # MSHR / store-queue entries: per SM only the multiset of the entries' free cycles matters (every entry
+    # free at the current cycle stays free at every later one: the cycle never goes back), so each is kept as a
+    # sorted window mq[s, mh[s] : mh[s] + n_mshr] (qq / qh: store queue) of a wider row. Taking an entry takes
+    # the earliest-free one (the head: a free one if any is free, else the one that frees first) and inserts
+    # its new free cycle in order; the window moves right and is copied back to the row start when it reaches
+    # the end. The need-th free cycle (when a memory instruction can get `need` entries) is mq[s, mh[s] + need - 1].
+    # Rows are uninitialised beyond the first window (np.empty: pages are only written where windows go).
+    mcap = 2 * n_mshr + 1
+    qcap = 2 * n_sq + 1
+    mq = np.empty((n_sm, mcap), np.int64)
+    mq[:, :n_mshr] = 0
+    mh = np.zeros(n_sm, np.int64)
+    qq = np.empty((n_sm, qcap), np.int64)
+    qq[:, :n_sq] = 0
+    qh = np.zeros(n_sm, np.int64)
     # caches: a set gets its ways in the compact arrays (tag = sector + 1, 0 = empty; LRU stamp; ready time;
     # dirty) the first time a sector maps to it; l1_map[s * l1_sets + set] / l2_map[set] hold its number + 1
     # (0 = never touched, i.e. all ways empty). A run touches at most one new set per sector access, so the
@@ -148,13 +161,6 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     rr = np.zeros((n_sm, n_sched), np.int64)
     sched_lb = np.zeros((n_sm, n_sched), np.int64)
     sched_res = np.zeros((n_sm, n_sched), np.bool_)
-    # per SM, the MSHR / store-queue free times sorted (valid until the SM next issues a load / store)
-    mbuf = np.empty((n_sm, n_mshr), np.int64)
-    mbuf_ok = np.zeros(n_sm, np.bool_)
-    mptr = np.zeros(n_sm, np.int64)
-    qptr = np.zeros(n_sm, np.int64)
-    qbuf = np.empty((n_sm, n_sq), np.int64)
-    qbuf_ok = np.zeros(n_sm, np.bool_)
     # tracking (one SM): issue marks, resource-blocked marks, load-miss intervals
     trk_issue = np.zeros(16, np.int8)
     trk_block = np.zeros(16, np.int8)
@@ -200,10 +206,6 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
             issued = False
             bound = _INF
             bound_res = False
-            msorted = False
-            qsorted = False
-            mfree = 0
-            qfree = 0
             for k in range(n_sched):
                 if sched_lb[s, k] > c:
                     if sched_lb[s, k] < bound:
@@ -262,34 +264,18 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             if need > n_mshr:
                                 need = n_mshr
                             if need > 0:
-                                if not msorted:
-                                    mfree = 0
-                                    for j in range(n_mshr):
-                                        if mshr_free[s, j] <= c:
-                                            mfree += 1
-                                    msorted = True
-                                if mfree < need:
-                                    if not mbuf_ok[s]:
-                                        mbuf[s] = np.sort(mshr_free[s])
-                                        mbuf_ok[s] = True
-                                    e = mbuf[s, need - 1]
+                                vq = mq[s, mh[s] + need - 1]  # when `need` entries are free
+                                if vq > c:
+                                    e = vq
                                     res = True
                         else:
                             need = sptr[i + 1] - sptr[i]
                             if need > n_sq:
                                 need = n_sq
                             if need > 0:
-                                if not qsorted:
-                                    qfree = 0
-                                    for j in range(n_sq):
-                                        if sq_free[s, j] <= c:
-                                            qfree += 1
-                                    qsorted = True
-                                if qfree < need:
-                                    if not qbuf_ok[s]:
-                                        qbuf[s] = np.sort(sq_free[s])
-                                        qbuf_ok[s] = True
-                                    e = qbuf[s, need - 1]
+                                vq = qq[s, qh[s] + need - 1]
+                                if vq > c:
+                                    e = vq
                                     res = True
                     sl_lb[s, k, idx] = e
                     if e <= c:
@@ -338,10 +324,6 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         occ = 1
                     lsu_free[s] = c + occ
                     stats[S_LSU_BUSY] += occ
-                    msorted = False
-                    qsorted = False
-                    mbuf_ok[s] = False
-                    qbuf_ok[s] = False
                     if op == 8:
                         stats[S_LOAD] += 1
                         stats[S_LOAD_SECT] += nsec
@@ -378,24 +360,11 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             else:
                                 stats[S_L1_MISS] += 1
                                 missed = True
-                                # mj: an entry free at cycle c, round-robin from mptr[s], else the earliest-free one (written
-                                # out here, not called: a call would increment and decrement the arrays' reference counts, atomically)
-                                mj = -1
-                                pp = mptr[s]
-                                for mm in range(n_mshr):
-                                    jj = pp + mm
-                                    if jj >= n_mshr:
-                                        jj -= n_mshr
-                                    if mshr_free[s, jj] <= c:
-                                        mptr[s] = jj + 1 if jj + 1 < n_mshr else 0
-                                        mj = jj
-                                        break
-                                if mj < 0:
-                                    mj = 0
-                                    for jj in range(1, n_mshr):
-                                        if mshr_free[s, jj] < mshr_free[s, mj]:
-                                            mj = jj
-                                dep_c = c if c > mshr_free[s, mj] else mshr_free[s, mj]
+                                # the earliest-free MSHR (free now if any is): the head of the sorted window
+                                mh0 = mh[s]
+                                dep_c = mq[s, mh0]
+                                if c > dep_c:
+                                    dep_c = c
                                 key = set2[j]
                                 m2 = l2_map[key]
                                 if m2 == 0:
@@ -453,7 +422,19 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                     rc = c + l1_lat
                                 if rc <= dep_c:
                                     rc = dep_c + 1
-                                mshr_free[s, mj] = rc
+                                # the entry frees at rc: drop the head, insert rc in order (written out: no call)
+                                mh0 += 1
+                                tq = mh0 + n_mshr - 1
+                                if tq >= mcap:
+                                    for jj in range(n_mshr - 1):
+                                        mq[s, jj] = mq[s, mh0 + jj]
+                                    mh0 = 0
+                                    tq = n_mshr - 1
+                                while tq > mh0 and mq[s, tq - 1] > rc:
+                                    mq[s, tq] = mq[s, tq - 1]
+                                    tq -= 1
+                                mq[s, tq] = rc
+                                mh[s] = mh0
                                 l1_tag[victim] = x + 1
                                 l1_stamp[victim] = l1_clock
                                 l1_ready[victim] = rc
@@ -471,24 +452,11 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         stats[S_STORE_SECT] += nsec
                         for j in range(sptr[i], sptr[i + 1]):
                             x = sectors[j]
-                            # qj: an entry free at cycle c, round-robin from qptr[s], else the earliest-free one (written
-                            # out here, not called: a call would increment and decrement the arrays' reference counts, atomically)
-                            qj = -1
-                            pp = qptr[s]
-                            for mm in range(n_sq):
-                                jj = pp + mm
-                                if jj >= n_sq:
-                                    jj -= n_sq
-                                if sq_free[s, jj] <= c:
-                                    qptr[s] = jj + 1 if jj + 1 < n_sq else 0
-                                    qj = jj
-                                    break
-                            if qj < 0:
-                                qj = 0
-                                for jj in range(1, n_sq):
-                                    if sq_free[s, jj] < sq_free[s, qj]:
-                                        qj = jj
-                            dep_c = c if c > sq_free[s, qj] else sq_free[s, qj]
+                            # the earliest-free store-queue entry: the head of the sorted window
+                            qh0 = qh[s]
+                            dep_c = qq[s, qh0]
+                            if c > dep_c:
+                                dep_c = c
                             key = set2[j]
                             m2 = l2_map[key]
                             if m2 == 0:
@@ -538,7 +506,18 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             ac = _ceil_cycle(t_ack, period)
                             if ac <= dep_c:
                                 ac = dep_c + 1
-                            sq_free[s, qj] = ac
+                            qh0 += 1
+                            tq = qh0 + n_sq - 1
+                            if tq >= qcap:
+                                for jj in range(n_sq - 1):
+                                    qq[s, jj] = qq[s, qh0 + jj]
+                                qh0 = 0
+                                tq = n_sq - 1
+                            while tq > qh0 and qq[s, tq - 1] > ac:
+                                qq[s, tq] = qq[s, tq - 1]
+                                tq -= 1
+                            qq[s, tq] = ac
+                            qh[s] = qh0
                             m1 = l1_map[s * l1_sets + set1[j]]
                             b0 = (m1 - 1) * l1_ways
                             for kk in range(b0, b0 + (l1_ways if m1 > 0 else 0)):

@@ -22,8 +22,9 @@ dvfs_app = typer.Typer(
 def _errors():
     from gpu_models.dvfs.counters import CounterError
     from gpu_models.dvfs.timeline import TimelineError
+    from gpu_models.simt.config import ConfigError
 
-    return user_errors(CounterError, TimelineError)
+    return user_errors(CounterError, TimelineError, ConfigError, ValueError)
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -44,13 +45,25 @@ def _models(text: str) -> list[str]:
     return [get_model(m).name for m in text.split(",") if m.strip()]
 
 
-def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480"):
+def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_size: int = 256):
+    """Counter records from a counter file, or from a region's trace through the SIMT timing model.
+
+    A trace's streams are built by the loader ``portcast simulate`` uses
+    (:func:`portcast.commands.simulate.load_trace_streams`) and run once at ``base_mhz`` (default: the GPU's
+    clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
+    """
     from gpu_models.dvfs.counters import load_counters
-    from gpu_models.simt.pipeline import trace_counters
     from profiler.tracefile import is_trace_file
 
-    if is_trace_file(counters):  # a region's trace: run the SIMT timing model to read its counters
-        return [trace_counters(counters, gpu=gpu, base_mhz=base_mhz)]
+    if is_trace_file(counters, strict=True):  # a region's trace: run the SIMT timing model to read its counters
+        from gpu_models.simt.config import load_config
+        from gpu_models.simt.model import simulate
+        from portcast.commands.simulate import load_trace_streams
+
+        cfg = load_config(gpu)
+        name, streams = load_trace_streams(counters, block_size)
+        with console.status(f"simulating {name} on {cfg.name}"):
+            return [simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp]
     recs = load_counters(counters, default_base_mhz=base_mhz)
     if base_mhz is not None:
         for i, r in enumerate(recs):
@@ -67,6 +80,7 @@ def predict_cmd(
     model: str = typer.Option("all", "--model", help="Model(s): all, or a comma list of stall,miss,lead,crit,crisp,crisp-l."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the predictions as .csv or .json."),
     gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
+    block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
 ) -> None:
     """Predict each record's run time at the target clocks with every model whose counters it has."""
     with _errors():
@@ -77,7 +91,7 @@ def predict_cmd(
 
         tg = _floats(targets, "--targets")
         names = _models(model)
-        recs = _load(counters, base_mhz, gpu)
+        recs = _load(counters, base_mhz, gpu, block_size)
         rows = []
         for i, rec in enumerate(recs):
             usable = [m for m in names if get_model(m).usable(rec)]
@@ -122,7 +136,7 @@ def _pstates(text: Optional[str]):
 
 @dvfs_app.command("control")
 def control_cmd(
-    counters: Optional[Path] = typer.Option(None, "--counters", help="Per-interval counters (.json/.csv), each at its base clock."),
+    counters: Optional[Path] = typer.Option(None, "--counters", help="Per-interval counters (.json/.csv), each at its base clock, or a trace file (.parquet): its counters then come from the SIMT timing model at the GPU's clock."),
     synthetic: bool = typer.Option(False, "--synthetic", help="Closed-loop simulation on the synthetic program, every model."),
     model: str = typer.Option("crisp", "--model", help="Predictor for --counters decisions."),
     objective: str = typer.Option("edp", "--objective", help="edp, ed2p, or energy (minimum energy within --slowdown)."),
@@ -131,6 +145,8 @@ def control_cmd(
     dynamic_w: float = typer.Option(60.0, "--dynamic-w", help="SM dynamic power at the top state (W)."),
     static_w: float = typer.Option(30.0, "--static-w", help="SM static power at the top state (W)."),
     other_w: float = typer.Option(20.0, "--other-w", help="Power of the unscaled rest of the GPU (W)."),
+    gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
+    block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
 ) -> None:
     """Pick a P-state per interval (minimum EDP, ED^2P, or energy under a slowdown bound)."""
     with _errors():
@@ -162,7 +178,7 @@ def control_cmd(
                               f"{r.ed2p_saving_pct:.1f}", tr)
             console.print(table)
             return
-        recs = _load(counters, None)
+        recs = _load(counters, None, gpu, block_size)
         table = Table(title=f"{model} decisions, objective {objective}")
         for c in ("interval", "at MHz", "chosen MHz", "V", "pred. time x", "pred. energy x"):
             table.add_column(c, justify="right")

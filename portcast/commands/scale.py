@@ -1,8 +1,11 @@
 """``portcast scale``: scaling surfaces and power (Wu et al.), the scaling taxonomy (Greathouse & Loh).
 
 DATA arguments accept a dataset file (.csv/.parquet, format in gpu_models/dataset.py), ``titanx`` (the
-vendored GTX Titan X measurements with PTX fingerprints) or ``synthetic`` (the SYNTHETIC analytic
-generator of gpu_models/synthetic.py, with a CU dimension).
+vendored GTX Titan X measurements with PTX fingerprints), ``synthetic`` (the SYNTHETIC analytic
+generator of gpu_models/synthetic.py, with a CU dimension) or a region's trace file (.parquet,
+docs/trace-format.md): the trace is then swept over a configuration grid on the SIMT timing model
+(``--gpu``, ``--sweep``, ``--block-size``, as ``portcast simulate TRACE --sweep``). Several DATA arguments
+are combined into one dataset.
 """
 
 from __future__ import annotations
@@ -24,15 +27,69 @@ def _errors():
     return user_errors(DatasetError, ModelFileError, ValueError)
 
 
-def _load(data: str):
-    from gpu_models.dataset import load_titanx, read_dataset
-    from gpu_models.synthetic import generate
+def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256):
+    """One or more DATA arguments -> one dataset.
 
-    if data == "titanx":
-        return load_titanx()
-    if data == "synthetic":
-        return generate()
-    return read_dataset(data)
+    Each item is a dataset file, ``titanx``, ``synthetic`` or a region's trace file; a trace is swept on the
+    SIMT timing model (``--gpu``, ``--sweep``, ``--block-size``), exactly as ``portcast simulate TRACE --sweep``
+    does. Several items are combined into one dataset (same counter columns and configuration grid).
+    """
+    import pandas as pd
+
+    from gpu_models.dataset import ScalingDataset, load_titanx, read_dataset
+    from gpu_models.synthetic import generate
+    from portcast.commands.simulate import trace_dataset
+    from profiler.tracefile import is_trace_file
+
+    items = [data] if isinstance(data, str) else list(data)
+    if not items:
+        raise UserError("give at least one DATA argument (dataset file, trace file, 'titanx' or 'synthetic')")
+    parts = []
+    for item in items:
+        if item == "titanx":
+            ds = load_titanx()
+        elif item == "synthetic":
+            ds = generate()
+        elif is_trace_file(item, strict=True):  # a region's trace: run the timing model over the grid
+            ds = trace_dataset(Path(item), gpu=gpu, sweep=sweep, block_size=block_size)
+        else:
+            ds = read_dataset(item)
+        parts.append((item, ds))
+    if len(parts) == 1:
+        return parts[0][1]
+    frames, seen = [], set()
+    cols0 = parts[0][1].counter_columns
+    for item, ds in parts:
+        if ds.counter_columns != cols0:
+            raise UserError(f"{item}: counter columns {ds.counter_columns} differ from those of {parts[0][0]} "
+                            f"({cols0}); only data with the same counters can be combined")
+        f = ds.frame.copy()
+        clash = sorted(set(ds.kernels) & seen)
+        if clash and is_trace_file(item) and len(ds.kernels) == 1:  # two traces of a region: name by file
+            f["kernel"] = f"{ds.kernels[0]}@{Path(item).stem}"
+            clash = sorted(set(f["kernel"]) & seen)
+        if clash:
+            raise UserError(f"{item}: kernel(s) {', '.join(clash)} already come from an earlier DATA argument")
+        seen.update(f["kernel"])
+        frames.append(f)
+    ds = ScalingDataset(pd.concat(frames, ignore_index=True), source=" + ".join(i for i, _ in parts))
+    f = ds.frame
+    per_kernel = f.groupby("kernel").size()
+    full = ds.grid().n_configs
+    short = per_kernel[per_kernel != full]
+    if len(short):
+        k = short.index[0]
+        raise UserError(f"kernel {k!r} has {int(short.iloc[0])} of the {full} configurations of the combined grid; "
+                        "combine data swept over the same grid")
+    return ds
+
+
+_DATA_HELP = ("Dataset file (.csv/.parquet), 'titanx', 'synthetic' or a region's trace file (.parquet), swept on the "
+              "SIMT timing model; several are combined.")
+_GPU_OPT = typer.Option("h100", "--gpu", help="For a trace: GPU preset (h100, gtx480) or description .json file.")
+_SWEEP_OPT = typer.Option("default", "--sweep",
+                          help="For a trace: 'default' (the preset's 8x8x7 grid) or 'SMS;CORES;MEMS' comma lists.")
+_BLOCK_OPT = typer.Option(256, "--block-size", help="For a trace: threads per block.")
 
 
 def _parse_base(text: str | None, ds) -> tuple[int, float, float]:
@@ -57,7 +114,7 @@ def _default_counters(ds) -> str:
 
 @scale_app.command("train")
 def train(
-    data: str = typer.Argument(..., help="Dataset file, 'titanx' or 'synthetic'."),
+    data: list[str] = typer.Argument(..., help=_DATA_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Model file to write (JSON)."),
     base: str = typer.Option(None, help="Base configuration SM_COUNT,CORE_MHZ,MEM_MHZ (default: grid middle)."),
     clusters: int = typer.Option(12, help="Clusters per cluster set."),
@@ -65,13 +122,16 @@ def train(
     counters: str = typer.Option(None, help="'classes' or 'ptx' (PTX fingerprint) or 'columns' (counter columns)."),
     columns: str = typer.Option(None, help="Comma-separated counter columns for --counters columns."),
     seed: int = typer.Option(0, help="Random seed (k-means, network)."),
+    gpu: str = _GPU_OPT,
+    sweep: str = _SWEEP_OPT,
+    block_size: int = _BLOCK_OPT,
 ) -> None:
     """Train a scaling model (one base configuration) and save it as JSON."""
     with _errors():
         from gpu_models.scaling import ScalingModel
         from gpu_models.scaling.evaluate import dataset_counters
 
-        ds = _load(data)
+        ds = _load(data, gpu, sweep, block_size)
         b = _parse_base(base, ds)
         kind = counters or _default_counters(ds)
         X, names = dataset_counters(ds, kind, b, columns=columns.split(",") if columns else None)
@@ -89,9 +149,14 @@ def train(
 @scale_app.command("predict")
 def predict(
     model_path: Path = typer.Argument(..., help="Model file from 'portcast scale train'."),
-    data: str = typer.Argument(..., help="Dataset with each kernel's row at the model's base configuration."),
+    data: list[str] = typer.Argument(..., help="Dataset with each kernel's row at the model's base configuration, "
+                                               "or a region's trace file (swept on the SIMT timing model); several "
+                                               "are combined."),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="Kernel(s) to predict (default: all)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write all predictions to this CSV."),
+    gpu: str = _GPU_OPT,
+    sweep: str = _SWEEP_OPT,
+    block_size: int = _BLOCK_OPT,
 ) -> None:
     """Predict each kernel's time or power at every configuration from its base measurement."""
     with _errors():
@@ -103,7 +168,7 @@ def predict(
         from gpu_models.scaling.evaluate import dataset_counters
 
         model = ScalingModel.load(model_path)
-        ds = _load(data)
+        ds = _load(data, gpu, sweep, block_size)
         kernels = list(kernel) if kernel else ds.kernels
         ds = ds.subset(kernels)
         b = model.base
@@ -217,10 +282,13 @@ def evaluate(
 
 @scale_app.command("taxonomy")
 def taxonomy(
-    data: str = typer.Argument("titanx", help="Dataset file, 'titanx' or 'synthetic'."),
+    data: list[str] = typer.Argument(None, help=_DATA_HELP + " Default: titanx."),
     clusters: int = typer.Option(6, help="Number of clusters to cut the tree into."),
     out: Path = typer.Option(Path("docs/figures/scaling"), "--out", "-o", help="Output folder."),
     fmt: str = typer.Option("png", "--format", help="png or svg."),
+    gpu: str = _GPU_OPT,
+    sweep: str = _SWEEP_OPT,
+    block_size: int = _BLOCK_OPT,
 ) -> None:
     """PCA + Spearman/Ward clustering of scaling behaviour; dendrogram and a CSV of clusters."""
     with _errors():
@@ -230,11 +298,13 @@ def taxonomy(
         if fmt not in ("png", "svg"):
             raise UserError(f"--format must be png or svg; got {fmt!r}")
         target = "time"  # the performance taxonomy; behaviour names are defined for performance
-        ds = _load(data)
+        data = list(data) if data else ["titanx"]
+        ds = _load(data, gpu, sweep, block_size)
         cube = ds.cube(target)
         tax = build_taxonomy(cube, ds.grid(), ds.kernels, n_clusters=clusters)
-        stem = {"titanx": "titanx", "synthetic": "synthetic"}.get(data, Path(data).stem)
-        label = "SYNTHETIC data" if data == "synthetic" else ("GTX Titan X" if data == "titanx" else stem)
+        one = data[0] if len(data) == 1 else None
+        stem = {"titanx": "titanx", "synthetic": "synthetic"}.get(one, Path(one).stem if one else "combined")
+        label = "SYNTHETIC data" if one == "synthetic" else ("GTX Titan X" if one == "titanx" else stem)
         Path(out).mkdir(parents=True, exist_ok=True)
         fig = Path(out) / f"taxonomy_{stem}_{target}.{fmt}"
         plot_dendrogram(tax, fig, title=f"Scaling taxonomy ({target}), {label}: {len(ds.kernels)} kernels")

@@ -26,6 +26,86 @@ def _write_json(path: Path, doc: dict) -> None:
     atomic_write_json(path, doc, indent=2, sort_keys=True)
 
 
+# -- the trace loader shared with ``portcast scale`` and ``portcast dvfs`` ---------------------------------------
+
+
+def load_trace_streams(trace: Path, block_size: int = 256):
+    """Read a region's trace file and build its warp streams (with a status line on the console).
+
+    Parameters
+    ----------
+    trace : Path
+        Trace file of one region invocation (docs/trace-format.md).
+    block_size : int
+        Threads per block.
+
+    Returns
+    -------
+    (str, WarpStreams)
+        The region name and its warp streams (:func:`gpu_models.simt.pipeline.load_region`).
+    """
+    from gpu_models.simt.pipeline import load_region
+
+    with console.status(f"building warp streams of {trace}"):
+        return load_region(trace, block_size)
+
+
+def sweep_with_progress(streams, cfg, grid, name: str):
+    """Run a configuration sweep of a region's warp streams with a progress bar.
+
+    Parameters
+    ----------
+    streams : WarpStreams
+    cfg : GPUConfig
+    grid : SweepGrid
+    name : str
+        Kernel name of the dataset rows.
+
+    Returns
+    -------
+    ScalingDataset
+        One row per configuration (:func:`gpu_models.simt.sweep.sweep`).
+    """
+    from gpu_models.simt.sweep import sweep as run_sweep
+
+    with Progress(console=console, transient=True) as prog:
+        task = prog.add_task(f"sweeping {name}: {grid.size} configurations", total=grid.size)
+        return run_sweep(streams, cfg, grid, kernel=name,
+                         progress=lambda done, total: prog.update(task, completed=done))
+
+
+def trace_dataset(trace: Path, gpu: str = "h100", sweep: str | None = None, block_size: int = 256, name: str | None = None):
+    """A region's trace -> its scaling-surface dataset: what ``simulate TRACE --sweep SWEEP --out D`` writes.
+
+    ``portcast scale`` calls this when a DATA argument is a trace file, so that a trace and the dataset
+    ``portcast simulate --sweep`` writes from it give the same results.
+
+    Parameters
+    ----------
+    trace : Path
+        Trace file (docs/trace-format.md).
+    gpu : str
+        GPU preset or description file.
+    sweep : str, optional
+        Grid text for :meth:`gpu_models.simt.sweep.SweepGrid.parse`; default: the preset's grid.
+    block_size : int
+        Threads per block.
+    name : str, optional
+        Kernel name for the rows (default: the region name).
+
+    Returns
+    -------
+    ScalingDataset
+    """
+    from gpu_models.simt.config import load_config
+    from gpu_models.simt.sweep import SweepGrid
+
+    cfg = load_config(gpu)
+    grid = SweepGrid.parse(sweep or "default", cfg)
+    region, streams = load_trace_streams(trace, block_size)
+    return sweep_with_progress(streams, cfg, grid, name or region)
+
+
 def simulate_cmd(
     trace: Path = typer.Argument(..., help="Trace file of one region invocation (.parquet, docs/trace-format.md)."),
     gpu: str = typer.Option("h100", "--gpu", help="GPU preset (h100, gtx480) or a description .json file."),
@@ -48,9 +128,7 @@ def simulate_cmd(
         from gpu_models.dvfs.counters import save_counters
         from gpu_models.simt.config import load_config
         from gpu_models.simt.model import simulate
-        from gpu_models.simt.pipeline import load_region
         from gpu_models.simt.sweep import SweepGrid
-        from gpu_models.simt.sweep import sweep as run_sweep
 
         cfg = load_config(gpu)
         if out is not None and sweep is None and out.suffix.lower() != ".json":
@@ -60,8 +138,7 @@ def simulate_cmd(
         if counters_out is not None and counters_out.suffix.lower() not in (".json", ".csv"):
             raise UserError(f"--counters-out {counters_out}: use .json or .csv")
         grid = SweepGrid.parse(sweep, cfg) if sweep is not None else None
-        with console.status("building warp streams"):
-            name, streams = load_region(trace, block_size)
+        name, streams = load_trace_streams(trace, block_size)
         with console.status(f"simulating on {cfg.name}"):
             res = simulate(streams, cfg, sm_count=sm_count, core_mhz=core_mhz, mem_mhz=mem_mhz, crisp=True, name=name)
         t = Table(title=f"{name} on {cfg.name}: {res.sm_count} SMs, {res.core_mhz:g} MHz core, {res.mem_mhz:g} MHz memory")
@@ -89,10 +166,7 @@ def simulate_cmd(
                 _write_json(out, doc)
                 console.print(f"wrote {out}")
             return
-        with Progress(console=console, transient=True) as prog:
-            task = prog.add_task(f"sweeping {grid.size} configurations", total=grid.size)
-            ds = run_sweep(streams, cfg, grid, kernel=name,
-                           progress=lambda done, total: prog.update(task, completed=done))
+        ds = sweep_with_progress(streams, cfg, grid, name)
         f = ds.frame
         best = f.loc[f["time"].idxmin()]
         console.print(f"sweep: {grid.size} configurations, fastest {best['time'] * 1e6:.3f} us at "
