@@ -8,7 +8,9 @@ round, CPU time of this process) and ``cpu_records_per_s`` (M records per CPU-se
 (``--benchmark-json=FILE`` keeps them). Traces: the synthetic loop of ``features/synthetic.py`` (the
 engine's benchmark trace), a serial chain (every record depends on the previous one: ILP 1, the window
 clocks advance on every record, the worst case of the lane pass's event branch) and random registers and
-blocks (irregular events, many live blocks). ``PORTCAST_BENCH_BASELINE=DIR`` puts ``DIR`` first on the
+blocks (irregular events, many live blocks). ``test_ilp_refs`` feeds ILP as the engine does next to footprint
+or reuse: the blocks as the engine's dense ids (``IlpAnalyzer.consume_refs``), mapped outside the timing.
+``PORTCAST_BENCH_BASELINE=DIR`` puts ``DIR`` first on the
 import path before ``features`` is imported, so an older copy of the package can be measured with the same
 file (``DIR/features``).
 """
@@ -86,6 +88,40 @@ def _bench(benchmark, cls, pool):
 def test_ilp(benchmark, pool):
     """Goal (issue 3, round 3): <= 12 ns per record on the synthetic trace, seven windows."""
     _bench(benchmark, IlpAnalyzer, pool)
+
+
+def test_ilp_refs(benchmark, pool):
+    """ILP as the engine feeds it (round 4): blocks as the engine's dense ids, mapped outside the timing."""
+    from features._blocks import BlockMap, BlockRefs
+
+    if not hasattr(IlpAnalyzer, "consume_refs"):
+        pytest.skip("this copy of features/ has no ILP on block ids (before round 4)")
+    bm = BlockMap()
+    maps = []
+    for c in pool:
+        r = bm.map(c)
+        maps.append((r.rec.copy(), r.off.copy(), r.ids.copy(), r.n_before, r.n_after))
+
+    def run():
+        a = IlpAnalyzer()
+        for c, m in zip(pool, maps):
+            a.consume_refs(c, BlockRefs(*m))
+        return a.result()
+
+    run()
+    cpu = []
+
+    def timed():
+        t0 = time.process_time()
+        out = run()
+        cpu.append(time.process_time() - t0)
+        return out
+
+    benchmark.pedantic(timed, rounds=3, iterations=1)
+    best = min(cpu)
+    benchmark.extra_info["records"] = N
+    benchmark.extra_info["ns_per_record"] = best / N * 1e9
+    benchmark.extra_info["cpu_records_per_s"] = N / best / 1e6
 
 
 def test_regs(benchmark, pool):

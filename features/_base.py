@@ -23,9 +23,29 @@ class Analyzer(abc.ABC):
     """
 
     family: str = ""
+    #: (chunk, 1 + its largest pc) when the engine computed it for the next chunk (see :meth:`pc_capacity`)
+    pc_hint: tuple | None = None
 
     def __init__(self) -> None:
         self.n = 0  # records consumed
+
+    def pc_capacity(self, chunk: TraceChunk) -> int:
+        """:func:`pc_capacity` of the chunk, taken from ``pc_hint`` when the engine computed it for this very
+        chunk object (one pass over the pc column for all analyzers); the hint is used once, then cleared.
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+
+        Returns
+        -------
+        int
+            1 + the largest pc in the chunk (0 for an empty chunk).
+        """
+        hint, self.pc_hint = self.pc_hint, None
+        if hint is not None and hint[0] is chunk:
+            return hint[1]
+        return pc_capacity(chunk)
 
     @abc.abstractmethod
     def consume(self, chunk: TraceChunk) -> None:  # pragma: no cover - interface

@@ -1,6 +1,6 @@
 """The engine's shared block index: dense ids of the 64-byte blocks (and 4 KiB pages) of loads and stores.
 
-Several families look blocks up (footprint, reuse distance; ILP could too). Instead of each hashing every
+Several families look blocks up (footprint, reuse distance and, next to them, ILP). Instead of each hashing every
 block number, the engine maps each chunk's memory references ONCE (:meth:`BlockMap.map`) and hands the
 result, a :class:`BlockRefs`, to every analyzer that takes one (``consume_refs(chunk, refs)``):
 
@@ -37,6 +37,10 @@ BLOCK_SHIFT = 6
 PAGE_SHIFT = 12
 #: how many memory references (or entries, when rehashing) ahead the hash cell of a block is prefetched
 PREFETCH_AHEAD = 16
+#: a full table grows 4-fold below this many cells (rehashing a large table costs one cache miss or page
+#: fault per entry, and 4-fold growth rehashes a third as many entries as doubling), 2-fold above (bounds the
+#: unused cells: the load stays >= 1/8 below it and >= 1/4 above)
+GROW4_BELOW = 1 << 22
 
 
 @njit(cache=True, inline="always")
@@ -111,7 +115,8 @@ class CellIndex:
         return self.cells[0::2]
 
     def grow(self, min_free: int = 1) -> None:
-        """Double the table (at least) so ``n + min_free`` keys fit under the limit; slots are kept.
+        """Grow the table 4-fold (2-fold from :data:`GROW4_BELOW` cells; more when needed) so ``n + min_free``
+        keys fit under the limit; slots are kept.
 
         Parameters
         ----------
@@ -120,7 +125,7 @@ class CellIndex:
         cap = self.capacity
         while cap // 2 < self.n + min_free:
             cap <<= 1
-        cap = max(cap, 2 * self.capacity)
+        cap = max(cap, (4 if self.capacity < GROW4_BELOW else 2) * self.capacity)
         cells = np.full(2 * cap, -1, np.int64)
         _cell_rehash(self.cells, cells, self.n)
         self.cells = cells
@@ -228,6 +233,8 @@ class BlockMap:
         self._rec = np.zeros(0, np.int64)
         self._off = np.zeros(1, np.int64)
         self._ids = np.zeros(0, np.int64)
+        #: (chunk, 1 + its largest pc) when the engine computed it for the next chunk (used once)
+        self.pc_hint: tuple | None = None
 
     @property
     def n_blocks(self) -> int:
@@ -252,11 +259,12 @@ class BlockMap:
         BlockRefs
             Valid until the next call.
         """
+        hint, self.pc_hint = self.pc_hint, None
         n = len(chunk)
         n_before = self.n_blocks
         if not n:
             return BlockRefs(self._rec[:0], self._off[:1], self._ids[:0], n_before, n_before)
-        npc = pc_capacity(chunk)
+        npc = hint[1] if hint is not None and hint[0] is chunk else pc_capacity(chunk)
         self.lastblk = grow_1d(self.lastblk, npc)
         self.lastid = grow_1d(self.lastid, npc, -1)
         if self._rec.shape[0] < n:
@@ -297,6 +305,9 @@ class BlockAnalyzer(Analyzer):
     """
 
     uses_blocks = True
+    #: True: the analyzer also runs on its own blocks, faster than on a map made for it alone, so the engine
+    #: gives it the shared map only when an analyzer that needs the map is fed by it too
+    blocks_optional = False
 
     def __init__(self) -> None:
         super().__init__()

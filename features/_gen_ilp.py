@@ -31,9 +31,13 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, models, register_model
 
+from ._prefetch import prefetch
+
 LOAD = np.uint8(8)
 STORE = np.uint8(9)
 LANES = 8
+#: how many block ids ahead the refs passes prefetch a block's row index
+PREFETCH_AHEAD = 16
 #: Fibonacci hashing multiplier (2^64 / golden ratio, as signed 64-bit) of the block table
 HASH_MUL = np.int64(-7046029254386353131)
 
@@ -218,20 +222,35 @@ def block_insert(keys, slots, mask, shift, key, new_slot):
 '''
 
 
-def _kernel(a, name: str, nl: int, consts) -> None:
+def _kernel(a, name: str, nl: int, consts, refs: bool = False) -> None:
     a("")
     a("")
     a("@njit(cache=True, boundscheck=False)")
-    a(f"def {name}(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,")
+    if refs:
+        a(f"def {name}(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,")
+    else:
+        a(f"def {name}(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, "
+          "st,")
     a("        offs, rmask, windows, lanes):")
     a('    """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.')
     a("")
     a("    ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of")
-    a("    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table")
-    a("    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); ``G``: per lane a ring")
+    if refs:
+        a("    records without a destination); blocks come as the engine's dense ids (features/_blocks.py): the")
+        a("    memory record at reference ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, and ``cur[0]`` advances")
+        a("    with each LOAD/STORE; ``brow[id]`` is the id's row in ``B`` (0 = never stored, a row of zeros), rows")
+        a("    given in order of first store (``bstate`` = [rows used, limit]); the row of the block ids")
+        a("    PREFETCH_AHEAD references ahead is prefetched. ``G``: per lane a ring")
+    else:
+        a("    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table")
+        a("    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); "
+          "``G``: per lane a ring")
     a("    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),")
     a("    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first")
-    a("    record not processed (a STORE whose new blocks could pass the block table's limit).")
+    if refs:
+        a("    record not processed (a STORE whose new blocks could pass the rows of ``B``).")
+    else:
+        a("    record not processed (a STORE whose new blocks could pass the block table's limit).")
     if consts is not None:
         a(f"    Specialised for windows {tuple(consts[2])} (ring offsets, masks and sizes are constants).")
     a('    """')
@@ -250,7 +269,12 @@ def _kernel(a, name: str, nl: int, consts) -> None:
     a("    one = vsplat(1)")
     a("    zero = vsplat(0)")
     a("    evmask = lanes | (lanes << LANES)")
-    a("    bmask = bkeys.shape[0] - 1")
+    if refs:
+        a("    r = cur[0]")
+        a("    nref = roff.shape[0] - 1")
+        a("    nids = roff[nref]")
+    else:
+        a("    bmask = bkeys.shape[0] - 1")
     a("    bn = bstate[0]")
     a("    blim = bstate[1]")
     a("    stop = hi")
@@ -259,24 +283,53 @@ def _kernel(a, name: str, nl: int, consts) -> None:
     a("        t = vmax(t, vload(R, uget(r2, i)))")
     a("        t = vmax(t, vload(R, uget(r3, i)))")
     a("        o = uget(op, i)")
-    a("        if o == LOAD:")
-    a("            ad = uget(addr, i)")
-    a("            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):")
-    a("                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))")
-    a("            t1 = vadd(t, one)")
-    a("        elif o == STORE:")
-    a("            ad = uget(addr, i)")
-    a("            b0 = ad >> 6")
-    a("            b1 = (ad + uget(size, i) - 1) >> 6")
-    a("            if bn + (b1 - b0 + 1) > blim:")
-    a("                stop = i")
-    a("                break")
-    a("            t1 = vadd(t, one)")
-    a("            for b in range(b0, b1 + 1):")
-    a("                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)")
-    a("                if new:")
-    a("                    bn += 1")
-    a("                vstore(B, s + 1, t1)")
+    if refs:
+        a("        if o == LOAD:")
+        a("            k0 = uget(roff, r)")
+        a("            k1 = uget(roff, r + 1)")
+        a("            if k0 + PREFETCH_AHEAD < nids:")
+        a("                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))")
+        a("            for k in range(k0, k1):")
+        a("                t = vmax(t, vload(B, uget(brow, uget(rids, k))))")
+        a("            r += 1")
+        a("            t1 = vadd(t, one)")
+        a("        elif o == STORE:")
+        a("            k0 = uget(roff, r)")
+        a("            k1 = uget(roff, r + 1)")
+        a("            if bn + (k1 - k0) > blim:")
+        a("                stop = i")
+        a("                break")
+        a("            if k0 + PREFETCH_AHEAD < nids:")
+        a("                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))")
+        a("            t1 = vadd(t, one)")
+        a("            for k in range(k0, k1):")
+        a("                b = uget(rids, k)")
+        a("                s = uget(brow, b)")
+        a("                if s == 0:")
+        a("                    bn += 1")
+        a("                    s = bn")
+        a("                    uset(brow, b, s)")
+        a("                vstore(B, s, t1)")
+        a("            r += 1")
+    else:
+        a("        if o == LOAD:")
+        a("            ad = uget(addr, i)")
+        a("            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):")
+        a("                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))")
+        a("            t1 = vadd(t, one)")
+        a("        elif o == STORE:")
+        a("            ad = uget(addr, i)")
+        a("            b0 = ad >> 6")
+        a("            b1 = (ad + uget(size, i) - 1) >> 6")
+        a("            if bn + (b1 - b0 + 1) > blim:")
+        a("                stop = i")
+        a("                break")
+        a("            t1 = vadd(t, one)")
+        a("            for b in range(b0, b1 + 1):")
+        a("                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)")
+        a("                if new:")
+        a("                    bn += 1")
+        a("                vstore(B, s + 1, t1)")
     a("        else:")
     a("            t1 = vadd(t, one)")
     a("        d = uget(rd, i)")
@@ -302,6 +355,8 @@ def _kernel(a, name: str, nl: int, consts) -> None:
     a("    vstore(st, 1, x)")
     a("    vstore(st, 2, rem)")
     a("    bstate[0] = bn")
+    if refs:
+        a("    cur[0] = r")
     a("    return stop")
 
 
@@ -329,6 +384,11 @@ def source(default=DEFAULT) -> str:
     a("#: the windows ilp_windows_default is specialised for")
     a("DEFAULT_WINDOWS = %s" % (tuple(default),))
     _kernel(a, "ilp_windows_default", len(default), (offs, [c - 1 for c in caps], list(default)))
+    a("")
+    a("")
+    a("# The same passes reading the engine's dense block ids (features/_blocks.py) instead of hashing blocks.")
+    _kernel(a, "ilp_lanes_refs", LANES, None, refs=True)
+    _kernel(a, "ilp_windows_default_refs", len(default), (offs, [c - 1 for c in caps], list(default)), refs=True)
     return "\n".join(L) + "\n"
 
 

@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, pc_capacity, ratio
+from ._base import Analyzer, grow_1d, ratio
 
 BRANCH = np.uint8(Op.BRANCH)
 BDIV_WINDOWS = (16, 32, 64, 128, 256, 512, 1024)
@@ -80,7 +80,7 @@ class BranchDivergenceAnalyzer(Analyzer):
     def consume(self, chunk: TraceChunk) -> None:
         if not len(chunk):
             return
-        npc = pc_capacity(chunk)
+        npc = self.pc_capacity(chunk)
         self.cnt = grow_1d(self.cnt, npc)
         self.run = grow_1d(self.run, npc)
         self.last = grow_1d(self.last, npc)

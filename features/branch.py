@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, pc_capacity, ratio
+from ._base import Analyzer, grow_1d, ratio
 
 BRANCH = np.uint8(Op.BRANCH)
 PPM_HISTORIES = (4, 8, 12)
@@ -315,7 +315,7 @@ class BranchAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        self.pcslot = grow_1d(self.pcslot, pc_capacity(chunk), -1)
+        self.pcslot = grow_1d(self.pcslot, self.pc_capacity(chunk), -1)
         if self.stored_only and int(self.counts[0]) + n > self.full_after:
             # a counter could saturate in this chunk: give the other orders their counters, from here on
             # every order is updated (and saturated) by the full kernel

@@ -5,16 +5,17 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable
 
+import numpy as np
 from numba import njit
 
 from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
 
-from ._base import MAX_PC, Analyzer
+from ._base import MAX_PC, Analyzer, pc_capacity
 from ._blocks import BlockMap
 from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
 from .catalogue import FEATURE_NAMES
-from .ilp import IlpAnalyzer
+from .ilp import IlpAnalyzer, _max_token
 from .mix import MixAnalyzer
 from .regs import RegisterTrafficAnalyzer
 from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
@@ -34,6 +35,8 @@ FAMILIES: dict[str, type[Analyzer]] = {
     "branch": BranchAnalyzer,
     "warp": WarpAnalyzer,
 }
+
+_CATALOGUED = frozenset(FEATURE_NAMES)
 
 #: features the explanation table covers, and the analyzer contribution each one reads.
 EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
@@ -97,12 +100,33 @@ class FeatureEngine:
         # One block index for every analyzer that reads block ids: each chunk's memory references are
         # hashed once (features/_blocks.py). Analyzers that consumed something on their own keep their map.
         self.blockmap = BlockMap()
-        self._mapped = []
-        for a in self.analyzers:
-            if getattr(a, "uses_blocks", False) and a.n == 0 and a.blockmap.n_blocks == 0:
-                a.blockmap = self.blockmap
-                self._mapped.append(a)
+        # An analyzer with ``blocks_optional`` (ILP) hashes its blocks faster than a map made for it alone:
+        # it joins the shared map only when an analyzer that needs it (footprint, reuse) is mapped too.
+        self._mapped = [a for a in self.analyzers
+                        if getattr(a, "uses_blocks", False) and a.n == 0 and a.blockmap.n_blocks == 0]
+        if all(getattr(a, "blocks_optional", False) for a in self._mapped):
+            self._mapped = []
+        for a in self._mapped:
+            a.blockmap = self.blockmap
         self._is_mapped = [any(a is b for b in self._mapped) for a in self.analyzers]
+        # analyzers that need the chunk's largest register token (ILP, register traffic): one pass for all
+        self._tokens = [a for a in self.analyzers if hasattr(a, "next_max_token")]
+        if len(self._tokens) < 2:
+            self._tokens = []
+
+    def hint_max_token(self, chunk: TraceChunk) -> None:
+        """Compute the chunk's largest register token once and hand it to every analyzer that needs it
+        (ILP and register traffic, which would each make the same pass over the four register columns).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+            The chunk the analyzers consume next (a hint is used by that chunk object only, then cleared).
+        """
+        if self._tokens:
+            top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
+            for a in self._tokens:
+                a.next_max_token = (chunk, top)
 
     def consume(self, chunk: TraceChunk) -> None:
         """Feed the next chunk (see :meth:`features._base.Analyzer.consume`).
@@ -113,12 +137,25 @@ class FeatureEngine:
         """
         if self.validate:
             validate_chunk(chunk, self.n)
-        refs = self.blockmap.map(chunk) if self._mapped else None
-        for a, mapped in zip(self.analyzers, self._is_mapped):
-            if mapped:
-                a.consume_refs(chunk, refs)
-            else:
-                a.consume(chunk)
+        # 1 + the largest pc, which most analyzers size their per-instruction tables by: one pass for all
+        hint = (chunk, pc_capacity(chunk))
+        self.blockmap.pc_hint = hint
+        for a in self.analyzers:
+            a.pc_hint = hint
+        try:
+            refs = self.blockmap.map(chunk) if self._mapped else None
+            self.hint_max_token(chunk)
+            for a, mapped in zip(self.analyzers, self._is_mapped):
+                if mapped:
+                    a.consume_refs(chunk, refs)
+                else:
+                    a.consume(chunk)
+        finally:  # hints are for this chunk only (and must not keep it alive)
+            self.blockmap.pc_hint = None
+            for a in self.analyzers:
+                a.pc_hint = None
+            for a in self._tokens:
+                a.next_max_token = None
         self.n += len(chunk)
 
     def result(self):
@@ -134,9 +171,10 @@ class FeatureEngine:
         values: dict[str, float] = {}
         for a in self.analyzers:
             values.update(a.result())
-        order = [n for n in FEATURE_NAMES if n in values] + sorted(n for n in values if n not in FEATURE_NAMES)
-        s = pd.Series({n: float(values[n]) for n in order}, dtype=float, name="value")
-        if s.isna().any():  # pragma: no cover - guarded by the analyzers' zero-denominator rule
+        order = [n for n in FEATURE_NAMES if n in values] + sorted(n for n in values if n not in _CATALOGUED)
+        arr = np.array([float(values[n]) for n in order], dtype=float)
+        s = pd.Series(arr, index=pd.Index(order), name="value")
+        if np.isnan(arr).any():  # pragma: no cover - guarded by the analyzers' zero-denominator rule
             raise AssertionError(f"NaN feature(s): {list(s.index[s.isna()])}")
         return s
 

@@ -7,10 +7,12 @@ from numba import njit
 
 from profiler.trace import TraceChunk
 
-from ._base import Analyzer, ratio
+from ._base import grow_1d, ratio
+from ._blocks import BlockAnalyzer, BlockRefs
 from ._hash import HashIndex, find, insert
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._ilp_unrolled import LANES, block_insert, ilp_lanes, ilp_windows_default
+from ._ilp_unrolled import (LANES, block_insert, ilp_lanes, ilp_lanes_refs, ilp_windows_default,
+                            ilp_windows_default_refs)
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
@@ -203,9 +205,16 @@ class _LaneGroup:
         self.tbase = np.zeros(LANES, np.int64)  # times of lane k are kept minus tbase[k]
         self.default = tuple(int(w) for w in windows) == UNROLLED_DEFAULT
         self.kernel = ilp_windows_default if self.default else ilp_lanes
+        self.kernel_refs = ilp_windows_default_refs if self.default else ilp_lanes_refs
         self.rdirect = _rows(65)  # ready rows by register token (direct mode); the last row is the sink
         self.regs = _RegTable()
         self.blocks = _BlockTable()
+        # refs mode (fed the engine's dense block ids): row of each block id in ``bref`` (0 = never stored),
+        # rows given in order of first store; ``bref_state`` = [rows used, last usable row]
+        self.brow = np.zeros(0, np.int32)
+        self.bref = _rows(1024)
+        self.bref_state = np.array([0, self.bref.shape[0] - 1], np.int64)
+        self.cur = np.zeros(1, np.int64)
 
     def c(self) -> np.ndarray:
         return self.st[0, : self.nl].astype(np.int64) + self.tbase[: self.nl]
@@ -245,13 +254,16 @@ class _LaneGroup:
         base = np.zeros(LANES, np.int64)
         base[:nl] = self.st[0, :nl] & ~self.rmask
         b32 = base.astype(np.int32)
-        for arr in (self.rdirect, self.regs.ready, self.blocks.ready):
+        for arr in (self.rdirect, self.regs.ready, self.blocks.ready, self.bref):
             np.maximum(arr - b32[None, :], 0, out=arr)
         self.st[0] -= b32
         self.st[1] -= b32
         self.tbase += base
 
-    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs) -> None:
+    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs | None = None) -> None:
+        if refs is not None:
+            self._consume_refs(chunk, direct, pos0, bufs, refs)
+            return
         n = len(chunk)
         r, b = self.regs, self.blocks
         nl = self.nl
@@ -282,7 +294,54 @@ class _LaneGroup:
             i = j
 
 
-class IlpAnalyzer(Analyzer):
+    def _grow_bref(self, need: int) -> None:
+        """Room in ``bref`` for ``need`` more stored blocks (geometric growth)."""
+        used = int(self.bref_state[0])
+        rows = self.bref.shape[0]
+        if used + need + 1 > rows:
+            grown = _rows(max(2 * rows, used + need + 1))
+            grown[: used + 1] = self.bref[: used + 1]
+            self.bref = grown
+            self.bref_state[1] = grown.shape[0] - 1
+
+    def _consume_refs(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs) -> None:
+        """As :meth:`consume`, the blocks read from the engine's dense ids (``refs``) instead of hashed."""
+        n = len(chunk)
+        if self.brow.shape[0] < refs.n_after:
+            self.brow = grow_1d(self.brow, refs.n_after)
+        r = self.regs
+        nl = self.nl
+        self.cur[0] = 0
+        roff, rids = refs.off, refs.ids
+        i = 0
+        while i < n:
+            if int(self.st[1, :nl].max()) >= REBASE_AT:
+                self.rebase()
+            hi = min(n, i + SEGMENT)
+            if direct:
+                j = self.kernel_refs(chunk.op, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3, chunk.dst,
+                                     self.rdirect.shape[0] - 1, self.rdirect, roff, rids, self.cur, self.brow,
+                                     self.bref_state, self.bref, self.G, self.st, self.offs8, self.rmask8, self.win8,
+                                     self.lanes)
+                mapped = hi
+            else:
+                m1, m2, m3, md = bufs
+                mapped = _reg_map(chunk.src1, chunk.src2, chunk.src3, chunk.dst, i, hi, r.index.keys, r.index.slots,
+                                  r.state, m1, m2, m3, md)
+                j = i
+                if mapped > i:
+                    j = i + self.kernel_refs(chunk.op[i:mapped], 0, mapped - i, pos0 + i, m1, m2, m3, md, r.sink,
+                                             r.ready, roff, rids, self.cur, self.brow, self.bref_state, self.bref,
+                                             self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE whose blocks could pass the rows of bref
+                k = int(self.cur[0])
+                self._grow_bref(int(roff[k + 1] - roff[k]))
+            elif j < hi:  # the register table is full (records mapped and not run are mapped again)
+                r.make_room(self.st[0], nl, 1)
+            i = j
+
+
+class IlpAnalyzer(BlockAnalyzer):
     """ILP for every window size at once; drained (``ilpW = N / max(t + 1)``).
 
     Parameters
@@ -310,12 +369,19 @@ class IlpAnalyzer(Analyzer):
     the offset is added back in :meth:`cycles`.
 
     State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
-    below :data:`DIRECT_TOKENS`, else hashed) and for 64-byte blocks written by stores that can still delay
-    an instruction (hashed; entries whose ready time is at or below every window's clock are dropped when a
-    table fills), so memory is bounded by windows and live values, never by the trace length.
+    below :data:`DIRECT_TOKENS`, else hashed) and for 64-byte blocks written by stores. Fed alone
+    (:meth:`consume`), the blocks are hashed in ILP's own table of blocks that can still delay an instruction
+    (entries whose ready time is at or below every window's clock are dropped when it fills), so memory is
+    bounded by windows and live values, never by the trace length. Fed by a
+    :class:`features.engine.FeatureEngine` (:meth:`consume_refs`), the blocks come as the engine's dense ids
+    (features/_blocks.py): a block's row is ``brow[id]`` (an int32 per distinct block, 0 = never stored: a
+    row of zeros), rows given in order of first store, so that state grows with the distinct blocks (as the
+    engine's block map does) and no block is hashed twice.
     """
 
     family = "ilp"
+    #: the engine maps blocks for ILP only together with an analyzer that needs the map (see FeatureEngine)
+    blocks_optional = True
 
     def __init__(self, windows=ILP_WINDOWS) -> None:
         super().__init__()
@@ -332,6 +398,11 @@ class IlpAnalyzer(Analyzer):
         self.default = len(self.groups) == 1 and self.groups[0].default
         self.direct = True
         self._bufs = tuple(np.zeros(0, np.int32) for _ in range(4))
+        #: how the blocks are read, fixed by the first non-empty chunk: "own" (hashed here) or "refs" (ids)
+        self.mode: str | None = None
+        #: (chunk, its largest register token) when the engine computed it for the next chunk (used once, by
+        #: that very chunk object only, then cleared)
+        self.next_max_token: tuple | None = None
 
     @property
     def regs(self) -> _RegTable:
@@ -352,11 +423,39 @@ class IlpAnalyzer(Analyzer):
         return np.concatenate([g.x() for g in self.groups])
 
     def consume(self, chunk: TraceChunk) -> None:
+        """Feed the next chunk; blocks hashed in ILP's own table (or, once fed by the engine, mapped by its
+        block map).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+        """
+        if self.mode == "refs":
+            self.consume_refs(chunk, self.blockmap.map(chunk))
+        else:
+            self._consume(chunk, None)
+
+    def consume_refs(self, chunk: TraceChunk, refs: BlockRefs) -> None:
+        """Feed the next chunk with its memory references as dense block ids (``self.blockmap.map(chunk)``).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+        refs : BlockRefs
+        """
+        self._consume(chunk, None if self.mode == "own" else refs)
+
+    def _consume(self, chunk: TraceChunk, refs: BlockRefs | None) -> None:
+        hint, self.next_max_token = self.next_max_token, None
+        top = hint[1] if hint is not None and hint[0] is chunk else None
         n = len(chunk)
         if not n:
             return
+        if self.mode is None:
+            self.mode = "own" if refs is None else "refs"
         if self.direct:
-            top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
+            if top is None:
+                top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
             if top >= DIRECT_TOKENS:
                 for g in self.groups:
                     g.to_hash()
@@ -367,7 +466,7 @@ class IlpAnalyzer(Analyzer):
         if not self.direct and self._bufs[0].shape[0] < min(n, SEGMENT):
             self._bufs = tuple(np.zeros(min(n, SEGMENT), np.int32) for _ in range(4))
         for g in self.groups:
-            g.consume(chunk, self.direct, self.n, self._bufs)
+            g.consume(chunk, self.direct, self.n, self._bufs, refs)
         self.n += n
 
     def cycles(self, drained: bool = True) -> dict[int, int]:

@@ -177,6 +177,9 @@ class RegisterTrafficAnalyzer(Analyzer):
         self.counts = np.zeros(3, np.int64)
         self.direct = True
         self.wdirect = np.full(65, NEVER, np.int64)  # by token; the last entry is the sink
+        #: (chunk, its largest register token) when the engine computed it for the next chunk (used once, by
+        #: that very chunk object only, then cleared)
+        self.next_max_token: tuple | None = None
 
     def _to_hash(self) -> None:
         """Move the written registers' last write times from the direct table into the hash index."""
@@ -194,11 +197,14 @@ class RegisterTrafficAnalyzer(Analyzer):
         self.direct = False
 
     def consume(self, chunk: TraceChunk) -> None:
+        hint, self.next_max_token = self.next_max_token, None
+        top = hint[1] if hint is not None and hint[0] is chunk else None
         n = len(chunk)
         if not n:
             return
         if self.direct:
-            top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
+            if top is None:
+                top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
             if top >= DIRECT_TOKENS:
                 self._to_hash()
             else:

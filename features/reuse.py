@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import grow_1d, pc_capacity, ratio
+from ._base import grow_1d, ratio
 from ._blocks import BlockAnalyzer, BlockRefs
 from ._prefetch import prefetch
 
@@ -52,7 +52,7 @@ class FootprintAnalyzer(BlockAnalyzer):
         n = len(chunk)
         if not n:
             return
-        npc = pc_capacity(chunk)
+        npc = self.pc_capacity(chunk)
         self.newblk = grow_1d(self.newblk, npc)
         self.pcseen = grow_1d(self.pcseen, npc)
         self.nblocks = int(_footprint_kernel(chunk.pc, refs.rec, refs.off, refs.ids, np.int64(self.nblocks),

@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, pc_capacity, ratio
+from ._base import Analyzer, grow_1d, ratio
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -63,7 +63,7 @@ class StrideAnalyzer(Analyzer):
     def consume(self, chunk: TraceChunk) -> None:
         if not len(chunk):
             return
-        npc = pc_capacity(chunk)
+        npc = self.pc_capacity(chunk)
         self.last = grow_1d(self.last, npc)
         self.seen = grow_1d(self.seen, npc)
         self.local = grow_1d(self.local, npc)
@@ -151,7 +151,7 @@ class MicaStrideAnalyzer(Analyzer):
     def consume(self, chunk: TraceChunk) -> None:
         if not len(chunk):
             return
-        npc = pc_capacity(chunk)
+        npc = self.pc_capacity(chunk)
         self.last_end = grow_1d(self.last_end, npc)
         self.seen = grow_1d(self.seen, npc)
         _mica_strides(chunk.op, chunk.pc, chunk.addr, chunk.size, self.last_end, self.seen, self.hist, self.gstate)

@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk, TraceError
 
-from ._base import Analyzer, grow_1d, pc_capacity, ratio
+from ._base import Analyzer, grow_1d, ratio
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -221,7 +221,7 @@ class WarpAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        self.pcslot = grow_1d(self.pcslot, pc_capacity(chunk), -1)
+        self.pcslot = grow_1d(self.pcslot, self.pc_capacity(chunk), -1)
         i = 0
         while i < n:
             i = _warp_kernel(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.pcslot,
