@@ -5,7 +5,8 @@ Run: .venv/bin/python -m pytest benchmarks/bench_simt.py --benchmark-enable -p n
 Goals (issue 8): >= 5 M warp instructions per second per core for one configuration, and a 448-configuration
 sweep of a 10^6-instruction region in under a minute. The region is a mix of the synthetic kernels (streaming
 with computation, random gathers, a divergent branch), about 10^6 thread instructions. Each benchmark stores
-its rate in ``extra_info`` (warp instructions per second, single thread unless stated).
+its rate in ``extra_info`` (warp instructions per second, single thread unless stated);
+``test_one_configuration_part`` times the region's three parts alone (where the time goes).
 """
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ def test_one_configuration(benchmark, region, gpu):
     _single(s, cfg)
     benchmark.pedantic(_single, args=(s, cfg), rounds=5, iterations=1)
     benchmark.extra_info.update(thread_instructions=len(ch), warp_instructions=s.n,
+                                warp_instructions_per_s=s.n / benchmark.stats.stats.median)
+
+
+_PARTS = {"stream": lambda: sy.stream_kernel(16384, flops=32), "gather": lambda: sy.gather_kernel(4096, loads=4, flops=16),
+          "divergent": lambda: sy.divergent_kernel(2048, 24)}
+
+
+@pytest.mark.parametrize("part", sorted(_PARTS))
+@pytest.mark.parametrize("gpu", ["gtx480", "h100"])
+def test_one_configuration_part(benchmark, gpu, part):
+    """Each part of the benchmark region alone: where the time of one configuration goes."""
+    s = build_streams(_PARTS[part](), 256)
+    cfg = load_config(gpu)
+    _single(s, cfg)
+    benchmark.pedantic(_single, args=(s, cfg), rounds=7, iterations=1)
+    benchmark.extra_info.update(warp_instructions=s.n, sectors=int(s.sectors.shape[0]),
                                 warp_instructions_per_s=s.n / benchmark.stats.stats.median)
 
 

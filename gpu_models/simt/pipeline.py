@@ -1,6 +1,8 @@
 """Trace in, model inputs out: the functions ``portcast simulate``, ``portcast dvfs`` and ``portcast scale`` use.
 
 * :func:`load_region` reads a trace file (or takes a chunk) and builds the warp streams;
+* :class:`StreamsSink` builds them while a region is traced (``profiler.profile_script`` /
+  ``trace_function``), so a marked region goes to the timing model without a trace file;
 * :func:`trace_counters` runs the timing model at a base clock and returns the DVFS models' counters
   (a :class:`~gpu_models.dvfs.counters.CounterRecord`, what ``portcast dvfs predict`` reads);
 * :func:`trace_sweep` runs the configuration grid and returns a scaling-surface dataset
@@ -46,6 +48,46 @@ def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) ->
         raise FileNotFoundError(f"{path}: no such trace file")
     info, _static, chunk = read_trace(path)
     return info.name or path.stem, build_streams(chunk, block_size)
+
+
+class StreamsSink:
+    """A trace sink that builds each traced region invocation's warp streams when the region ends.
+
+    Only one region's records are held at a time (they are dropped once its streams are built), so a script
+    with many region invocations costs the memory of its largest region, not of all of them.
+
+    Parameters
+    ----------
+    block_size : int
+        Threads per block.
+
+    Attributes
+    ----------
+    regions : list of (RegionInfo, WarpStreams)
+        One per complete region invocation, in the order they ended.
+    incomplete : list of RegionInfo
+        Invocations that ended early (an exception or Ctrl-C in the region); not simulated.
+    """
+
+    def __init__(self, block_size: int = 256) -> None:
+        self.block_size = block_size
+        self.regions: list[tuple] = []
+        self.incomplete: list = []
+        self._chunks: list[TraceChunk] = []
+
+    def start_region(self, info, static) -> None:
+        self._chunks = []
+
+    def consume(self, chunk: TraceChunk) -> None:
+        # copy: a tracer may reuse its buffers after handing a chunk over
+        self._chunks.append(TraceChunk(**{k: v.copy() for k, v in chunk.columns().items()}))
+
+    def end_region(self, info, static) -> None:
+        chunks, self._chunks = self._chunks, []
+        if not info.complete:
+            self.incomplete.append(info)
+            return
+        self.regions.append((info, build_streams(TraceChunk.concat(chunks), self.block_size)))
 
 
 def _cfg(gpu: str | GPUConfig) -> GPUConfig:

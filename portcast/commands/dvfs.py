@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 from rich.progress import Progress
@@ -45,25 +45,30 @@ def _models(text: str) -> list[str]:
     return [get_model(m).name for m in text.split(",") if m.strip()]
 
 
-def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_size: int = 256):
+def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_size: int = 256, regions=None):
     """Counter records from a counter file, or from a region's trace through the SIMT timing model.
 
-    A trace's streams are built by the loader ``portcast simulate`` uses
-    (:func:`portcast.commands.simulate.load_trace_streams`) and run once at ``base_mhz`` (default: the GPU's
+    A trace's (or a script's regions', one record each) streams are built by the loader ``portcast simulate``
+    uses (:func:`portcast.commands.simulate.load_streams`) and run once at ``base_mhz`` (default: the GPU's
     clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
     """
     from gpu_models.dvfs.counters import load_counters
     from profiler.tracefile import is_trace_file
 
-    if is_trace_file(counters, strict=True):  # a region's trace: run the SIMT timing model to read its counters
+    from portcast.commands.simulate import is_script
+
+    if is_script(counters) or is_trace_file(counters, strict=True):
+        # a region's trace, or a script whose marked regions are traced: run the SIMT timing model for the counters
         from gpu_models.simt.config import load_config
         from gpu_models.simt.model import simulate
-        from portcast.commands.simulate import load_trace_streams
+        from portcast.commands.simulate import load_streams
 
         cfg = load_config(gpu)
-        name, streams = load_trace_streams(counters, block_size)
-        with console.status(f"simulating {name} on {cfg.name}"):
-            return [simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp]
+        recs = []
+        for name, streams in load_streams(counters, block_size, regions=regions if is_script(counters) else None):
+            with console.status(f"simulating {name} on {cfg.name}"):
+                recs.append(simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp)
+        return recs
     recs = load_counters(counters, default_base_mhz=base_mhz)
     if base_mhz is not None:
         for i, r in enumerate(recs):
@@ -74,13 +79,15 @@ def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_
 
 @dvfs_app.command("predict")
 def predict_cmd(
-    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md), or a trace file (.parquet): its counters then come from the SIMT timing model."),
+    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md), or a trace file (.parquet) or SCRIPT.py with marked regions (run without arguments): its counters then come from the SIMT timing model."),
     targets: str = typer.Option(..., "--targets", help="Target core clocks in MHz, comma-separated."),
     base_mhz: Optional[float] = typer.Option(None, "--base-mhz", help="Base clock of the counters (fills records without one)."),
     model: str = typer.Option("all", "--model", help="Model(s): all, or a comma list of stall,miss,lead,crit,crisp,crisp-l."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the predictions as .csv or .json."),
     gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
     block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
+    region: Optional[List[str]] = typer.Option(None, "--region", "-r",
+                                               help="For a SCRIPT.py input: only this marked region (repeatable)."),
 ) -> None:
     """Predict each record's run time at the target clocks with every model whose counters it has."""
     with _errors():
@@ -91,7 +98,7 @@ def predict_cmd(
 
         tg = _floats(targets, "--targets")
         names = _models(model)
-        recs = _load(counters, base_mhz, gpu, block_size)
+        recs = _load(counters, base_mhz, gpu, block_size, region)
         rows = []
         for i, rec in enumerate(recs):
             usable = [m for m in names if get_model(m).usable(rec)]
@@ -147,6 +154,8 @@ def control_cmd(
     other_w: float = typer.Option(20.0, "--other-w", help="Power of the unscaled rest of the GPU (W)."),
     gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
     block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
+    region: Optional[List[str]] = typer.Option(None, "--region", "-r",
+                                               help="For a SCRIPT.py input: only this marked region (repeatable)."),
 ) -> None:
     """Pick a P-state per interval (minimum EDP, ED^2P, or energy under a slowdown bound)."""
     with _errors():
@@ -178,7 +187,7 @@ def control_cmd(
                               f"{r.ed2p_saving_pct:.1f}", tr)
             console.print(table)
             return
-        recs = _load(counters, None, gpu, block_size)
+        recs = _load(counters, None, gpu, block_size, region)
         table = Table(title=f"{model} decisions, objective {objective}")
         for c in ("interval", "at MHz", "chosen MHz", "V", "pred. time x", "pred. energy x"):
             table.add_column(c, justify="right")

@@ -2,8 +2,9 @@
 
 DATA arguments accept a dataset file (.csv/.parquet, format in gpu_models/dataset.py), ``titanx`` (the
 vendored GTX Titan X measurements with PTX fingerprints), ``synthetic`` (the SYNTHETIC analytic
-generator of gpu_models/synthetic.py, with a CU dimension) or a region's trace file (.parquet,
-docs/trace-format.md): the trace is then swept over a configuration grid on the SIMT timing model
+generator of gpu_models/synthetic.py, with a CU dimension), a region's trace file (.parquet,
+docs/trace-format.md) or a SCRIPT.py with marked regions (run without arguments, each region invocation a
+kernel): the trace is then swept over a configuration grid on the SIMT timing model
 (``--gpu``, ``--sweep``, ``--block-size``, as ``portcast simulate TRACE --sweep``). Several DATA arguments
 are combined into one dataset.
 """
@@ -27,7 +28,7 @@ def _errors():
     return user_errors(DatasetError, ModelFileError, ValueError)
 
 
-def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256):
+def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256, regions=None):
     """One or more DATA arguments -> one dataset.
 
     Each item is a dataset file, ``titanx``, ``synthetic`` or a region's trace file; a trace is swept on the
@@ -38,7 +39,7 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
 
     from gpu_models.dataset import ScalingDataset, load_titanx, read_dataset
     from gpu_models.synthetic import generate
-    from portcast.commands.simulate import trace_dataset
+    from portcast.commands.simulate import is_script, trace_dataset
     from profiler.tracefile import is_trace_file
 
     items = [data] if isinstance(data, str) else list(data)
@@ -50,8 +51,10 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
             ds = load_titanx()
         elif item == "synthetic":
             ds = generate()
-        elif is_trace_file(item, strict=True):  # a region's trace: run the timing model over the grid
-            ds = trace_dataset(Path(item), gpu=gpu, sweep=sweep, block_size=block_size)
+        elif is_script(item) or is_trace_file(item, strict=True):
+            # a region's trace, or a script's marked regions: run the timing model over the grid
+            ds = trace_dataset(Path(item), gpu=gpu, sweep=sweep, block_size=block_size,
+                               regions=regions if is_script(item) else None)
         else:
             ds = read_dataset(item)
         parts.append((item, ds))
@@ -65,7 +68,7 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
                             f"({cols0}); only data with the same counters can be combined")
         f = ds.frame.copy()
         clash = sorted(set(ds.kernels) & seen)
-        if clash and is_trace_file(item) and len(ds.kernels) == 1:  # two traces of a region: name by file
+        if clash and (is_script(item) or is_trace_file(item)) and len(ds.kernels) == 1:  # two traces of a region: name by file
             f["kernel"] = f"{ds.kernels[0]}@{Path(item).stem}"
             clash = sorted(set(f["kernel"]) & seen)
         if clash:
@@ -84,12 +87,14 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
     return ds
 
 
-_DATA_HELP = ("Dataset file (.csv/.parquet), 'titanx', 'synthetic' or a region's trace file (.parquet), swept on the "
+_DATA_HELP = ("Dataset file (.csv/.parquet), 'titanx', 'synthetic', a region's trace file (.parquet) or a SCRIPT.py "
+              "with marked regions, swept on the "
               "SIMT timing model; several are combined.")
 _GPU_OPT = typer.Option("h100", "--gpu", help="For a trace: GPU preset (h100, gtx480) or description .json file.")
 _SWEEP_OPT = typer.Option("default", "--sweep",
                           help="For a trace: 'default' (the preset's 8x8x7 grid) or 'SMS;CORES;MEMS' comma lists.")
 _BLOCK_OPT = typer.Option(256, "--block-size", help="For a trace: threads per block.")
+_REGION_OPT = typer.Option(None, "--region", "-r", help="For a SCRIPT.py DATA: sweep only this marked region (repeatable).")
 
 
 def _parse_base(text: str | None, ds) -> tuple[int, float, float]:
@@ -125,13 +130,14 @@ def train(
     gpu: str = _GPU_OPT,
     sweep: str = _SWEEP_OPT,
     block_size: int = _BLOCK_OPT,
+    region: list[str] = _REGION_OPT,
 ) -> None:
     """Train a scaling model (one base configuration) and save it as JSON."""
     with _errors():
         from gpu_models.scaling import ScalingModel
         from gpu_models.scaling.evaluate import dataset_counters
 
-        ds = _load(data, gpu, sweep, block_size)
+        ds = _load(data, gpu, sweep, block_size, region)
         b = _parse_base(base, ds)
         kind = counters or _default_counters(ds)
         X, names = dataset_counters(ds, kind, b, columns=columns.split(",") if columns else None)
@@ -150,13 +156,14 @@ def train(
 def predict(
     model_path: Path = typer.Argument(..., help="Model file from 'portcast scale train'."),
     data: list[str] = typer.Argument(..., help="Dataset with each kernel's row at the model's base configuration, "
-                                               "or a region's trace file (swept on the SIMT timing model); several "
+                                               "or a region's trace file or SCRIPT.py (swept on the SIMT timing model); several "
                                                "are combined."),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="Kernel(s) to predict (default: all)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write all predictions to this CSV."),
     gpu: str = _GPU_OPT,
     sweep: str = _SWEEP_OPT,
     block_size: int = _BLOCK_OPT,
+    region: list[str] = _REGION_OPT,
 ) -> None:
     """Predict each kernel's time or power at every configuration from its base measurement."""
     with _errors():
@@ -168,7 +175,7 @@ def predict(
         from gpu_models.scaling.evaluate import dataset_counters
 
         model = ScalingModel.load(model_path)
-        ds = _load(data, gpu, sweep, block_size)
+        ds = _load(data, gpu, sweep, block_size, region)
         kernels = list(kernel) if kernel else ds.kernels
         ds = ds.subset(kernels)
         b = model.base
@@ -289,6 +296,7 @@ def taxonomy(
     gpu: str = _GPU_OPT,
     sweep: str = _SWEEP_OPT,
     block_size: int = _BLOCK_OPT,
+    region: list[str] = _REGION_OPT,
 ) -> None:
     """PCA + Spearman/Ward clustering of scaling behaviour; dendrogram and a CSV of clusters."""
     with _errors():
@@ -299,7 +307,7 @@ def taxonomy(
             raise UserError(f"--format must be png or svg; got {fmt!r}")
         target = "time"  # the performance taxonomy; behaviour names are defined for performance
         data = list(data) if data else ["titanx"]
-        ds = _load(data, gpu, sweep, block_size)
+        ds = _load(data, gpu, sweep, block_size, region)
         cube = ds.cube(target)
         tax = build_taxonomy(cube, ds.grid(), ds.kernels, n_clusters=clusters)
         one = data[0] if len(data) == 1 else None
