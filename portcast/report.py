@@ -71,17 +71,63 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     console.print(t)
 
 
-def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str) -> None:
+#: Printed with every prediction of a model whose metadata says ``"provisional": true``.
+PROVISIONAL_LINE = ("model: provisional — trained on {what}, not GPU measurements; run `portcast calibrate` + "
+                    "`portcast train` on your GPU for a measured model")
+
+
+def provisional_line(model) -> str | None:
+    """The label line of a provisional model, or None for a model without the flag.
+
+    Parameters
+    ----------
+    model : a loaded model (``metadata_``) or its metadata dict.
+
+    Returns
+    -------
+    str or None
+    """
+    from predictor.model_io import is_provisional
+
+    if not is_provisional(model):
+        return None
+    meta = model if isinstance(model, dict) else model.metadata_
+    preset = meta.get("gpu_preset")
+    if str(meta.get("gpu_times") or "").startswith("simulated"):
+        what = f"simulated {str(preset).upper()} times" if preset else "simulated GPU times"
+    else:
+        what = str(meta.get("gpu_times") or "data that are not GPU measurements")
+    return PROVISIONAL_LINE.format(what=what)
+
+
+def print_model_label(console: Console, model) -> None:
+    """Print the provisional-model line (bold yellow) when the model's metadata says provisional.
+
+    Parameters
+    ----------
+    console : where to print
+    model : the loaded model
+    """
+    line = provisional_line(model)
+    if line is not None:
+        console.print(f"[bold yellow]{line}[/]", highlight=False, soft_wrap=True)
+
+
+def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str,
+                     model=None) -> None:
     """Print a predicted speedup, the model's features against their training range, and each term's share.
 
     Parameters
     ----------
     expl : ``predictor.explain_prediction(model, x)``
     label : what was predicted (region or row name)
+    model : the model, optional: when its metadata says provisional, the label line follows the prediction
     """
     a = expl.attrs
     console.print(f"[bold]{label}[/]: predicted speedup [bold]{a['prediction']:.3g}x[/]"
                   f" ({'port' if a['prediction'] > 1 else 'do not port'})", highlight=False)
+    if model is not None:
+        print_model_label(console, model)
     ft = Table(title="features vs training range", title_justify="left")
     for c in ("feature", "value", "train min", "train max", ""):
         ft.add_column(c)
@@ -142,7 +188,7 @@ def predict_regions(console: Console, err_console: Console, model_path: Path | N
                               "computed; no prediction", highlight=False)
             continue
         expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
-        print_prediction(console, err_console, expl, label)
+        print_prediction(console, err_console, expl, label, model=model)
         out.append({"region": info.name, "invocation": info.invocation,
                     "predicted_speedup": float(expl.attrs["prediction"])})
     return out

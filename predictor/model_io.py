@@ -267,16 +267,33 @@ def load_model(path) -> InteractionSearchRegressor:
     return model_from_dict(doc, str(path))
 
 
-#: Where the default speedup model ships (package data), once it has been trained on real measurements.
+def is_provisional(model) -> bool:
+    """Whether a model's metadata marks it provisional (``"provisional": true``), e.g. trained on simulated
+    GPU times rather than GPU measurements.
+
+    Parameters
+    ----------
+    model : InteractionSearchRegressor from :func:`load_model` (reads ``metadata_``), or a metadata dict.
+
+    Returns
+    -------
+    bool
+    """
+    meta = model if isinstance(model, dict) else getattr(model, "metadata_", None) or {}
+    return meta.get("provisional") is True
+
+
+#: Where the default speedup model ships (package data). Until ``portcast calibrate`` has run on a real GPU it
+#: is a provisional model trained on simulated GPU times (``metadata.provisional``; docs/predictor.md).
 DEFAULT_MODEL_FILE = Path(__file__).resolve().parent / "models" / "default.json"
 
 
 def default_model_path() -> Path | None:
     """The shipped default speedup model, or None when none ships.
 
-    The default model is trained on the kernel corpus's features and speedups measured on a real GPU
-    (``portcast calibrate`` on the GPU machine, then ``portcast train``); until those measurements exist,
-    nothing ships and callers must say so rather than guess.
+    The default model is trained on the kernel corpus's features and CPU->GPU speedups (``portcast calibrate``,
+    then ``portcast train``). Until calibration has run on a real GPU, the shipped one is *provisional*: its GPU
+    times come from Portcast's SIMT timing model (:func:`is_provisional`; callers print that label).
 
     Returns
     -------

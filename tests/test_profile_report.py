@@ -38,7 +38,9 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     # a weak spot, so no divergence line is listed
     assert _table_value(res.output, "Lbdiv_32") == "0.005"
     assert "branch divergence" not in res.output
-    assert "no speedup model is shipped" in res.output
+    # the shipped default model is the provisional one (simulated H100 times): a prediction, labelled as such
+    assert "saxpy #0: predicted speedup" in res.output
+    assert "model: provisional" in res.output
 
 
 def test_profile_with_a_model_predicts_and_explains(tmp_path):

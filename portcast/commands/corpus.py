@@ -46,21 +46,59 @@ def calibrate_cmd(
     repeats: int = typer.Option(10, "--repeats", min=1, help="Timed repetitions per point."),
     warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed repetitions per point (compile + warm caches)."),
     seed: int = typer.Option(0, "--seed", help="Input seed."),
+    simulate: Optional[str] = typer.Option(
+        None, "--simulate", metavar="PRESET",
+        help="No GPU: take GPU times from Portcast's SIMT timing model of this preset (e.g. h100) plus a PCIe "
+             "transfer model; default sizes then small,medium. Rows say gpu_name='simulated: PRESET'."),
+    block_size: int = typer.Option(256, "--block-size", min=1, help="Threads per block (with --simulate)."),
+    max_records: Optional[float] = typer.Option(
+        None, "--max-records",
+        help="With --simulate: skip points whose trace has more thread instructions than this (counts from the "
+             "shipped feature table, kernels/data/corpus_features.parquet); tracing holds a region's records in memory."),
 ) -> None:
-    """Time every corpus kernel's CPU region (numba.njit, one thread) and GPU port (CUDA events) on this machine."""
-    from portcast.calibrate import CudaBackend, DEFAULT_SIZES, NoGpuError, calibrate, write_calibration
+    """Time every corpus kernel's CPU region (numba.njit, one thread) and GPU port (CUDA events) on this machine.
 
-    with user_errors(ValueError):
-        points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)
+    With --simulate PRESET the GPU side is Portcast's SIMT timing model instead (docs/kernels.md).
+    """
+    from portcast.calibrate import (CudaBackend, DEFAULT_SIZES, NoGpuError, SIMULATED_DEFAULT_SIZES,
+                                    SimulatedBackend, calibrate, write_calibration)
+
+    errors = [ValueError]
+    if simulate is not None:
+        from gpu_models.simt.config import ConfigError
+
+        errors.append(ConfigError)
+    with user_errors(*errors):
+        points = _points(_split(kernels), _split(sizes),
+                         SIMULATED_DEFAULT_SIZES if simulate is not None else DEFAULT_SIZES)
         if out.suffix.lower() != ".csv":
             raise UserError(f"{out}: --out must be a .csv path")
         if not out.parent.exists():
             raise UserError(f"{out.parent}: output folder does not exist")
-        try:
-            backend = CudaBackend()
-        except NoGpuError as exc:
-            err_console.print(f"[bold red]error:[/] no GPU: {exc}", highlight=False)
-            raise typer.Exit(EXIT_NO_GPU) from None
+        skipped = []
+        if max_records is not None:
+            if simulate is None:
+                raise UserError("--max-records applies to --simulate only")
+            from portcast.calibrate import limit_by_records
+            from portcast.characterize import load_corpus_features
+
+            ft = load_corpus_features()
+            counts = {(k, s): v for k, s, v in zip(ft["kernel"], ft["size"], ft["mica_instructions"])}
+            points, skipped = limit_by_records(points, counts, max_records)
+            for name, size, rec in skipped:
+                err_console.print(f"skipped {name} {size}: {rec:,.0f} thread instructions > --max-records "
+                                  f"{max_records:,.0f}", highlight=False)
+            if not points:
+                raise UserError(f"--max-records {max_records:,.0f} leaves no point to run")
+        if simulate is not None:
+            backend = SimulatedBackend(simulate, block_size=block_size)
+            backend.skipped.extend({"kernel": k, "size": z, "records": r} for k, z, r in skipped)
+        else:
+            try:
+                backend = CudaBackend()
+            except NoGpuError as exc:
+                err_console.print(f"[bold red]error:[/] no GPU: {exc}", highlight=False)
+                raise typer.Exit(EXIT_NO_GPU) from None
         with _progress("calibrate") as progress:
             task = progress.add_task("", total=len(points))
 
@@ -73,7 +111,9 @@ def calibrate_cmd(
         csv_path, json_path = write_calibration(table, machine, out, kernels=names, sizes=size_names,
                                                 repeats=repeats, warmup=warmup)
     failed = table.loc[~table["check_ok"].astype(bool), ["kernel", "size", "check_message"]]
-    console.print(f"wrote {len(table)} points to {csv_path} (machine: {json_path})")
+    console.print(f"wrote {len(table)} points to {csv_path} (machine: {json_path})", highlight=False)
+    if simulate is not None:
+        console.print(f"GPU times are SIMULATED ({machine['gpu_name']}), not measured on a GPU", highlight=False)
     for row in failed.itertuples(index=False):
         err_console.print(f"[yellow]warning:[/] {row.kernel} {row.size}: GPU result differs: {row.check_message}",
                           highlight=False)

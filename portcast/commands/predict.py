@@ -91,9 +91,84 @@ def _progress():
 
 
 # ---------------------------------------------------------------------------------------------- train
+#: Log predictions are clipped here in cross-validation (exp(700) ~ 1e304), so an overflowing held-out
+#: prediction scores a huge but finite error (counted in ``n_clipped``); ``predict`` itself never clips.
+CV_LOG_CLIP = 700.0
+
+
+def grouped_cross_validation(make_estimator, X: pd.DataFrame, y: np.ndarray, groups, progress=None) -> pd.DataFrame:
+    """Leave-one-group-out cross-validation of a whole model search (e.g. leave one kernel out).
+
+    For each group the estimator from ``make_estimator()`` is fitted (its feature search included) on the other
+    groups' points and predicts the held-out group's points, which were never seen by the search.
+
+    Parameters
+    ----------
+    make_estimator : callable returning a fresh, unfitted InteractionSearchRegressor.
+    X : candidate feature columns, one row per point.
+    y : speedups (> 0).
+    groups : group label per point (e.g. the kernel name).
+    progress : callable(done, total), optional; called after each group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per point: ``group``, ``actual``, ``predicted``, ``clipped`` (a log prediction clipped at
+        exp(:data:`CV_LOG_CLIP`)), ``subset`` (the features chosen without that group).
+    """
+    from predictor.interaction import inverse_transform
+
+    groups = np.asarray(groups)
+    y = np.asarray(y, dtype=np.float64)
+    names = list(dict.fromkeys(groups.tolist()))
+    rows = []
+    for i, g in enumerate(names):
+        test = groups == g
+        est = make_estimator().fit(X.loc[~test], y[~test])
+        raw = est.predict_transformed(X.loc[test])
+        clipped = np.zeros(raw.shape, dtype=bool)
+        if est.transform == "log":
+            clipped = np.abs(raw) > CV_LOG_CLIP
+            raw = np.clip(raw, -CV_LOG_CLIP, CV_LOG_CLIP)
+        pred = inverse_transform(raw, est.transform)
+        if est.transform == "none":
+            pred = np.where(pred > 0, pred, np.nan)  # a non-positive speedup prediction has no relative error
+        for a, p_, c in zip(y[test], pred, clipped):
+            rows.append({"group": g, "actual": float(a), "predicted": float(p_), "clipped": bool(c),
+                         "subset": ",".join(est.subset_)})
+        if progress is not None:
+            progress(i + 1, len(names))
+    return pd.DataFrame(rows)
+
+
+def summarize_cv(cv: pd.DataFrame) -> dict:
+    """Errors of a :func:`grouped_cross_validation` table.
+
+    Parameters
+    ----------
+    cv : the table.
+
+    Returns
+    -------
+    dict
+        ``n_points``, ``n_groups``, ``mean_abs_relative_error``, ``median_abs_relative_error``,
+        ``weighted_error`` (XAPP Table 4 weights), ``decision_accuracy`` (speedup > 1), ``n_clipped``,
+        ``n_nonpositive`` (linear-model predictions <= 0, left out of the errors).
+    """
+    from predictor import metrics
+
+    ok = cv["predicted"].notna().to_numpy()
+    a, p = cv["actual"].to_numpy()[ok], cv["predicted"].to_numpy()[ok]
+    rel = np.abs(p - a) / a
+    return {"n_points": int(len(cv)), "n_groups": int(cv["group"].nunique()),
+            "mean_abs_relative_error": float(np.mean(rel)), "median_abs_relative_error": float(np.median(rel)),
+            "weighted_error": metrics.weighted_error(a, p), "decision_accuracy": metrics.decision_accuracy(a, p),
+            "n_clipped": int(cv["clipped"].sum()), "n_nonpositive": int((~ok).sum())}
+
+
 def train(
     data: Path = typer.Option(..., "--data", help="Features table (.csv, .csv.gz, .parquet, .json), one row per point."),
-    target: str = typer.Option("speedup", "--target", help="Column with the measured speedup (> 0)."),
+    target: str = typer.Option("speedup", "--target", help="Column with the measured speedup (> 0); with --calibration default speedup_kernel."),
     out: Path = typer.Option(..., "--out", help="Model file to write (JSON)."),
     k: int = typer.Option(4, "--k", help="Features per model (2^k interaction terms)."),
     transform: str = typer.Option("none", "--transform", help="Response transform: none, log or sqrt."),
@@ -107,15 +182,69 @@ def train(
     backend: str = typer.Option("local", "--backend", help="local or dask."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address (with --backend dask)."),
     random_state: int = typer.Option(0, "--random-state", help="Seed of the validation splits."),
+    calibration: Optional[Path] = typer.Option(
+        None, "--calibration",
+        help="Calibration CSV (`portcast calibrate`): --data is then a feature table (`portcast characterize`) and "
+             "the two are joined on (kernel, size); key columns kernel, size, n, category are not features."),
+    cv: Optional[str] = typer.Option(
+        None, "--cv", help="Also cross-validate the whole search leaving one value of this column out at a time "
+                           "(e.g. kernel); the errors go into the model metadata."),
+    cv_out: Optional[Path] = typer.Option(None, "--cv-out", help="Write the cross-validation predictions to this CSV."),
+    exclude_kernels: Optional[str] = typer.Option(
+        None, "--exclude-kernels", help="Comma-separated values of the kernel column whose rows are left out of "
+                                        "training (recorded in the model metadata)."),
 ) -> None:
     """Fit the XAPP interaction model on a features table and save it as a JSON model file."""
     from predictor import InteractionSearchRegressor, ModelFileError, save_model
 
     with user_errors(ValueError, ModelFileError):
         df = read_table(data)
+        meta_extra: dict = {}
+        drop_keys: set = set()
+        if calibration is not None:
+            from portcast.calibrate import read_calibration, training_table
+            from portcast.characterize import KEY_COLUMNS
+
+            cal = read_calibration(calibration)
+            if target == "speedup":
+                target = "speedup_kernel"
+            df, unmatched = training_table(df, cal, target, source=str(calibration))
+            if unmatched:
+                console.print(f"{len(unmatched)} calibration point(s) have no feature row and are left out: "
+                              + ", ".join(f"{k} {s}" for k, s in unmatched), highlight=False)
+            drop_keys = set(KEY_COLUMNS)
+            gpu = str(cal["gpu_name"].iloc[0])
+            cpu = str(cal["cpu_model"].iloc[0]) if "cpu_model" in cal.columns else "cpu"
+            if platform is None:
+                platform = f"{cpu} -> {gpu}"
+            meta_extra = {"data": [str(data), str(calibration)], "calibration": str(calibration),
+                          "features_table": str(data), "n_points": int(len(df)),
+                          "points": [f"{a} {b}" for a, b in zip(df["kernel"], df["size"])]}
+            if cal.attrs.get("simulated"):
+                preset = gpu.split(":", 1)[1].strip()
+                meta_extra.update({"provisional": True, "gpu_preset": preset,
+                                   "gpu_times": f"simulated (Portcast SIMT model, {preset} preset)"})
+        if exclude_kernels:
+            names = [c.strip() for c in exclude_kernels.split(",") if c.strip()]
+            if "kernel" not in df.columns:
+                raise UserError(f"{data}: --exclude-kernels needs a 'kernel' column")
+            unknown = [n for n in names if n not in set(df["kernel"].astype(str))]
+            if unknown:
+                raise UserError(f"{data}: --exclude-kernels names no row: {', '.join(unknown)}")
+            gone = df["kernel"].astype(str).isin(names)
+            meta_extra["excluded_points"] = [f"{a} {b}" if "size" in df.columns else str(a) for a, b in
+                                             zip(df.loc[gone, "kernel"], df.loc[gone, "size"] if "size" in df.columns
+                                                 else df.loc[gone, "kernel"])]
+            df = df.loc[~gone].reset_index(drop=True)
+            if "n_points" in meta_extra:
+                meta_extra["n_points"] = int(len(df))
+                meta_extra["points"] = [f"{a} {b}" for a, b in zip(df["kernel"], df["size"])]
+            console.print(f"left out {int(gone.sum())} row(s) of {', '.join(names)}", highlight=False)
         if target not in df.columns:
             raise UserError(f"{data}: no target column {target!r} (columns: {', '.join(map(str, df.columns))})")
-        drop = {target} | set(filter(None, (exclude or "").split(",")))
+        if cv is not None and cv not in df.columns:
+            raise UserError(f"{data}: no column {cv!r} to cross-validate by")
+        drop = {target} | drop_keys | set(filter(None, (exclude or "").split(",")))
         if features:
             cand = [c.strip() for c in features.split(",") if c.strip()]
             missing = [c for c in cand if c not in df.columns]
@@ -131,9 +260,13 @@ def train(
         if yv.isna().any():
             row = int(np.flatnonzero(yv.isna().to_numpy())[0])
             raise UserError(f"{data}: target {target!r} is missing or non-numeric at row {row} (data row {row + 2})")
-        est = InteractionSearchRegressor(k=k, transform=transform, weighting=weighting, n_splits=n_splits,
-                                         validation_size=validation_size, search=search, backend=backend,
-                                         scheduler_address=scheduler, random_state=random_state)
+
+        def make():
+            return InteractionSearchRegressor(k=k, transform=transform, weighting=weighting, n_splits=n_splits,
+                                              validation_size=validation_size, search=search, backend=backend,
+                                              scheduler_address=scheduler, random_state=random_state)
+
+        est = make()
         with _progress() as prog, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             task = prog.add_task("scoring feature subsets", total=None)
@@ -144,21 +277,44 @@ def train(
             est.fit(df[cand], yv.to_numpy(), progress=cb)
         for w in caught:
             err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False)
-        meta = {"target": target, "data": str(data), "platform": platform}
+        meta = {"target": target, "data": str(data), "platform": platform, **meta_extra}
+        cv_summary = None
+        if cv is not None:
+            with _progress() as prog, warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                n_groups = int(df[cv].nunique())
+                task = prog.add_task(f"cross-validation, one {cv} out at a time", total=n_groups)
+                table = grouped_cross_validation(make, df[cand], yv.to_numpy(), df[cv].to_numpy(),
+                                                 progress=lambda d, t: prog.update(task, completed=d))
+            cv_summary = summarize_cv(table)
+            meta["cross_validation"] = {"protocol": f"leave one {cv} out: the whole feature search refitted "
+                                                    f"without each {cv}'s points, which it then predicts",
+                                        **cv_summary}
+            if cv_out is not None:
+                if "kernel" in df.columns and "size" in df.columns:
+                    table.insert(1, "size", df["size"].to_numpy())
+                _atomic_write(cv_out, table.to_csv(index=False))
         save_model(est, out, metadata=meta)
     top = est.scores_.head(5)
     console.print(f"chosen features: {', '.join(est.subset_)}  (validation score {est.best_score_:.3f}, "
                   f"{len(est.scores_)} subsets scored)", highlight=False)
     for _, r in top.iterrows():
         console.print(f"  {r['score']:.4f}  {', '.join(r['features'])}", highlight=False)
+    if cv_summary is not None:
+        console.print(f"leave-one-{cv}-out: mean |relative error| {cv_summary['mean_abs_relative_error']:.1%}, "
+                      f"median {cv_summary['median_abs_relative_error']:.1%}, weighted error "
+                      f"{cv_summary['weighted_error']:.1%}, decision accuracy {cv_summary['decision_accuracy']:.1%} "
+                      f"({cv_summary['n_points']} points, {cv_summary['n_groups']} groups)", highlight=False)
+    if meta.get("provisional"):
+        console.print(f"model marked PROVISIONAL: GPU times {meta['gpu_times']}", highlight=False)
     console.print(f"wrote {out}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- predict
-def _print_explanation(expl: pd.DataFrame, label: str) -> None:
+def _print_explanation(expl: pd.DataFrame, label: str, model=None) -> None:
     from portcast.report import print_prediction
 
-    print_prediction(console, err_console, expl, label)
+    print_prediction(console, err_console, expl, label, model=model)
 
 
 def predict(
@@ -196,7 +352,7 @@ def predict(
             rows.append({"id": labels[i], "predicted_speedup": expl.attrs["prediction"],
                          "extrapolating": expl.attrs["extrapolating"]})
             if not quiet:
-                _print_explanation(expl, labels[i])
+                _print_explanation(expl, labels[i], model=m)
         res = pd.DataFrame(rows)
         if quiet or len(res) > 1:
             from rich.table import Table
@@ -207,6 +363,10 @@ def predict(
             for _, r in res.iterrows():
                 t.add_row(r["id"], f"{r['predicted_speedup']:.4g}", "yes" if r["extrapolating"] else "")
             console.print(t)
+            if quiet:
+                from portcast.report import print_model_label
+
+                print_model_label(console, m)
         if out is not None:
             _atomic_write(out, res.to_csv(index=False))
             console.print(f"wrote {out}", highlight=False)
