@@ -19,30 +19,9 @@ from profiler.trace import Op, TraceChunk
 
 
 def issue_times(recs, w):
-    """Issue time t of every record on MICA's machine with a w-entry window (literal FIFO)."""
-    from collections import deque
-
-    c, reg, blk, window, out = 0, {}, {}, deque(), []
-    for op, src, dst, addr, size in recs:
-        t = c
-        for s in src:
-            if s:
-                t = max(t, reg.get(s, 0))
-        blocks = range(addr >> 6, ((addr + size - 1) >> 6) + 1) if op in (Op.LOAD, Op.STORE) else ()
-        if op == Op.LOAD:
-            for b in blocks:
-                t = max(t, blk.get(b, 0))
-        if dst:
-            reg[dst] = t + 1
-        if op == Op.STORE:
-            for b in blocks:
-                blk[b] = t + 1
-        out.append(t)
-        window.append(t)
-        if len(window) == w:
-            c += 1
-            while window and window[0] < c:
-                window.popleft()
+    """Issue time t of every record on MICA's machine with a w-entry window (the literal FIFO)."""
+    out = []
+    fifo_machine(recs, w, issued=out)
     return out
 
 

@@ -15,9 +15,10 @@ from features import IlpAnalyzer
 from profiler.trace import Op, TraceChunk
 
 
-def fifo_machine(recs, w):
+def fifo_machine(recs, w, issued=None):
     """(drained cycles, clock c) of MICA's machine, the FIFO kept explicitly; also checks that the window
-    never holds more than w entries and that the head left by a retirement equals the new clock."""
+    never holds more than w entries and that the head left by a retirement equals the new clock.
+    When ``issued`` is a list, every record's issue time t is appended to it."""
     c = 0
     reg = {}
     blk = {}
@@ -37,6 +38,8 @@ def fifo_machine(recs, w):
         if op == Op.STORE:
             for b in blocks:
                 blk[b] = t + 1
+        if issued is not None:
+            issued.append(t)
         window.append(t)
         assert len(window) <= w
         if len(window) == w:
