@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 
 import numpy as np
+from numba import njit
 
 from profiler.trace import TraceChunk, TraceError
 
@@ -95,3 +96,16 @@ def grow_1d(arr: np.ndarray, n: int, fill=0) -> np.ndarray:
     out = np.full((new_n,) + arr.shape[1:], fill, dtype=arr.dtype)
     out[: arr.shape[0]] = arr
     return out
+
+
+@njit(cache=True, inline="always")
+def claim_slot(pcslot, state, p):
+    """The dense slot of static instruction ``p``, claimed now if it has none: ``pcslot[p]``, else the next
+    free slot (``state[0]`` slots used of ``state[1]``), or -1 when the slot table is full and must grow.
+    Hot kernels call it only when ``pcslot[p] < 0``."""
+    s = state[0]
+    if s >= state[1]:
+        return -1
+    pcslot[p] = s
+    state[0] = s + 1
+    return s

@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, ratio
+from ._base import Analyzer, claim_slot, grow_1d, ratio
 
 BRANCH = np.uint8(Op.BRANCH)
 PPM_HISTORIES = (4, 8, 12)
@@ -43,12 +43,10 @@ def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, t
         p = pc[i]
         s = pcslot[p]
         if s < 0:
-            if state[0] >= state[1]:
+            s = claim_slot(pcslot, state, p)
+            if s < 0:
                 stop = i
                 break
-            s = state[0]
-            pcslot[p] = s
-            state[0] = s + 1
         t = np.int64(taken[i])
         lh = lhist[s]
         gs = 2 + 2 * s
@@ -175,12 +173,10 @@ def _branch_kernel_stored(op, pc, taken, start, stored, pred_of, maxh, pcslot, s
         p = pc[i]
         s = pcslot[p]
         if s < 0:
-            if state[0] >= state[1]:
+            s = claim_slot(pcslot, state, p)
+            if s < 0:
                 stop = i
                 break
-            s = state[0]
-            pcslot[p] = s
-            state[0] = s + 1
         t = np.int64(taken[i])
         lh = lhist[s]
         gs = 2 + 2 * s

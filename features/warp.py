@@ -7,7 +7,7 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk, TraceError
 
-from ._base import Analyzer, grow_1d, ratio
+from ._base import Analyzer, claim_slot, grow_1d, ratio
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -125,12 +125,10 @@ def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, h
             p = pc[i]
             s = pcslot[p]
             if s < 0:
-                if state[0] >= state[1]:
+                s = claim_slot(pcslot, state, p)
+                if s < 0:
                     stop = i
                     break
-                s = state[0]
-                pcslot[p] = s
-                state[0] = s + 1
             if is_mem:
                 a = addr[i]
                 sz = size[i]
