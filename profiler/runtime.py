@@ -14,7 +14,8 @@ static property of its pc, looked up in the program's per-pc table):
   the code (``_reca`` also the address, at the same row) into preallocated arrays with no capacity check,
   ``_tidpt`` notes changes of logical thread on the side, and check points (function entry, after calls,
   loop iteration heads) call back into Python (``numba.objmode``) when the buffer reached its level, where
-  :func:`expand_codes` decodes it into a chunk for the sinks; the compiled code then goes on from row 0.
+  the buffer goes to the sinks as a :class:`CodedChunk` (each column decoded when first read); the compiled
+  code then goes on from row 0.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from numba.core import errors as numba_errors
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .trace import COLUMN_NAMES, RECORD_COLUMNS, Op, TraceChunk
+from .trace import COLUMN_DTYPES, COLUMN_NAMES, RECORD_COLUMNS, Op, TraceChunk, TraceError
 
 # ----------------------------------------------------------------------------------------------------------
 # record codes of the interpreted buffer
@@ -303,6 +304,10 @@ def warm_up(mode: str) -> None:
     regs = np.zeros((1, 4), np.int32)
     if mode == "compiled":
         expand_codes(one, one, 0, one, one, 0, regs, -1, *cols)
+        out = dict(zip(COLUMN_NAMES, cols))  # the lazy decoders of CodedChunk, called one by one
+        decode_fields(one, one, 0, out["pc"], out["op"], out["taken"], out["addr"], out["size"])
+        decode_regs(one, 0, regs, out["src1"], out["src2"], out["src3"], out["dst"])
+        walk_tids(one, one, 0, 0, -1, _NO_TIDS)
     else:
         decode_interpreted(one[:0], one, regs, -1, *cols)
     _WARM.add(mode)
@@ -322,8 +327,9 @@ def _hashable(x) -> bool:
 _ACTIVE: list = []  # stack of CompiledBuffer being filled by compiled code
 
 #: records per chunk of the compiled mode (at most ``chunk_records``): small enough that the compact buffer
-#: and the expanded chunk stay in cache, large enough that the per-chunk Python work is a few percent
-COMPILED_CHUNK_RECORDS = 1 << 16
+#: and the decoded columns stay in the last-level cache, large enough that the call back into Python per
+#: chunk (about 9 us) is a few percent of the tracer's time
+COMPILED_CHUNK_RECORDS = 1 << 17
 
 
 def _flush_active() -> None:
@@ -341,8 +347,8 @@ class CompiledBuffer:
     without any capacity check and checks the level only at check points (function entry, after each call,
     at the head of each loop iteration). Between two check points every record site runs at most once, so
     ``slack`` rows (the program's number of record sites) past the level suffice. When a check point finds
-    the level reached (and at the end) :func:`expand_codes` turns the stream into the ten record columns,
-    the registers coming from the program's per-pc table.
+    the level reached (and at the end) the stream goes to the sinks as a :class:`CodedChunk`, whose columns
+    are decoded when a sink first reads them (the registers from the program's per-pc table).
     """
 
     def __init__(self, tracer, cap: int, slack: int = 0) -> None:
@@ -356,20 +362,28 @@ class CompiledBuffer:
         self.S = np.array([0, level, 0], dtype=np.int64)
         self.tid = -1
         self._out = None
+        self.generation = 0  # chunks handed over so far (see CodedChunk)
 
     def _emit(self, n: int, k: int) -> None:
         if n <= 0 and k <= 0:
             return
         if self._out is None:
-            self._out = tuple(np.empty(self.cap, dtype) for _, dtype in RECORD_COLUMNS)
+            self._out = {name: np.empty(self.cap, dtype) for name, dtype in RECORD_COLUMNS}
             self._regs = np.ascontiguousarray(self.tracer.program.reg_table, dtype=np.int32)
-        self.tid, top = expand_codes(self.B[0], self.B[1], n, self.B[2], self.B[3], k, self._regs, self.tid, *self._out)
+        tid0 = self.tid
         if n <= self.chunk:
-            self.tracer.deliver(TraceChunk.trusted(*(arr[:n] for arr in self._out)), max_tid=top)
+            self.tid, top = walk_tids(self.B[2], self.B[3], k, n, tid0, _NO_TIDS)
+            try:
+                self.tracer.deliver(CodedChunk(self, n, k, tid0), max_tid=top)
+            finally:
+                self.generation += 1  # the chunk's undecoded columns are gone once compiled code goes on
             return
+        out = self._out
+        self.tid, _ = expand_codes(self.B[0], self.B[1], n, self.B[2], self.B[3], k, self._regs, tid0,
+                                   *(out[name] for name in COLUMN_NAMES))
         for start in range(0, n, self.chunk):
             stop = min(n, start + self.chunk)
-            self.tracer.deliver(TraceChunk(**{name: arr[start:stop] for name, arr in zip(COLUMN_NAMES, self._out)}))
+            self.tracer.deliver(TraceChunk(**{name: arr[start:stop] for name, arr in out.items()}))
 
     def flush_full(self) -> None:
         """Called from compiled code (objmode) at a check point; compiled code then resets S[0] and S[2]."""
@@ -389,9 +403,113 @@ class CompiledBuffer:
         return False
 
 
+_NO_TIDS = np.empty(0, np.int64)
+
+
+class CodedChunk(TraceChunk):
+    """A chunk of the compiled mode, handed to the sinks in the compact form compiled code wrote.
+
+    Each column is decoded from the code words (and addresses, thread changes, per-pc register table) the
+    first time a sink reads it, into the buffer's own column arrays, and kept for the other sinks: the
+    tracer's cost stays that of the compact stream, and a sink pays only for the columns it reads (the
+    register columns, say, only when something computes dependences). Like every chunk a tracer hands over,
+    it is valid during ``consume`` only; reading a column that was not decoded by then raises
+    :class:`~profiler.trace.TraceError` instead of returning records of a later chunk.
+    """
+
+    def __init__(self, buf: "CompiledBuffer", n: int, k: int, tid0: int) -> None:
+        self.__dict__.update(_buf=buf, _n=n, _k=k, _tid0=tid0, _gen=buf.generation)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getattr__(self, name: str):
+        # called only for attributes not in __dict__: a column not decoded yet
+        d = self.__dict__
+        buf = d.get("_buf")
+        if buf is None or name not in COLUMN_DTYPES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if buf.generation != d["_gen"]:
+            raise TraceError(f"trace column {name!r} read after the tracer reused its buffer: a sink must copy "
+                             "the columns it keeps before consume() returns")
+        n, out, codes = d["_n"], buf._out, buf.B[0]
+        if name in _FIELD_GROUP:  # the five columns held in the code word: one pass
+            decode_fields(codes, buf.B[1], n, out["pc"], out["op"], out["taken"], out["addr"], out["size"])
+            group = _FIELD_GROUP
+        elif name == "tid":
+            walk_tids(buf.B[2], buf.B[3], d["_k"], n, d["_tid0"], out["tid"])
+            group = ("tid",)
+        else:
+            decode_regs(codes, n, buf._regs, out["src1"], out["src2"], out["src3"], out["dst"])
+            group = _REG_GROUP
+        for g in group:
+            d[g] = out[g][:n]
+        return d[name]
+
+
+#: the columns a CodedChunk decodes together
+_FIELD_GROUP = ("pc", "op", "taken", "addr", "size")
+_REG_GROUP = ("src1", "src2", "src3", "dst")
+
+
+@numba.njit(cache=True, nogil=True)
+def decode_fields(codes, addrs, n, pc, op, taken, addr, size):
+    """The five columns held in the first ``n`` code words: pc, op, taken, size, and the address (from
+    ``addrs`` where the code says the record is a memory access, else 0)."""
+    for j in range(n):
+        c = codes[j]
+        pc[j] = (c >> PC_SHIFT) & PC_MASK
+        op[j] = (c >> 1) & 15
+        taken[j] = c & 1
+        size[j] = c >> SIZE_SHIFT
+        addr[j] = addrs[j] if c & HAS_ADDR else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def decode_regs(codes, n, regs, src1, src2, src3, dst):
+    """The four register columns, looked up in the per-pc table ``regs`` (n_pc x 4)."""
+    for j in range(n):
+        p = numba.uint32((codes[j] >> PC_SHIFT) & PC_MASK)  # unsigned: no negative-index wrap-around code
+        src1[j] = regs[p, 0]
+        src2[j] = regs[p, 1]
+        src3[j] = regs[p, 2]
+        dst[j] = regs[p, 3]
+
+
+@numba.njit(cache=True, nogil=True)
+def walk_tids(trow, tval, k, n, tid, tids):
+    """Logical threads of rows ``0..n-1``: thread ``tid`` before the first change, ``tval[m]`` from row
+    ``trow[m]`` on (rows non-decreasing; changes past row ``n`` are ignored). Writes them to ``tids`` unless
+    it is empty (then only walks). Returns the thread after the last row and the largest thread of the rows
+    (-1 when none)."""
+    fill = tids.shape[0] > 0
+    j = 0
+    top = -1
+    for m in range(k):
+        stop = trow[m]
+        if stop > n:  # written after the last check point (the region raised): not part of the trace
+            break
+        if j < stop and tid > top:
+            top = tid
+        if fill:
+            while j < stop:
+                tids[j] = tid
+                j += 1
+        else:
+            j = max(j, stop)
+        tid = tval[m]
+    if j < n and tid > top:
+        top = tid
+    if fill:
+        while j < n:
+            tids[j] = tid
+            j += 1
+    return tid, top
+
+
 @numba.njit(cache=True, nogil=True)
 def expand_codes(codes, addrs, n, trow, tval, k, regs, tid, pc, op, taken, src1, src2, src3, dst, addr, size, tids):
-    """Decode ``codes[:n]`` (and ``addrs`` at the rows of memory records) into record columns.
+    """Decode ``codes[:n]`` (and ``addrs`` at the rows of memory records) into all ten record columns.
 
     Parameters
     ----------
@@ -400,8 +518,7 @@ def expand_codes(codes, addrs, n, trow, tval, k, regs, tid, pc, op, taken, src1,
     n : int
         Rows of the stream to decode.
     trow, tval : int64 arrays
-        The first ``k`` changes of logical thread, rows non-decreasing: from row ``trow[m]`` on, the thread
-        is ``tval[m]``; changes past row ``n`` are ignored.
+        The first ``k`` changes of logical thread (see :func:`walk_tids`).
     k : int
         Number of thread changes.
     regs : int32 array (n_pc, 4)
@@ -416,51 +533,24 @@ def expand_codes(codes, addrs, n, trow, tval, k, regs, tid, pc, op, taken, src1,
     (int, int)
         The logical thread after the last row, and the largest thread of the rows (-1 when none).
     """
-    for j in range(n):
-        c = codes[j]
-        pc[j] = (c >> PC_SHIFT) & PC_MASK
-        op[j] = (c >> 1) & 15
-        taken[j] = c & 1
-        size[j] = c >> SIZE_SHIFT
-        addr[j] = addrs[j] if c & HAS_ADDR else 0
-    for j in range(n):
-        p = numba.uint32(pc[j])  # unsigned: no negative-index wrap-around code
-        src1[j] = regs[p, 0]
-        src2[j] = regs[p, 1]
-        src3[j] = regs[p, 2]
-        dst[j] = regs[p, 3]
-    j = 0
-    top = -1
-    for m in range(k):
-        stop = trow[m]
-        if stop > n:  # written after the last check point (the region raised): not part of the trace
-            break
-        if j < stop and tid > top:
-            top = tid
-        while j < stop:
-            tids[j] = tid
-            j += 1
-        tid = tval[m]
-    if j < n and tid > top:
-        top = tid
-    while j < n:
-        tids[j] = tid
-        j += 1
-    return tid, top
+    decode_fields(codes, addrs, n, pc, op, taken, addr, size)
+    decode_regs(codes, n, regs, src1, src2, src3, dst)
+    return walk_tids(trow, tval, k, n, tid, tids)
 
 
 @numba.njit(cache=True, inline="always")
 def _rec(B, p, code):
     """Write one record code at row ``p``; returns the next row."""
-    B[0][p] = code
+    B[0][numba.uint64(p)] = code  # unsigned: no negative-index wrap-around code
     return p + 1
 
 
 @numba.njit(cache=True, inline="always")
 def _reca(B, p, code, addr):
     """:func:`_rec` for a memory record: the code and the address."""
-    B[0][p] = code
-    B[1][p] = addr
+    u = numba.uint64(p)  # unsigned: no negative-index wrap-around code
+    B[0][u] = code
+    B[1][u] = addr
     return p + 1
 
 

@@ -181,3 +181,50 @@ def test_trusted_chunk_equals_checked_chunk():
     b = TraceChunk(**cols)
     assert len(a) == 5 and a.records() == b.records()
     assert all(getattr(a, n) is cols[n] for n in COLUMN_NAMES)  # no copies
+
+
+class _Partial:
+    """Reads only the columns named, and remembers which columns each chunk had decoded afterwards."""
+
+    def __init__(self, names):
+        self.names, self.got, self.decoded, self.kept = names, {n: [] for n in names}, [], []
+
+    def start_region(self, info, static):
+        pass
+
+    def consume(self, chunk):
+        for n in self.names:
+            self.got[n].append(getattr(chunk, n).copy())
+        self.decoded.append(sorted(k for k in COLUMN_NAMES if k in vars(chunk)))
+        self.kept.append(chunk)
+
+    def end_region(self, info, static):
+        pass
+
+
+def test_coded_chunks_decode_only_the_columns_a_sink_reads():
+    args = (2.0, np.arange(300.0), np.ones(300))
+    full = MemorySink()
+    op_only, regs_only = _Partial(["op"]), _Partial(["dst"])
+    res = trace_function(K.saxpy, _copy(args), sinks=[op_only, full], mode="compiled", chunk_records=64)
+    assert res.info.mode == "compiled"
+    trace_function(K.saxpy, _copy(args), sinks=[regs_only], mode="compiled", chunk_records=64)
+    chunk = full.regions[0][2]
+    assert len(op_only.kept) > 5  # several hand-overs
+    # the op-only sink ran first: the code-word group (pc, op, taken, addr, size) only, no registers, no tid
+    assert all(d == ["addr", "op", "pc", "size", "taken"] for d in op_only.decoded)
+    assert all(d == ["dst", "src1", "src2", "src3"] for d in regs_only.decoded)
+    assert np.concatenate(op_only.got["op"]).tolist() == chunk.op.tolist()
+    assert np.concatenate(regs_only.got["dst"]).tolist() == chunk.dst.tolist()
+    assert all(isinstance(c, rt.CodedChunk) for c in op_only.kept)
+
+
+def test_coded_chunk_read_after_consume_is_an_error_not_other_records():
+    sink = _Partial(["op"])
+    trace_function(K.saxpy, (2.0, np.arange(300.0), np.ones(300)), sinks=[sink], mode="compiled", chunk_records=64)
+    first = sink.kept[0]
+    assert len(first) == len(sink.got["op"][0]) > 0
+    with pytest.raises(rt.TraceError, match=r"trace column 'tid' read after the tracer reused its buffer"):
+        first.tid
+    with pytest.raises(AttributeError):
+        first.no_such_column
