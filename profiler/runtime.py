@@ -409,10 +409,11 @@ _NO_TIDS = np.empty(0, np.int64)
 class CodedChunk(TraceChunk):
     """A chunk of the compiled mode, handed to the sinks in the compact form compiled code wrote.
 
-    Each column is decoded from the code words (and addresses, thread changes, per-pc register table) the
-    first time a sink reads it, into the buffer's own column arrays, and kept for the other sinks: the
-    tracer's cost stays that of the compact stream, and a sink pays only for the columns it reads (the
-    register columns, say, only when something computes dependences). Like every chunk a tracer hands over,
+    The columns are decoded from the code words (and addresses, thread changes, per-pc register table) in
+    three groups (pc/op/taken/addr/size, the four registers, tid), each the first time a sink reads one of
+    its columns, into the buffer's own column arrays, and kept for the other sinks: the tracer's cost stays
+    that of the compact stream, and a sink pays only for the groups it reads (the register columns, say,
+    only when something computes dependences). Like every chunk a tracer hands over,
     it is valid during ``consume`` only; reading a column that was not decoded by then raises
     :class:`~profiler.trace.TraceError` instead of returning records of a later chunk.
     """
