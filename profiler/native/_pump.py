@@ -14,14 +14,27 @@ from numba import njit, types
 
 #: libc ``read(fd, buf, n)``, called from compiled code (the pointer passed as an integer: same ABI).
 _c_read = types.ExternalFunction("read", types.intp(types.intc, types.uintp, types.uintp))
+#: libc ``memcpy(dst, src, n)`` (a slice assignment of uint8 arrays in compiled code copies byte by byte)
+_c_memcpy = types.ExternalFunction("memcpy", types.uintp(types.uintp, types.uintp, types.uintp))
+#: libc ``write(fd, buf, n)``
+_c_write = types.ExternalFunction("write", types.intp(types.intc, types.uintp, types.uintp))
 
 #: pump() results
 ST_FULL, ST_MSG, ST_EOF, ST_TRUNC_HDR, ST_TRUNC = range(5)
-#: indices into pump()'s state array
-S_FILL, S_STAGE_N, S_STAGE_USED, S_OFFSET, S_IN_REGION, S_MTYPE, S_LENGTH, S_GOT, S_MSG_OFFSET = range(9)
-N_STATE = 9
+#: pump() result: writing a credit to the tool failed (the tool is gone)
+ST_CREDIT = 5
+#: indices into pump()'s state array (S_STAGE_SLOT: the ring slot being copied, -1 for ``stage``)
+#: (S_STAGE_STRIDE: the staged block's column length, i.e. column c starts at byte stride * sum(isz[:c]))
+#: (S_STATICS: bytes used in the static-entry batch ``statics``)
+(S_FILL, S_STAGE_N, S_STAGE_USED, S_OFFSET, S_IN_REGION, S_MTYPE, S_LENGTH, S_GOT, S_MSG_OFFSET,
+ S_STAGE_SLOT, S_STAGE_STRIDE, S_STATICS) = range(12)
+N_STATE = 12
+#: bytes before each entry of the static-entry batch: u32 payload length, u64 stream offset of its message
+STATIC_ENTRY_HEADER = 12
 
 _MSG_RECORDS = 2
+_MSG_RECORDS_SHM = 6
+_MSG_STATIC = 4
 
 
 @njit(nogil=True, cache=True)
@@ -39,32 +52,58 @@ def read_full(fd, buf, start, n):
 
 
 @njit(nogil=True, cache=True)
-def pump(fd, cols, isz, cap, st, stage, hdr, max_payload):
+def _u32(b, at):
+    """The little-endian u32 at ``b[at:at + 4]`` (uint8), as int64."""
+    return np.int64(b[at]) | (np.int64(b[at + 1]) << 8) | (np.int64(b[at + 2]) << 16) | (np.int64(b[at + 3]) << 24)
+
+
+@njit(nogil=True, cache=True)
+def pump(fd, cols, isz, cap, st, stage, hdr, max_payload, ring, slot_bytes, credit_fd, statics):
     """Fill the chunk columns ``cols`` (uint8 views, item sizes ``isz``, capacity ``cap`` records) from ``fd``.
 
     Reads messages until the chunk is full (ST_FULL), a message other than an in-region RECORDS block
-    that fits the staging buffer arrives (ST_MSG: its header was read, type and length in ``st``, the
-    payload is left for the caller), the stream ends (ST_EOF) or is cut (ST_TRUNC_HDR, ST_TRUNC: ``st``
-    holds the bytes got of the message). A block that fits the chunk is read column by column straight
-    into it; one that does not is read into ``stage`` and copied in pieces (the rest goes into the next
-    chunk, at the next call). ``st`` carries the fill, the staged block and the stream offset between calls.
+    that fits the staging buffer (or a valid RECORDS_SHM block) arrives (ST_MSG: its header was read, type
+    and length in ``st``, the payload is left for the caller), the stream ends (ST_EOF) or is cut
+    (ST_TRUNC_HDR, ST_TRUNC: ``st`` holds the bytes got of the message). A block that fits the chunk is
+    read column by column straight into it; one that does not is read into ``stage`` and copied in pieces
+    (the rest goes into the next chunk, at the next call). A RECORDS_SHM block (``u32 slot, u32 n, u32
+    stride``: ``n`` records in slot ``slot`` of ``ring``, slots of ``slot_bytes``, column by column with
+    columns ``stride`` records long) is copied from the ring in the same way; once all of it is copied,
+    one byte is written to ``credit_fd`` (the slot is free again; ST_CREDIT when that fails). ``st``
+    carries the fill, the staged block and the stream offset between calls. Without a ring, ``ring`` is
+    empty and ``slot_bytes`` 0.
+
+    STATIC messages (they do not touch the chunks) are appended to the batch ``statics`` (uint8): per entry
+    u32 payload length, u64 stream offset of the message, the payload; ``st[S_STATICS]`` bytes are used. One
+    that does not fit is returned as ST_MSG. The caller takes the batch after every return, before acting
+    on the status (so entries keep their order relative to the other messages).
     """
     fill = st[S_FILL]
     ncol = len(isz)
+    shm_msg = np.empty(12, np.uint8)
     while True:
         sn = st[S_STAGE_N]
         su = st[S_STAGE_USED]
         if su < sn:
             take = min(sn - su, cap - fill)
+            slot = st[S_STAGE_SLOT]
+            if slot >= 0:
+                src = ring.ctypes.data + slot * slot_bytes
+            else:
+                src = stage.ctypes.data
+            stride = st[S_STAGE_STRIDE]
             off = 0
             for c in range(ncol):
                 w = isz[c]
-                col = cols[c]
-                col[fill * w:(fill + take) * w] = stage[off + su * w:off + (su + take) * w]
-                off += sn * w
+                _c_memcpy(cols[c].ctypes.data + fill * w, src + off + su * w, take * w)
+                off += stride * w
             fill += take
             st[S_STAGE_USED] = su + take
             st[S_FILL] = fill
+            if su + take == sn and slot >= 0:
+                st[S_STAGE_SLOT] = -1
+                if _c_write(credit_fd, hdr.ctypes.data, 1) != 1:
+                    return ST_CREDIT
             if fill == cap:
                 return ST_FULL
             continue
@@ -75,11 +114,51 @@ def pump(fd, cols, isz, cap, st, stage, hdr, max_payload):
         if got < 8:
             st[S_GOT] = got
             return ST_TRUNC_HDR
-        mtype = np.int64(hdr[0]) | (np.int64(hdr[1]) << 8) | (np.int64(hdr[2]) << 16) | (np.int64(hdr[3]) << 24)
-        length = np.int64(hdr[4]) | (np.int64(hdr[5]) << 8) | (np.int64(hdr[6]) << 16) | (np.int64(hdr[7]) << 24)
+        mtype = _u32(hdr, 0)
+        length = _u32(hdr, 4)
         rec = 0
         for c in range(ncol):
             rec += isz[c]
+        used = st[S_STATICS]
+        if mtype == _MSG_STATIC and length <= max_payload and used + STATIC_ENTRY_HEADER + length <= len(statics):
+            got = read_full(fd, statics, used + STATIC_ENTRY_HEADER, length)
+            if got < length:
+                st[S_LENGTH] = length
+                st[S_GOT] = got
+                return ST_TRUNC
+            at = st[S_OFFSET]
+            for k in range(4):
+                statics[used + k] = (length >> (8 * k)) & 0xFF
+            for k in range(8):
+                statics[used + 4 + k] = (at >> (8 * k)) & 0xFF
+            st[S_STATICS] = used + STATIC_ENTRY_HEADER + length
+            st[S_OFFSET] += 8 + length
+            continue
+        if mtype == _MSG_RECORDS_SHM and length == 12 and st[S_IN_REGION] != 0 and slot_bytes > 0:
+            got = read_full(fd, shm_msg, 0, 12)
+            if got < 12:
+                st[S_LENGTH] = length
+                st[S_GOT] = got
+                return ST_TRUNC
+            slot = _u32(shm_msg, 0)
+            n = _u32(shm_msg, 4)
+            stride = _u32(shm_msg, 8)
+            if (slot + 1) * slot_bytes > len(ring) or n > stride or stride * rec > slot_bytes:
+                st[S_MTYPE] = mtype
+                st[S_LENGTH] = -1  # an invalid block: the caller names it
+                st[S_GOT] = slot
+                st[S_OFFSET] += 20
+                return ST_MSG
+            st[S_OFFSET] += 20
+            st[S_STAGE_N] = n
+            st[S_STAGE_USED] = 0
+            st[S_STAGE_SLOT] = slot
+            st[S_STAGE_STRIDE] = stride
+            if n == 0:
+                st[S_STAGE_SLOT] = -1
+                if _c_write(credit_fd, hdr.ctypes.data, 1) != 1:
+                    return ST_CREDIT
+            continue
         if (mtype != _MSG_RECORDS or st[S_IN_REGION] == 0 or length % rec != 0 or length > max_payload
                 or length > len(stage)):
             st[S_MTYPE] = mtype
@@ -110,6 +189,8 @@ def pump(fd, cols, isz, cap, st, stage, hdr, max_payload):
                 return ST_TRUNC
             st[S_STAGE_N] = n
             st[S_STAGE_USED] = 0
+            st[S_STAGE_SLOT] = -1
+            st[S_STAGE_STRIDE] = n
             st[S_OFFSET] += 8 + length
 
 

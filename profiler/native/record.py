@@ -14,7 +14,17 @@ type  name            payload
 3     REGION_END      ``instructions loads stores branches dropped_sources ended_by_exit name``
 4     STATIC          ``pc<TAB>address<TAB>kind<TAB>function<TAB>file<TAB>line``
 5     FINI            ``exit_code total_instructions`` (:func:`record_program` reports the process status)
+6     RECORDS_SHM     ``u32 slot, u32 n, u32 stride``: ``n`` records in slot ``slot`` of the shared-memory
+                      ring, column by column as in RECORDS but each column ``stride`` records long
+                      (only with ``--shm``, see below)
 ====  ==============  ===============================================================================
+
+With ``--shm=FILE --shm-slots=K --credits=FIFO`` (what :func:`record_program` passes by default) the tool
+writes its records straight into the next of ``K`` slots of :data:`SHM_SLOT_BYTES` in ``FILE``, which it
+maps shared, and sends only a RECORDS_SHM message through the FIFO when a block is complete; the reader
+copies the block from its own mapping of ``FILE`` into the chunk and then writes one byte to ``--credits``
+(slots are used and returned in order; the tool waits for a credit before it reuses a slot). The records
+and the sink calls are exactly those of RECORDS messages; the trace bytes just do not pass through the pipe.
 
 :func:`record_program` reads the FIFO in a second thread with compiled code that holds no GIL
 (:meth:`StreamDecoder.read_fd_pipelined`, :mod:`profiler.native._pump`) while the sinks run in the calling
@@ -61,11 +71,20 @@ RECORD_BYTES = sum(dt.itemsize for _, dt in WIRE_COLUMNS)
 #: Version of the tool's stream this reader understands.
 STREAM_VERSION = 2
 
-MSG_HELLO, MSG_REGION_START, MSG_RECORDS, MSG_REGION_END, MSG_STATIC, MSG_FINI = range(6)
+MSG_HELLO, MSG_REGION_START, MSG_RECORDS, MSG_REGION_END, MSG_STATIC, MSG_FINI, MSG_RECORDS_SHM = range(7)
+#: Bytes per slot of the shared-memory ring (the tool's ``SHM_SLOT_BYTES``; holds its largest block).
+SHM_SLOT_BYTES = 1 << 21
+#: Slots of the ring :func:`record_program` creates.
+SHM_SLOTS = 4
 _MAX_PAYLOAD = 1 << 26
 #: Staging buffer of the pipelined reader: holds the tool's largest RECORDS block (43,690 records).
 BUF_BYTES = 1 << 21
 _HEADER = struct.Struct("<II")
+#: Before each entry of the pipelined reader's static-entry batch: payload length, stream offset.
+_STATIC_ENTRY = struct.Struct("<IQ")
+#: Size of that batch: static entries (one per translated guest instruction, program start-up included)
+#: travel to the decoding thread in batches instead of one queue item each.
+STATICS_BATCH_BYTES = 1 << 18
 
 
 def encode_records(chunk: TraceChunk) -> bytes:
@@ -165,8 +184,25 @@ class StreamDecoder:
         elif mtype == MSG_FINI:
             code, total = payload.decode("ascii").split()
             self.exit_code, self.total_instructions = int(code), int(total)
+        elif mtype == MSG_RECORDS_SHM:
+            if self._info is None:
+                raise TraceError(f"trace stream byte {offset}: records outside a region")
+            raise TraceError(f"trace stream byte {offset}: shared-memory record block ({len(payload)}-byte "
+                             "message) in a stream read without the tool's ring (decode it with the "
+                             "pipelined reader and the ring it was recorded with)")
         else:
             raise TraceError(f"trace stream byte {offset}: unknown message type {mtype}")
+
+    def feed_messages(self, stream: bytes) -> None:
+        """Decode a whole stream held in memory, one message at a time through :meth:`feed` (the plain
+        reference the fast readers are tested against)."""
+        off = 0
+        while off < len(stream):
+            if off + 8 > len(stream):
+                raise TraceError(f"trace stream byte {off}: truncated message header")
+            t, n = np.frombuffer(stream[off:off + 8], "<u4").tolist()
+            self.feed(t, stream[off + 8:off + 8 + n], off)
+            off += 8 + n
 
     def _static(self, text: str, offset: int) -> None:
         parts = text.split("\t")
@@ -176,6 +212,15 @@ class StreamDecoder:
         self.static_all[int(pc)] = StaticInstruction(
             pc=int(pc), file=file or "?", line=int(line), col=0, text=f"0x{int(addr):x} {kind}", function=fn,
             kind=kind)
+
+    def _statics(self, batch: bytes) -> None:
+        """The static entries of a batch the pipelined reader collected (see :func:`_pump.pump`)."""
+        at, n = 0, len(batch)
+        while at < n:
+            length, offset = _STATIC_ENTRY.unpack_from(batch, at)
+            at += _STATIC_ENTRY.size
+            self._static(batch[at:at + length].decode("utf-8", "replace"), offset)
+            at += length
 
     def _add(self, cols: dict[str, np.ndarray]) -> None:
         n = len(cols["pc"])
@@ -328,7 +373,8 @@ class StreamDecoder:
             self.feed(mtype, payload, offset)
             offset += 8 + length
 
-    def read_fd_pipelined(self, fd: int, offset: int = 0, depth: int = 2, on_error=None) -> None:
+    def read_fd_pipelined(self, fd: int, offset: int = 0, depth: int = 2, on_error=None,
+                          ring: np.ndarray | None = None, credit_fd: int = -1) -> None:
         """Decode messages from the blocking file descriptor ``fd`` until end of file, reading in a thread.
 
         A reader thread fills chunks straight from ``fd`` with compiled code that holds no GIL
@@ -347,6 +393,11 @@ class StreamDecoder:
         on_error:
             Called (no arguments) when decoding or a sink fails, before waiting for the reader thread to
             end: it must make ``fd`` reach end of file (e.g. kill the writing program).
+        ring:
+            The shared-memory ring (uint8, slots of :data:`SHM_SLOT_BYTES`) when the tool runs with
+            ``--shm``: RECORDS_SHM blocks are copied from it.
+        credit_fd:
+            Where a byte is written for each ring slot finished with (the tool's ``--credits`` FIFO).
         """
         import queue
         import signal
@@ -360,6 +411,10 @@ class StreamDecoder:
         stop = threading.Event()
         isz = np.array([dt.itemsize for _, dt in WIRE_COLUMNS], np.int64)
         first_region = 1 if self._info is not None else 0
+        if ring is None:
+            ring, slot_bytes = np.zeros(0, np.uint8), 0
+        else:
+            slot_bytes = SHM_SLOT_BYTES
 
         def reader() -> None:
             try:
@@ -368,6 +423,8 @@ class StreamDecoder:
                 st = np.zeros(_pump.N_STATE, np.int64)
                 st[_pump.S_OFFSET] = offset
                 st[_pump.S_IN_REGION] = first_region
+                st[_pump.S_STAGE_SLOT] = -1
+                statics = np.zeros(STATICS_BATCH_BYTES, np.uint8)
                 stage = np.zeros(BUF_BYTES, np.uint8)
                 hdr = np.zeros(8, np.uint8)
                 chunk = None
@@ -379,7 +436,11 @@ class StreamDecoder:
                         chunk = free.pop() if free else TraceChunk.empty(cap)
                         cols = tuple(getattr(chunk, name).view(np.uint8) for name, _ in WIRE_COLUMNS)
                         st[_pump.S_FILL] = 0
-                    status = _pump.pump(fd, cols, isz, cap, st, stage, hdr, _MAX_PAYLOAD)
+                    status = _pump.pump(fd, cols, isz, cap, st, stage, hdr, _MAX_PAYLOAD, ring, slot_bytes,
+                                        credit_fd, statics)
+                    if st[_pump.S_STATICS]:  # static entries first: they keep their place among the messages
+                        events.put(("statics", statics[:st[_pump.S_STATICS]].tobytes()))
+                        st[_pump.S_STATICS] = 0
                     if stop.is_set():
                         return
                     if status == _pump.ST_FULL:
@@ -390,6 +451,12 @@ class StreamDecoder:
                     at = int(st[_pump.S_MSG_OFFSET])
                     if status == _pump.ST_MSG:
                         mtype, length = int(st[_pump.S_MTYPE]), int(st[_pump.S_LENGTH])
+                        if mtype == MSG_RECORDS_SHM and length < 0:  # read, but names no valid ring slot
+                            box, chunk, cols = [chunk], None, None
+                            events.put(("chunk", box, fill))
+                            raise TraceError(f"trace stream byte {at}: shared-memory record block names slot "
+                                             f"{int(st[_pump.S_GOT])} or more records than a slot holds "
+                                             f"(ring of {len(ring) // max(1, slot_bytes)} slots)")
                         if mtype == MSG_STATIC and length <= _MAX_PAYLOAD:  # no effect on the chunks: out of band
                             payload = _read_fd(fd, length)
                             if len(payload) < length:
@@ -417,6 +484,9 @@ class StreamDecoder:
                         continue
                     box, chunk, cols = [chunk], None, None
                     events.put(("chunk", box, fill))
+                    if status == _pump.ST_CREDIT:
+                        raise TraceError(f"trace stream byte {at}: returning a ring slot to the tool failed "
+                                         "(the tool is gone)")
                     if status == _pump.ST_EOF:
                         events.put(("eof",))
                         return
@@ -443,6 +513,8 @@ class StreamDecoder:
                         del chunk
                     finally:
                         slots.release()
+                elif kind == "statics":
+                    self._statics(ev[1])
                 elif kind == "static":
                     self._static(ev[1].decode("utf-8", "replace"), ev[2])
                 elif kind == "msg":
@@ -551,7 +623,8 @@ def _version() -> str:
 
 
 def valgrind_command(out_path: str, program: Sequence[str], *, region: str | None = None,
-                     whole_program: bool = False, extra_args: Sequence[str] = ()) -> list[str]:
+                     whole_program: bool = False, extra_args: Sequence[str] = (),
+                     ring: tuple[str, int, str] | None = None) -> list[str]:
     """The valgrind command line that runs ``program`` under the tool.
 
     Parameters
@@ -562,6 +635,9 @@ def valgrind_command(out_path: str, program: Sequence[str], *, region: str | Non
         The traced command.
     region, whole_program, extra_args:
         As for :func:`record_program`.
+    ring:
+        ``(ring file, slots, credits FIFO)``: hand record blocks over in this shared-memory ring
+        (RECORDS_SHM messages, see the module documentation) instead of writing them to ``out_path``.
 
     Returns
     -------
@@ -573,6 +649,8 @@ def valgrind_command(out_path: str, program: Sequence[str], *, region: str | Non
         cmd.append(f"--region={region}")
     if whole_program:
         cmd.append("--all=yes")
+    if ring is not None:
+        cmd += [f"--shm={ring[0]}", f"--shm-slots={int(ring[1])}", f"--credits={ring[2]}"]
     cmd += list(extra_args)
     cmd += list(program)
     return cmd
@@ -581,7 +659,8 @@ def valgrind_command(out_path: str, program: Sequence[str], *, region: str | Non
 def record_program(program: Sequence[str], sinks: Iterable, *, region: str | None = None,
                    whole_program: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
                    valgrind_args: Sequence[str] = (), stdout=None, stderr=None, cwd=None,
-                   timeout: float | None = None, pipelined: bool = True) -> StreamDecoder:
+                   timeout: float | None = None, pipelined: bool = True,
+                   shm: bool | None = None) -> StreamDecoder:
     """Run ``program`` under Portcast's Valgrind tool and send each recorded region to the sinks.
 
     Parameters
@@ -606,6 +685,12 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
         Read the trace in a thread without the GIL while the sinks run in this one
         (:meth:`StreamDecoder.read_fd_pipelined`; the default), or in this thread between sink calls
         (:meth:`StreamDecoder.read_stream`). The sinks get the same calls either way.
+    shm:
+        With ``pipelined``: the tool hands record blocks over in a shared-memory ring in ``/dev/shm``
+        (:data:`SHM_SLOTS` slots of :data:`SHM_SLOT_BYTES`) instead of writing them into the FIFO, which
+        saves copying every record into and out of the pipe. ``None`` (default): where ``/dev/shm`` can
+        hold the ring, else the FIFO; ``True``: required (:class:`NativeToolError` otherwise); ``False``:
+        the FIFO. The records and sink calls are the same.
 
     Returns
     -------
@@ -636,7 +721,22 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                            extra_args=valgrind_args)
     proc = None
     fd = None
+    ring_path = ring_map = ring = None
+    credit_fd = -1
     try:
+        if pipelined and shm is not False:
+            try:
+                ring_path, ring_map = _make_ring(SHM_SLOTS)
+            except OSError as exc:
+                if shm:
+                    raise NativeToolError(f"cannot create the shared-memory ring in /dev/shm: {exc}") from None
+            if ring_map is not None:
+                ring = np.frombuffer(ring_map, np.uint8)
+                credits = os.path.join(tmp, "credits.fifo")
+                os.mkfifo(credits, 0o600)
+                credit_fd = os.open(credits, os.O_RDWR)  # never blocks; the tool opens it for reading
+                cmd = valgrind_command(fifo, program, region=region, whole_program=whole_program,
+                                       extra_args=valgrind_args, ring=(ring_path, SHM_SLOTS, credits))
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
         try:  # a larger pipe means fewer context switches between the tool and this reader
             import fcntl
@@ -664,10 +764,13 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                 break
             if r:  # readable but empty: no writer yet
                 time.sleep(0.01)
+        if ring_path is not None and first:  # the tool has mapped the ring (before its greeting)
+            os.unlink(ring_path)
+            ring_path = None
         if first and pipelined:
             os.set_blocking(fd, True)
             try:
-                _decode_pipelined(decoder, fd, first, on_error=proc.kill)
+                _decode_pipelined(decoder, fd, first, on_error=proc.kill, ring=ring, credit_fd=credit_fd)
             except BaseException as exc:
                 proc.kill()
                 decoder.abort(f"{type(exc).__name__}: {exc}")
@@ -702,11 +805,47 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
+        if credit_fd >= 0:
+            os.close(credit_fd)
+        if ring_path is not None:
+            os.unlink(ring_path)
+        ring = None
+        if ring_map is not None:
+            try:
+                ring_map.close()
+            except BufferError:  # a view of it is still alive (e.g. in a traceback): freed with it
+                pass
         shutil.rmtree(tmp, ignore_errors=True)
     return decoder
 
 
-def _decode_pipelined(decoder: StreamDecoder, fd: int, first: bytes, on_error=None) -> None:
+def _make_ring(slots: int, folder: str = "/dev/shm"):
+    """A ring file of ``slots`` slots of :data:`SHM_SLOT_BYTES` in ``folder`` (memory backed), its space
+    allocated (so that a full tmpfs fails here, not with a fault in the tool), and its mapping.
+
+    Returns
+    -------
+    (str, mmap.mmap)
+        The file's path and a shared read/write mapping of all of it.
+    """
+    import mmap
+
+    if not os.path.isdir(folder):
+        raise OSError(f"{folder} does not exist")
+    size = slots * SHM_SLOT_BYTES
+    fd, path = tempfile.mkstemp(prefix="portcast-ring-", dir=folder)
+    try:
+        os.posix_fallocate(fd, 0, size)
+        return path, mmap.mmap(fd, size)
+    except BaseException:
+        os.unlink(path)
+        raise
+    finally:
+        os.close(fd)
+
+
+def _decode_pipelined(decoder: StreamDecoder, fd: int, first: bytes, on_error=None, ring=None,
+                      credit_fd: int = -1) -> None:
     """Decode the stream on ``fd`` whose first bytes, ``first`` (part of the first header), were read."""
     hdr = first + _read_fd(fd, 8 - len(first)) if len(first) < 8 else first[:8]
     if len(hdr) < 8:
@@ -718,7 +857,7 @@ def _decode_pipelined(decoder: StreamDecoder, fd: int, first: bytes, on_error=No
     if len(payload) < length:
         raise TraceError(f"trace stream byte 0: truncated message ({len(payload)} of {length} bytes)")
     decoder.feed(mtype, payload, 0)
-    decoder.read_fd_pipelined(fd, offset=8 + length, on_error=on_error)
+    decoder.read_fd_pipelined(fd, offset=8 + length, on_error=on_error, ring=ring, credit_fd=credit_fd)
 
 
 class _Prefixed:
@@ -769,5 +908,5 @@ def decode_file(path: str | os.PathLike, sinks: Iterable, chunk_records: int = D
     return decoder
 
 
-__all__ = ["RECORD_BYTES", "encode_records", "decode_records", "StreamDecoder", "record_program", "decode_file", "valgrind_command",
-           "NativeToolError"]
+__all__ = ["RECORD_BYTES", "SHM_SLOT_BYTES", "SHM_SLOTS", "encode_records", "decode_records", "StreamDecoder",
+           "record_program", "decode_file", "valgrind_command", "NativeToolError"]

@@ -60,11 +60,7 @@ def _pipelined(path, chunk_records, depth=2):
 def _reference(stream, chunk_records):
     sink = FullSink()
     dec = StreamDecoder([sink], chunk_records)
-    off = 0
-    while off < len(stream):
-        t, n = np.frombuffer(stream[off:off + 8], "<u4").tolist()
-        dec.feed(t, stream[off + 8:off + 8 + n], off)
-        off += 8 + n
+    dec.feed_messages(stream)
     return dec, sink
 
 

@@ -54,11 +54,7 @@ def _stream(sizes):
 def _by_feed(stream, chunk_records):
     sink = ChunkSink()
     dec = StreamDecoder([sink], chunk_records)
-    off = 0
-    while off < len(stream):
-        t, n = np.frombuffer(stream[off:off + 8], "<u4").tolist()
-        dec.feed(t, stream[off + 8:off + 8 + n], off)
-        off += 8 + n
+    dec.feed_messages(stream)
     return sink
 
 

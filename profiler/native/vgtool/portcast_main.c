@@ -11,7 +11,8 @@
  *     gets a new dependency token (location + 256 * version), so that one instruction writing several
  *     locations (a register and the flags) is one destination token.
  * Records go, in binary (42 bytes each, column by column, see record.py), to the file or FIFO named by --out, framed as
- * messages: u32 type, u32 payload length, payload.
+ * messages: u32 type, u32 payload length, payload; with --shm the record columns are written straight into
+ * slots of a shared-memory ring instead, and only a small RECORDS_SHM message per block goes to --out.
  *
  * Written for Portcast from the VEX IR documentation in libvex_ir.h and pub_tool_*.h.
  */
@@ -41,6 +42,15 @@
 #define MSG_REGION_END 3
 #define MSG_STATIC 4
 #define MSG_FINI 5
+#define MSG_RECORDS_SHM 6 /* u32 slot, u32 n, u32 stride: n records in slot `slot` of the ring, column c
+                             at byte stride * (sum of the item sizes of the columns before c) */
+
+/* the shared-memory ring (--shm, --shm-slots, --credits): the tool writes its records straight into slots of
+   a file the reader maps too, and only a small RECORDS_SHM message goes through the FIFO; the reader writes
+   one byte to the credits FIFO per slot it has finished with (slots are used and freed in order) */
+#define SHM_SLOT_BYTES (1 << 21)
+/* Valgrind core (libcoregrind): a MAP_SHARED file mapping in Valgrind's own address space */
+extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 
 /* operation classes (profiler/trace.py Op) */
 enum { OP_INT_ALU = 0, OP_INT_MUL, OP_INT_DIV, OP_INT_REM, OP_FP_ALU, OP_FP_MUL, OP_FP_DIV, OP_FP_SPECIAL,
@@ -88,6 +98,12 @@ typedef struct {
 static const HChar* clo_out = NULL;
 static const HChar* clo_region = NULL; /* record only regions of this name (default: all) */
 static Bool clo_all = False;           /* record the whole program as one region "program" */
+static const HChar* clo_shm = NULL;     /* ring file (created and sized by the reader) */
+static const HChar* clo_credits = NULL; /* FIFO of the reader's credits */
+static Long clo_shm_slots = 0;
+static UChar* shm_base = NULL;
+static Int credit_fd = -1;
+static Int shm_next = 0, shm_in_flight = 0;
 
 static Int out_fd = -1;
 static volatile UInt recording = 0; /* read by the IR guard of every helper call */
@@ -98,10 +114,21 @@ static ULong cur_instrs, cur_loads, cur_stores, cur_branches, cur_dropped;
 static ULong total_instrs; /* guest instructions executed in recorded regions, all regions */
 
 #define BUF_RECS 43690 /* about 2 MiB */
-/* the record buffer, column by column (the order of the wire format, see flush_records) */
-static Long c_addr[BUF_RECS], c_tid[BUF_RECS];
-static Int c_pc[BUF_RECS], c_s1[BUF_RECS], c_s2[BUF_RECS], c_s3[BUF_RECS], c_dst[BUF_RECS], c_size[BUF_RECS];
-static UChar c_op[BUF_RECS], c_taken[BUF_RECS];
+/* the record buffer, column by column (the order of the wire format, see flush_records), each column
+   BUF_RECS long: a static block, or with --shm the ring slot being filled */
+#define COL_BYTES (8 + 8 + 4 * 6 + 1 + 1)
+static ULong cbuf_static[(BUF_RECS * COL_BYTES + 7) / 8];
+static UChar* cb = (UChar*)cbuf_static;
+#define C_ADDR(b) ((Long*)(b))
+#define C_TID(b) ((Long*)((b) + 8 * BUF_RECS))
+#define C_PC(b) ((Int*)((b) + 16 * BUF_RECS))
+#define C_S1(b) ((Int*)((b) + 20 * BUF_RECS))
+#define C_S2(b) ((Int*)((b) + 24 * BUF_RECS))
+#define C_S3(b) ((Int*)((b) + 28 * BUF_RECS))
+#define C_DST(b) ((Int*)((b) + 32 * BUF_RECS))
+#define C_SIZE(b) ((Int*)((b) + 36 * BUF_RECS))
+#define C_OP(b) ((UChar*)((b) + 40 * BUF_RECS))
+#define C_TAKEN(b) ((UChar*)((b) + 41 * BUF_RECS))
 static Int nbuf = 0;
 
 static Int cur_tok[N_LOCS];
@@ -140,7 +167,6 @@ static void send_msg(UInt type, const void* payload, UInt len)
 
 /* records leave column by column (addr, tid, pc, src1, src2, src3, dst, size, op, taken), so that the reader
    copies contiguous arrays */
-#define COL_BYTES (8 + 8 + 4 * 6 + 1 + 1)
 
 /* one RECORDS message: the header, then the first nbuf values of each column (no copy into a staging
    buffer; the bytes on the wire are the same) */
@@ -153,11 +179,31 @@ static void flush_records(void)
    if (out_fd < 0) return;
    hdr[0] = MSG_RECORDS;
    hdr[1] = (UInt)(n * COL_BYTES);
+   if (shm_base) { /* the records are in the slot already: hand it over, then take the next one */
+      UInt msg[3];
+      msg[0] = (UInt)shm_next;
+      msg[1] = (UInt)n;
+      msg[2] = BUF_RECS;
+      send_msg(MSG_RECORDS_SHM, msg, sizeof msg);
+      shm_next = (shm_next + 1) % (Int)clo_shm_slots;
+      shm_in_flight++;
+      while (shm_in_flight >= clo_shm_slots) { /* wait until the reader is done with the oldest slot */
+         UChar cr[64];
+         Int r = VG_(read)(credit_fd, cr, sizeof cr);
+         if (r <= 0) {
+            VG_(umsg)("portcast: reading the reader's credits failed (reader gone?); stopping\n");
+            VG_(exit)(3);
+         }
+         shm_in_flight -= r;
+      }
+      cb = shm_base + (SizeT)shm_next * SHM_SLOT_BYTES;
+      return;
+   }
    write_all(hdr, sizeof hdr);
-   write_all(c_addr, n * 8); write_all(c_tid, n * 8);
-   write_all(c_pc, n * 4); write_all(c_s1, n * 4); write_all(c_s2, n * 4); write_all(c_s3, n * 4);
-   write_all(c_dst, n * 4); write_all(c_size, n * 4);
-   write_all(c_op, n); write_all(c_taken, n);
+   write_all(C_ADDR(cb), n * 8); write_all(C_TID(cb), n * 8);
+   write_all(C_PC(cb), n * 4); write_all(C_S1(cb), n * 4); write_all(C_S2(cb), n * 4); write_all(C_S3(cb), n * 4);
+   write_all(C_DST(cb), n * 4); write_all(C_SIZE(cb), n * 4);
+   write_all(C_OP(cb), n); write_all(C_TAKEN(cb), n);
 }
 
 /* called once per executed guest instruction (while recording), at its end or before a taken exit.
@@ -169,6 +215,7 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
    Int dst_tok = 0, emitted = 0;
    ULong addr[MAX_ACC];
    const Long tid = cur_tid;
+   UChar* b = cb; /* the column block (flush_records may move it) */
    addr[0] = a0;
    addr[1] = a1;
    for (i = 2; i < MAX_ACC; i++) addr[i] = i - 2 < npending ? pending[i - 2] : 0;
@@ -188,27 +235,27 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
       const UChar op = u->op;
       if (op == OP_LOAD || op == OP_STORE) {
          if (u->acc >= nacc) continue;
-         if (nbuf == BUF_RECS) flush_records();
+         if (nbuf == BUF_RECS) { flush_records(); b = cb; }
          j = nbuf++;
-         c_addr[j] = (Long)addr[u->acc];
-         c_size[j] = u->size;
+         C_ADDR(b)[j] = (Long)addr[u->acc];
+         C_SIZE(b)[j] = u->size;
          if (op == OP_LOAD) cur_loads++; else cur_stores++;
-         c_taken[j] = 0;
+         C_TAKEN(b)[j] = 0;
       } else {
-         if (nbuf == BUF_RECS) flush_records();
+         if (nbuf == BUF_RECS) { flush_records(); b = cb; }
          j = nbuf++;
-         c_addr[j] = 0;
-         c_size[j] = 0;
-         if (op == OP_BRANCH) { cur_branches++; c_taken[j] = taken; } else c_taken[j] = 0;
+         C_ADDR(b)[j] = 0;
+         C_SIZE(b)[j] = 0;
+         if (op == OP_BRANCH) { cur_branches++; C_TAKEN(b)[j] = taken; } else C_TAKEN(b)[j] = 0;
       }
-      c_pc[j] = u->pc;
-      c_op[j] = op;
+      C_PC(b)[j] = u->pc;
+      C_OP(b)[j] = op;
       /* source and destination tokens, read through the pointers bind_uop() set at translation time */
-      c_s1[j] = *u->sp[0];
-      c_s2[j] = *u->sp[1];
-      c_s3[j] = *u->sp[2];
-      c_dst[j] = *u->dp;
-      c_tid[j] = tid;
+      C_S1(b)[j] = *u->sp[0];
+      C_S2(b)[j] = *u->sp[1];
+      C_S3(b)[j] = *u->sp[2];
+      C_DST(b)[j] = *u->dp;
+      C_TID(b)[j] = tid;
       emitted++;
    }
    for (i = 0; i < d->n_wlocs; i++) cur_tok[d->wlocs[i]] = dst_tok;
@@ -216,11 +263,11 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
    cur_instrs++;
    cur_dropped += d->dropped;
    if (!emitted) { /* an instruction left before its memory accesses (e.g. rep with count 0) */
-      if (nbuf == BUF_RECS) flush_records();
+      if (nbuf == BUF_RECS) { flush_records(); b = cb; }
       j = nbuf++;
-      c_addr[j] = 0; c_tid[j] = tid; c_pc[j] = d->base + SLOT_COMPUTE;
-      c_s1[j] = c_s2[j] = c_s3[j] = 0; c_dst[j] = dst_tok; c_size[j] = 0;
-      c_op[j] = d->fallback_op; c_taken[j] = 0;
+      C_ADDR(b)[j] = 0; C_TID(b)[j] = tid; C_PC(b)[j] = d->base + SLOT_COMPUTE;
+      C_S1(b)[j] = C_S2(b)[j] = C_S3(b)[j] = 0; C_DST(b)[j] = dst_tok; C_SIZE(b)[j] = 0;
+      C_OP(b)[j] = d->fallback_op; C_TAKEN(b)[j] = 0;
    }
 }
 
@@ -1078,6 +1125,36 @@ static void pc_post_clo_init(void)
       }
       out_fd = sr_Res(sr);
    }
+   if (clo_shm) {
+      SysRes sr;
+      Int fd;
+      tl_assert(BUF_RECS * COL_BYTES <= SHM_SLOT_BYTES);
+      if (clo_shm_slots < 1 || !clo_credits || out_fd < 0) {
+         VG_(umsg)("portcast: --shm needs --shm-slots >= 1, --credits and --out\n");
+         VG_(exit)(2);
+      }
+      sr = VG_(open)(clo_shm, VKI_O_RDWR, 0);
+      if (sr_isError(sr)) {
+         VG_(umsg)("portcast: cannot open --shm=%s\n", clo_shm);
+         VG_(exit)(2);
+      }
+      fd = sr_Res(sr);
+      sr = VG_(am_shared_mmap_file_float_valgrind)((SizeT)clo_shm_slots * SHM_SLOT_BYTES,
+                                                    VKI_PROT_READ | VKI_PROT_WRITE, fd, 0);
+      VG_(close)(fd);
+      if (sr_isError(sr)) {
+         VG_(umsg)("portcast: cannot map --shm=%s\n", clo_shm);
+         VG_(exit)(2);
+      }
+      shm_base = (UChar*)sr_Res(sr);
+      cb = shm_base; /* slot 0 */
+      sr = VG_(open)(clo_credits, VKI_O_RDONLY, 0);
+      if (sr_isError(sr)) {
+         VG_(umsg)("portcast: cannot open --credits=%s\n", clo_credits);
+         VG_(exit)(2);
+      }
+      credit_fd = sr_Res(sr);
+   }
    n = VG_(snprintf)(hello, sizeof hello, "portcast-vgtool 2 %d", (Int)COL_BYTES);
    send_msg(MSG_HELLO, hello, n);
    if (clo_all) {
@@ -1116,6 +1193,9 @@ static Bool pc_process_cmd_line_option(const HChar* arg)
    if VG_STR_CLO(arg, "--out", clo_out) {}
    else if VG_STR_CLO(arg, "--region", clo_region) {}
    else if VG_BOOL_CLO(arg, "--all", clo_all) {}
+   else if VG_STR_CLO(arg, "--shm", clo_shm) {}
+   else if VG_STR_CLO(arg, "--credits", clo_credits) {}
+   else if VG_INT_CLO(arg, "--shm-slots", clo_shm_slots) {}
    else return False;
    return True;
 }
@@ -1124,7 +1204,10 @@ static void pc_print_usage(void)
 {
    VG_(printf)("    --out=PATH        file or FIFO receiving the binary trace\n"
                "    --region=NAME     record only regions named NAME (default: every region)\n"
-               "    --all=yes|no      record the whole program as region 'program' [no]\n");
+               "    --all=yes|no      record the whole program as region 'program' [no]\n"
+               "    --shm=PATH        hand record blocks over in this ring file (mapped by the reader)\n"
+               "    --shm-slots=K     slots of 2 MiB in the ring\n"
+               "    --credits=FIFO    FIFO where the reader returns slots (one byte each)\n");
 }
 
 static void pc_print_debug_usage(void) {}
