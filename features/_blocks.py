@@ -59,7 +59,7 @@ def _cell_insert(cells, mask, key, new_slot):
         h = (h + 1) & mask
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _cell_rehash(old, new, nkeys):
     """Insert every entry of ``old`` into ``new`` (``nkeys`` entries), prefetching the new cell of the
     entry PREFETCH_AHEAD ahead: the new table is larger than the cache and the cells are random."""
@@ -131,7 +131,7 @@ class CellIndex:
         self.cells = cells
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _mem_records(op, rec):
     """Indices of the LOAD/STORE records into ``rec``; returns their number."""
     r = 0
@@ -142,7 +142,7 @@ def _mem_records(op, rec):
     return r
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _map_kernel(pc, addr, size, nrec, pos, rec, off, ids, bcells, bstate, pcells, pstate, lastblk, lastid):
     """Map memory records ``rec[pos[0]:nrec]`` (writing id ``pos[1]`` next); stops before a record that could
     take a hash table past its limit or the id buffer past its end, leaving ``pos`` at it. The hash cell of

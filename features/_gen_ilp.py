@@ -193,7 +193,7 @@ def uset(typingctx, arr, i, v):
     return sig, codegen
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def block_slot(keys, slots, mask, shift, key):
     """Slot of block ``key`` in the block table (Fibonacci hashing, linear probing), -1 when absent."""
     h = ((key * HASH_MUL) >> shift) & mask
@@ -206,7 +206,7 @@ def block_slot(keys, slots, mask, shift, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def block_insert(keys, slots, mask, shift, key, new_slot):
     """Slot of block ``key``, inserted with ``new_slot`` when absent. Returns (slot, inserted)."""
     h = ((key * HASH_MUL) >> shift) & mask
@@ -225,7 +225,7 @@ def block_insert(keys, slots, mask, shift, key, new_slot):
 def _kernel(a, name: str, nl: int, consts, refs: bool = False) -> None:
     a("")
     a("")
-    a("@njit(cache=True, boundscheck=False)")
+    a("@njit(cache=True, nogil=True, boundscheck=False)")
     if refs:
         a(f"def {name}(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,")
     else:

@@ -16,7 +16,7 @@ _M1 = np.int64(-4658895280553007687)  # 0xBF58476D1CE4E5B9 (splitmix64 finaliser
 _M2 = np.int64(-7723592293110705685)  # 0x94D049BB133111EB
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def slot_hash(key, mask):
     x = np.int64(key)
     x = (x ^ ((x >> 30) & 0x3FFFFFFFF)) * _M1
@@ -25,7 +25,7 @@ def slot_hash(key, mask):
     return x & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def find(keys, slots, mask, key):
     """Slot of ``key`` or -1 when absent."""
     h = slot_hash(key, mask)
@@ -38,7 +38,7 @@ def find(keys, slots, mask, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def insert(keys, slots, mask, key, new_slot):
     """Slot of ``key``; inserts it with ``new_slot`` when absent. Returns (slot, inserted)."""
     h = slot_hash(key, mask)
@@ -53,7 +53,7 @@ def insert(keys, slots, mask, key, new_slot):
         h = (h + 1) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rehash(old_keys, old_slots, new_keys, new_slots, slot_map):
     """Move every entry into the new table; ``slot_map[old] = new slot`` (-1 drops the entry)."""
     mask = new_keys.shape[0] - 1

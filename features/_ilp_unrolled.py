@@ -167,7 +167,7 @@ def uset(typingctx, arr, i, v):
     return sig, codegen
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def block_slot(keys, slots, mask, shift, key):
     """Slot of block ``key`` in the block table (Fibonacci hashing, linear probing), -1 when absent."""
     h = ((key * HASH_MUL) >> shift) & mask
@@ -180,7 +180,7 @@ def block_slot(keys, slots, mask, shift, key):
         h = (h + 1) & mask
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def block_insert(keys, slots, mask, shift, key, new_slot):
     """Slot of block ``key``, inserted with ``new_slot`` when absent. Returns (slot, inserted)."""
     h = ((key * HASH_MUL) >> shift) & mask
@@ -195,7 +195,7 @@ def block_insert(keys, slots, mask, shift, key, new_slot):
         h = (h + 1) & mask
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
@@ -336,7 +336,7 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslo
 DEFAULT_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
@@ -468,7 +468,7 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
 # The same passes reading the engine's dense block ids (features/_blocks.py) instead of hashing blocks.
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
@@ -620,7 +620,7 @@ def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, b
     return stop
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.

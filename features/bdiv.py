@@ -13,7 +13,7 @@ BRANCH = np.uint8(Op.BRANCH)
 BDIV_WINDOWS = (16, 32, 64, 128, 256, 512, 1024)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bdiv(op, pc, taken, windows, masks, pow2, cnt, run, last, div, gstate, gdiv):
     """A group of W outcomes ends when count % W == 0; it is uniform iff the run of equal outcomes ending
     there is at least W long. gstate = [count, run, last outcome] of the global sequence."""

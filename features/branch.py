@@ -17,7 +17,7 @@ _VLO = np.int32(-2 * _SAT + 1)  # stored value 2 * counter + 1 at counter -_SAT
 _VHI = np.int32(2 * _SAT + 1)  # ... at +_SAT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, tables, miss, counts):
     """Records from ``start``; returns the first one not processed (stops when a new static branch needs a
     slot and none is left).
@@ -106,7 +106,7 @@ def _branch_kernel(op, pc, taken, start, hs, maxh, pcslot, state, lhist, lcnt, t
     return stop
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _seen_sum(tables, row, j, x, hp):
     """Counter of the order-``j`` context ``x`` (j history bits) of table ``row``, from the stored order
     ``hp`` >= j: (seen, taken - not taken) summed over its 2^(hp - j) descendants there."""
@@ -121,7 +121,7 @@ def _seen_sum(tables, row, j, x, hp):
     return seen, c
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _predict_unseen(tables, row, hist, q, stored):
     """Prediction (1 = taken) of the longest seen context of order < stored[q], the stored order stored[q]
     itself being unseen: orders stored[q] - 1, stored[q] - 2, ... are read from the next stored order up
@@ -143,7 +143,7 @@ def _predict_unseen(tables, row, hist, q, stored):
     return 1
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _branch_kernel_stored(op, pc, taken, start, stored, pred_of, maxh, pcslot, state, lhist, lcnt, tables, miss,
                           counts):
     """As :func:`_branch_kernel`, keeping only the contexts of the ``stored`` orders (the history lengths,
@@ -222,7 +222,7 @@ def _branch_kernel_stored(op, pc, taken, start, stored, pred_of, maxh, pcslot, s
     return stop
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _fill_orders(tables, rows, stored, maxh):
     """Give every context of the orders that are not stored its counter (summed from the next stored order
     up), so the full kernel can take over."""

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
 import numpy as np
@@ -38,11 +41,60 @@ FAMILIES: dict[str, type[Analyzer]] = {
 
 _CATALOGUED = frozenset(FEATURE_NAMES)
 
+#: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
+#: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
+COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5}
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``workers`` threads (engines come and go with regions; threads stay)."""
+    with _POOLS_LOCK:
+        pool = _POOLS.get(workers)
+        if pool is None:
+            pool = _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix="portcast-features")
+        return pool
+
+
+def default_threads() -> int:
+    """Threads the engine uses unless told otherwise: ``PORTCAST_FEATURE_THREADS`` when set, else the
+    processors this process may run on, at most 4 (beyond that the serial block mapping dominates)."""
+    env = os.environ.get("PORTCAST_FEATURE_THREADS")
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"PORTCAST_FEATURE_THREADS={env!r} is not an integer") from None
+        if n < 1:
+            raise ValueError(f"PORTCAST_FEATURE_THREADS={env!r} must be >= 1")
+        return n
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def _groups(costs: list[float], k: int) -> list[list[int]]:
+    """Split analyzer indices into at most ``k`` groups of similar total cost (longest first, each to the
+    least loaded group); groups keep program order inside."""
+    loads = [0.0] * k
+    members: list[list[int]] = [[] for _ in range(k)]
+    for i in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
+        g = min(range(k), key=lambda j: (loads[j], j))
+        loads[g] += costs[i]
+        members[g].append(i)
+    return [sorted(m) for m in members if m]
+
+
 #: features the explanation table covers, and the analyzer contribution each one reads.
 EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _first_invalid(op, taken, pc, src1, src2, src3, dst, size):
     for i in range(op.shape[0]):
         o = op[i]
@@ -82,12 +134,21 @@ class FeatureEngine:
     families : names from :data:`FAMILIES` (default: all), or ready analyzer objects
     static : the static instruction table, used by :meth:`explain` for file:line and source text
     validate : check each chunk against the trace contract before analysing it (one fast pass)
+    threads : analyzers run on up to this many threads at once (their Numba kernels release the GIL); each
+        chunk is finished by all of them before :meth:`consume` returns, and the results are identical for
+        any number of threads. None: :func:`default_threads`.
     """
 
+    #: chunks shorter than this are analysed on the calling thread alone (handing over costs tens of us)
+    min_parallel_records = 4096
+
     def __init__(self, families: Iterable[str | Analyzer] | None = None, static: StaticTable | None = None,
-                 validate: bool = True) -> None:
+                 validate: bool = True, threads: int | None = None) -> None:
         self.static = static
         self.validate = validate
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
         self.analyzers: list[Analyzer] = []
         for f in (FAMILIES if families is None else families):
             if isinstance(f, Analyzer):
@@ -113,6 +174,8 @@ class FeatureEngine:
         self._tokens = [a for a in self.analyzers if hasattr(a, "next_max_token")]
         if len(self._tokens) < 2:
             self._tokens = []
+        # CPU seconds each analyzer spent so far (its thread's time), which balances the threads
+        self._spent = [0.0] * len(self.analyzers)
 
     def hint_max_token(self, chunk: TraceChunk) -> None:
         """Compute the chunk's largest register token once and hand it to every analyzer that needs it
@@ -145,11 +208,11 @@ class FeatureEngine:
         try:
             refs = self.blockmap.map(chunk) if self._mapped else None
             self.hint_max_token(chunk)
-            for a, mapped in zip(self.analyzers, self._is_mapped):
-                if mapped:
-                    a.consume_refs(chunk, refs)
-                else:
-                    a.consume(chunk)
+            k = min(self.threads, len(self.analyzers))
+            if k <= 1 or len(chunk) < self.min_parallel_records:
+                self._run(range(len(self.analyzers)), chunk, refs)
+            else:
+                self._run_threads(k, chunk, refs)
         finally:  # hints are for this chunk only (and must not keep it alive)
             self.blockmap.pc_hint = None
             for a in self.analyzers:
@@ -157,6 +220,39 @@ class FeatureEngine:
             for a in self._tokens:
                 a.next_max_token = None
         self.n += len(chunk)
+
+    def _run(self, which, chunk: TraceChunk, refs) -> None:
+        """Feed ``chunk`` to the analyzers ``which`` (indices), in order, timing each with its thread's clock."""
+        for i in which:
+            a = self.analyzers[i]
+            t0 = time.thread_time()
+            if self._is_mapped[i]:
+                a.consume_refs(chunk, refs)
+            else:
+                a.consume(chunk)
+            self._spent[i] += time.thread_time() - t0
+
+    def _run_threads(self, k: int, chunk: TraceChunk, refs) -> None:
+        """Feed ``chunk`` to all analyzers on ``k`` threads (this one and ``k - 1`` of the pool)."""
+        chunk.columns()  # decode every column here: analyzers must not decode a lazy chunk concurrently
+        if any(self._spent):
+            costs = self._spent
+        else:
+            costs = [COST_NS.get(getattr(a, "family", ""), 3.0) for a in self.analyzers]
+        groups = _groups(list(costs), k)
+        futures = [_pool(k - 1).submit(self._run, g, chunk, refs) for g in groups[1:]]
+        error = None
+        try:
+            self._run(groups[0], chunk, refs)
+        except BaseException as exc:  # wait for the others before the chunk's buffers may go away
+            error = exc
+        for f in futures:
+            try:
+                f.result()
+            except BaseException as exc:
+                error = error or exc
+        if error is not None:
+            raise error
 
     def result(self):
         """Features of everything consumed so far.
@@ -230,17 +326,19 @@ class FeatureSink:
     ----------
     families : as for :class:`FeatureEngine`
     top : rows per feature in the explanation tables
+    threads : as for :class:`FeatureEngine`
     """
 
-    def __init__(self, families: Iterable[str] | None = None, top: int = 5) -> None:
+    def __init__(self, families: Iterable[str] | None = None, top: int = 5, threads: int | None = None) -> None:
         self.families = None if families is None else list(families)
         self.top = top
+        self.threads = threads
         self.results: list = []
         self.explanations: list = []
         self._engine: FeatureEngine | None = None
 
     def start_region(self, info: RegionInfo, static: StaticTable) -> None:
-        self._engine = FeatureEngine(self.families, static=static)
+        self._engine = FeatureEngine(self.families, static=static, threads=self.threads)
 
     def consume(self, chunk: TraceChunk) -> None:
         if self._engine is None:

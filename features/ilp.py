@@ -30,7 +30,7 @@ REBASE_AT = 1 << 30
 _PAD_WINDOW = 1 << 30
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _max_token(src1, src2, src3, dst):
     """Largest register token of the columns (0 for an empty chunk)."""
     m = 0
@@ -50,7 +50,7 @@ def _max_token(src1, src2, src3, dst):
     return m
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _reg_map(src1, src2, src3, dst, lo, hi, rkeys, rslots, rstate, m1, m2, m3, md):
     """Hash mode: rows of the registers of records ``lo..hi-1`` into ``m1..md[i - lo]`` (slot s is row s + 1,
     row 0 = register 0 or never written). Stops before a record whose destination could take the table past
@@ -82,7 +82,7 @@ def _reg_map(src1, src2, src3, dst, lo, hi, rkeys, rslots, rstate, m1, m2, m3, m
     return stop
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _prune(ready, n, c, nl):
     """Slot map dropping entries whose ready time can no longer delay anything (<= the clock in every lane).
 
@@ -105,7 +105,7 @@ def _prune(ready, n, c, nl):
     return slot_map, j
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _block_rehash(old_keys, old_slots, keys, slots, shift, slot_map):
     """Re-insert the block table's entries with their new slots (``slot_map``; -1 drops the entry)."""
     mask = keys.shape[0] - 1

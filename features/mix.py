@@ -10,7 +10,7 @@ from profiler.trace import N_OPS, Op, TraceChunk
 from ._base import Analyzer, ratio
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_ops(op, counts):
     for i in range(op.shape[0]):
         counts[op[i]] += 1

@@ -51,7 +51,7 @@ def _inc_lut() -> np.ndarray:
 INC_LUT = _inc_lut()
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _regs_direct(src1, src2, src3, dst, base, wtime, inc, hist, counts):
     """Direct mode: ``wtime[token]`` is the last write time (:data:`NEVER` = never written; token 0 is never
     written, a record without destination writes the last entry, a sink). Counts as :func:`_regs_kernel`.
@@ -106,7 +106,7 @@ def _regs_direct(src1, src2, src3, dst, base, wtime, inc, hist, counts):
     counts[2] += writes
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _regs_kernel(src1, src2, src3, dst, start, base, keys, slots, state, wtime, hist, counts):
     """Records from ``start``; returns the first one not processed (a register table that would pass its
     limit stops the kernel before the record). counts = [register reads, reads of a value produced in the

@@ -19,7 +19,7 @@ N_REUSE_BUCKETS = 19  # b0 = {0, 1}, bk = [2^k, 2^(k+1)) for k = 1..17, b18 = >=
 # --------------------------------------------------------------------------------------------- footprint
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _footprint_kernel(pc, rec, off, ids, nxt, newblk, pcseen):
     """Marks every record's static instruction; counts first touches (id == ``nxt``, the number of blocks
     touched before) per static instruction. Returns the new ``nxt``."""
@@ -116,7 +116,7 @@ def _live_count(livew, x, y):
     return c + _bytesum(v)
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _reuse_kernel(op, rec, off, ids, start, last, live, livew, grp, state, hist):
     """Load block references of memory records from ``start``; returns the first record not processed (the
     positions would run out: compact and resume). ``last[id]`` = position of the block's latest load
@@ -217,7 +217,7 @@ def _reuse_kernel(op, rec, off, ids, start, last, live, livew, grp, state, hist)
     return stop
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _compact(last, nids, live, t, m, cap):
     """Renumber the M live positions (all < ``t``, marked in ``live``) to 0..M-1 keeping their order, in
     O(t + ids) without sorting (a running count over ``live``); returns fresh ``live`` (cap bytes, 1 at

@@ -18,7 +18,7 @@ XAPP_STRIDE_BUCKETS = ("0", "8", "128", "Other")
 MICA_STRIDE_BOUNDS = (0, 8, 64, 512, 4096, 32768, 262144)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _xapp_strides(op, pc, addr, last, seen, local, glob, gstate):
     # gstate[0] = global seen flag, gstate[1] = global last address
     for i in range(op.shape[0]):
@@ -105,7 +105,7 @@ def _mica_bucket(d):
     return 7
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mica_strides(op, pc, addr, size, last_end, seen, hist, gstate):
     # hist rows: 0 local load, 1 local store, 2 global load, 3 global store
     # gstate: [load seen, load last end, store seen, store last end]

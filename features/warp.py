@@ -22,7 +22,7 @@ MAX_TID = 1 << 36
 _HMUL = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, multiplicative hashing
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _union_size(lo, hi, m, a, b):
     """Number of integers covered by the union of intervals [lo[k], hi[k]], k < m (m >= 1); ``a``, ``b`` are
     scratch arrays of at least 2 * m entries (no allocation).
@@ -87,7 +87,7 @@ def _union_size(lo, hi, m, a, b):
     return total
 
 
-@njit(cache=True, boundscheck=False)
+@njit(cache=True, nogil=True, boundscheck=False)
 def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, hi, gbytes, wcur, wflags, tidbits,
                  totals):
     """Records from ``start``; returns the first one not processed (a new static instruction needs a slot
@@ -168,7 +168,7 @@ def _warp_kernel(op, pc, taken, addr, size, tid, start, pcslot, state, gn, lo, h
     return stop
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _open_groups(nslots, gn, lo, hi, gbytes, wcur, wflags):
     """Totals of the groups still open at the end: (groups, sectors, ideal, branch groups, divergent)."""
     sa = np.empty(2 * WARP, np.int64)
