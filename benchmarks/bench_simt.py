@@ -7,6 +7,9 @@ sweep of a 10^6-instruction region in under a minute. The region is a mix of the
 with computation, random gathers, a divergent branch), about 10^6 thread instructions. Each benchmark stores
 its rate in ``extra_info`` (warp instructions per second, single thread unless stated);
 ``test_one_configuration_part`` times the region's three parts alone (where the time goes).
+
+Before/after a kernel change, in one process with interleaved rounds (CPU time):
+``python benchmarks/bench_simt.py OLD_MODEL.py [ROUNDS]`` (:func:`compare_kernels`).
 """
 
 from __future__ import annotations
@@ -88,3 +91,65 @@ def test_sweep_448(benchmark, region):
     assert out.shape[0] == 448 and np.all(out[:, 0] > 0)
     benchmark.extra_info.update(configurations=448, warp_instructions=s.n, thread_instructions=len(ch),
                                 warp_instructions_per_s_all_threads=448 * s.n / benchmark.stats.stats.median)
+
+
+def compare_kernels(old_model: str, rounds: int = 31) -> list[dict]:
+    """Time a previous revision of ``gpu_models/simt/model.py`` against the current one in one process.
+
+    Both kernels run the benchmark region and its parts on the two presets, rounds interleaved (the order
+    alternates), timed with ``time.process_time``; every simulated statistic and ``sm_end`` are compared first.
+
+    Parameters
+    ----------
+    old_model : str
+        Path of the previous model.py (e.g. ``git show REV:gpu_models/simt/model.py > /tmp/old_model.py``).
+    rounds : int
+        Rounds per kernel.
+
+    Returns
+    -------
+    list of dict
+        Per GPU and part: warp instructions, median and minimum CPU time of each kernel (s).
+    """
+    import importlib.util
+    import statistics
+    import sys
+    import time
+
+    from gpu_models.simt import model as new
+
+    spec = importlib.util.spec_from_file_location("_simt_old_model", old_model)
+    old = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = old  # its dataclasses look their module up while the module runs
+    spec.loader.exec_module(old)
+    cases = {"region": build_streams(_region_1m(), 256)}
+    cases.update({p: build_streams(make(), 256) for p, make in sorted(_PARTS.items())})
+    rows = []
+    for gpu in ("gtx480", "h100"):
+        cfg = load_config(gpu)
+        for part, s in cases.items():
+            runs = {k: (lambda m=m: m._run(*m._kernel_args(s, cfg, cfg.sm_count, cfg.core_mhz, cfg.mem_mhz), -1))
+                    for k, m in (("old", old), ("new", new))}
+            a, b = runs["old"](), runs["new"]()
+            if not (np.array_equal(a[0][:25], b[0][:25]) and np.array_equal(a[1], b[1])):
+                raise AssertionError(f"{gpu} {part}: the kernels disagree")
+            times = {"old": [], "new": []}
+            for r in range(rounds):
+                for k in (("old", "new") if r % 2 == 0 else ("new", "old")):
+                    t0 = time.process_time()
+                    runs[k]()
+                    times[k].append(time.process_time() - t0)
+            rows.append({"gpu": gpu, "part": part, "warp_instructions": s.n,
+                         **{f"{k}_median_s": statistics.median(v) for k, v in times.items()},
+                         **{f"{k}_min_s": min(v) for k, v in times.items()}})
+    return rows
+
+
+if __name__ == "__main__":  # python benchmarks/bench_simt.py OLD_MODEL.py [ROUNDS]
+    import sys
+
+    for row in compare_kernels(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 31):
+        n, old_s, new_s = row["warp_instructions"], row["old_median_s"], row["new_median_s"]
+        print(f"{row['gpu']:7s} {row['part']:10s} old {old_s * 1e3:6.2f} ms (min {row['old_min_s'] * 1e3:6.2f})"
+              f"  new {new_s * 1e3:6.2f} ms (min {row['new_min_s'] * 1e3:6.2f})"
+              f"  x{old_s / new_s:.2f}  new {n / new_s / 1e6:.2f} M warp instr/s")

@@ -41,6 +41,8 @@ from gpu_models.simt.config import GPUConfig, SECTOR_BYTES
 from gpu_models.simt.threads import WarpStreams
 
 _INF = np.int64(1) << np.int64(62)
+_TAG = np.int64(0x7FFFFFFF)  # packed cache way word: LRU stamp << 32 | dirty << 31 | tag
+_DIRTY = np.int64(1) << np.int64(31)
 _EPS = 1e-9
 
 # indices of the statistics vector returned by the kernel
@@ -80,7 +82,7 @@ def _grow(a, n):
 
 
 @nb.njit(cache=True, nogil=True)
-def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w_div,
+def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div,
          n_sm, n_sched, res_blocks, wpb, unit_of, lat_of, ivl_of, lsu_spc,
          l1_sets, l1_ways, l1_lat, n_mshr, n_sq, l2_sets, l2_ways,
          period, l2_lat, l2_xfer, dram_lat, dram_xfer, track_sm):
@@ -128,31 +130,33 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     qq = np.empty((n_sm, qcap), np.int64)
     qq[:, :n_sq] = 0
     qh = np.zeros(n_sm, np.int64)
-    # caches: a set gets its ways in the compact arrays (tag = sector + 1, 0 = empty; LRU stamp; ready time;
-    # dirty) the first time a sector maps to it; l1_map[s * l1_sets + set] / l2_map[set] hold its number + 1
-    # (0 = never touched, i.e. all ways empty). A run touches at most one new set per sector access, so the
-    # compact arrays hold min(sets, sector accesses) sets; they are left uninitialised (np.empty: no pages
-    # written) and a set's ways are zeroed when it is first touched. Memory work thus follows the sets a run
-    # touches, not the cache size (a 50 MB L2 has 100k sets).
-    set1 = np.empty(sectors.shape[0], np.int64)  # set of each sector access, L1 and L2
-    set2 = np.empty(sectors.shape[0], np.int64)
-    for j in range(sectors.shape[0]):
-        set1[j] = sectors[j] % l1_sets
-        set2[j] = sectors[j] % l2_sets
+    # caches: all of a set's state is one record of 2 * ways int64 words in a compact array: the ways' packed
+    # words (LRU stamp << 32 | dirty << 31 | tag, tag = the sector's dense number + 1 from acc[:, 0]; an empty
+    # way is the word 0), then the ways' ready times (L1: cycles; L2: ns, float64 bits through the view c2f),
+    # so a lookup reads one host cache line of words (records start on a 64-byte boundary). Packing keeps the
+    # LRU order: stamps are distinct and positive for filled ways, so comparing words compares stamps, and an
+    # empty way (0) is below every filled one, as when stamps were separate. A set gets its record the first
+    # time a sector maps to it; l1_map[s * l1_sets + set] / l2_map[set] hold its number + 1 (0 = never touched,
+    # i.e. all ways empty). A run touches at most one new set per sector access, so the compact arrays hold
+    # min(sets, sector accesses) records; they are left uninitialised (np.empty: no pages written) and a
+    # record is zeroed when its set is first touched. Memory work thus follows the sets a run touches, not the
+    # cache size (a 50 MB L2 has 100k sets). acc[j] = (tag, L1 set, L2 set) of sector access j.
+    n_acc = acc.shape[0]
     l1_map = np.zeros(n_sm * l1_sets, np.int32)
     l2_map = np.zeros(l2_sets, np.int32)
     n_l1 = 0
     n_l2 = 0
-    cap1 = min(n_sm * l1_sets, sectors.shape[0]) * l1_ways
-    cap2 = min(l2_sets, sectors.shape[0]) * l2_ways
-    l1_tag = np.empty(cap1, np.int64)
-    l1_stamp = np.empty(cap1, np.int64)
-    l1_ready = np.empty(cap1, np.int64)
-    l2_tag = np.empty(cap2, np.int64)
-    l2_stamp = np.empty(cap2, np.int64)
-    l2_ready = np.empty(cap2, np.float64)
-    l2_dirty = np.empty(cap2, np.uint8)
+    rec1 = 2 * l1_ways
+    rec2 = 2 * l2_ways
+    buf1 = np.empty(min(n_sm * l1_sets, n_acc) * rec1 + 8, np.int64)
+    buf2 = np.empty(min(l2_sets, n_acc) * rec2 + 8, np.int64)
+    c1 = buf1[((64 - (buf1.ctypes.data & 63)) & 63) >> 3:]
+    o2 = ((64 - (buf2.ctypes.data & 63)) & 63) >> 3
+    c2 = buf2[o2:]
+    c2f = buf2.view(np.float64)[o2:]
     st = np.zeros(2, np.float64)
+    # the sum of the words a load's prefetch pass reads (below): stored so that the loads are not optimised away
+    pf_sink = np.zeros(1, np.int64)
     clock = np.int64(0)
     l1_clock = np.int64(0)
     sm_next = np.full(n_sm, _INF, np.int64)
@@ -248,15 +252,15 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         need = 0
                         if op == 8:
                             for j in range(sptr[i], sptr[i + 1]):
-                                x = sectors[j]
-                                m1 = l1_map[s * l1_sets + set1[j]]
+                                tg = np.int64(acc[j, 0])
+                                m1 = l1_map[s * l1_sets + acc[j, 1]]
                                 if m1 == 0:
                                     need += 1
                                     continue
-                                b0 = (m1 - 1) * l1_ways
+                                b0 = (m1 - 1) * rec1
                                 found = False
                                 for kk in range(b0, b0 + l1_ways):
-                                    if l1_tag[kk] == x + 1:
+                                    if (c1[kk] & _TAG) == tg:
                                         found = True
                                         break
                                 if not found:
@@ -329,34 +333,41 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         stats[S_LOAD_SECT] += nsec
                         r_i = c + l1_lat
                         missed = False
+                        # prefetch pass: read the L1 and L2 records of all the load's sectors first, in a loop
+                        # without data-dependent branches, so that the host's cache misses on them overlap
+                        # instead of waiting one after the other inside the lookups below (reads only)
+                        pf = np.int64(0)
                         for j in range(sptr[i], sptr[i + 1]):
-                            x = sectors[j]
-                            key = s * l1_sets + set1[j]
+                            m1 = l1_map[s * l1_sets + acc[j, 1]]
+                            m2 = l2_map[acc[j, 2]]
+                            pf += c1[max(m1 - 1, 0) * rec1] + c2[max(m2 - 1, 0) * rec2]
+                        pf_sink[0] += pf
+                        for j in range(sptr[i], sptr[i + 1]):
+                            tg = np.int64(acc[j, 0])
+                            key = s * l1_sets + acc[j, 1]
                             m1 = l1_map[key]
                             if m1 == 0:
                                 n_l1 += 1
                                 m1 = n_l1
                                 l1_map[key] = m1
-                                for kk in range((m1 - 1) * l1_ways, m1 * l1_ways):
-                                    l1_tag[kk] = 0
-                                    l1_stamp[kk] = 0
-                                    l1_ready[kk] = 0
-                            b0 = (m1 - 1) * l1_ways
+                                for kk in range((m1 - 1) * rec1, m1 * rec1):
+                                    c1[kk] = 0
+                            b0 = (m1 - 1) * rec1
                             l1_clock += 1
                             hit = -1
                             victim = b0
                             for kk in range(b0, b0 + l1_ways):
-                                if l1_tag[kk] == x + 1:
+                                if (c1[kk] & _TAG) == tg:
                                     hit = kk
                                     break
-                                if l1_stamp[kk] < l1_stamp[victim]:
+                                if c1[kk] < c1[victim]:
                                     victim = kk
                             if hit >= 0:
                                 stats[S_L1_HIT] += 1
-                                l1_stamp[hit] = l1_clock
+                                c1[hit] = (l1_clock << 32) | tg
                                 rc = c + l1_lat
-                                if l1_ready[hit] > rc:
-                                    rc = l1_ready[hit]
+                                if c1[hit + l1_ways] > rc:
+                                    rc = c1[hit + l1_ways]
                             else:
                                 stats[S_L1_MISS] += 1
                                 missed = True
@@ -365,17 +376,14 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                 dep_c = mq[s, mh0]
                                 if c > dep_c:
                                     dep_c = c
-                                key = set2[j]
+                                key = acc[j, 2]
                                 m2 = l2_map[key]
                                 if m2 == 0:
                                     n_l2 += 1
                                     m2 = n_l2
                                     l2_map[key] = m2
-                                    for kk in range((m2 - 1) * l2_ways, m2 * l2_ways):
-                                        l2_tag[kk] = 0
-                                        l2_stamp[kk] = 0
-                                        l2_ready[kk] = 0.0
-                                        l2_dirty[kk] = 0
+                                    for kk in range((m2 - 1) * rec2, m2 * rec2):
+                                        c2[kk] = 0
                                 # the sector at the L2 (written out for speed): data time t_ret in ns.
                                 # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
                                 # time c * period so that the servers see requests in time order; the request is served at the later of
@@ -385,38 +393,36 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                 lb0 = now_ns if now_ns > st[0] else st[0]
                                 st[0] = lb0 + l2_xfer
                                 start = t_ns if t_ns > lb0 else lb0
-                                base2 = (m2 - 1) * l2_ways
+                                base2 = (m2 - 1) * rec2
                                 clock += 1
                                 h2 = -1
                                 v2 = base2
                                 for k2 in range(base2, base2 + l2_ways):
-                                    if l2_tag[k2] == x + 1:
+                                    if (c2[k2] & _TAG) == tg:
                                         h2 = k2
                                         break
-                                    if l2_stamp[k2] < l2_stamp[v2]:
+                                    if c2[k2] < c2[v2]:
                                         v2 = k2
                                 if h2 >= 0:
                                     stats[S_L2_HIT] += 1
-                                    l2_stamp[h2] = clock
+                                    c2[h2] = (clock << 32) | (c2[h2] & _DIRTY) | tg
                                     t_ret = start + l2_lat
-                                    if l2_ready[h2] > t_ret:
-                                        t_ret = l2_ready[h2]
+                                    if c2f[h2 + l2_ways] > t_ret:
+                                        t_ret = c2f[h2 + l2_ways]
                                 else:
                                     stats[S_L2_MISS] += 1
-                                    if l2_tag[v2] > 0 and l2_dirty[v2] == 1:
+                                    if (c2[v2] & _DIRTY) != 0:
                                         d0 = lb0 if lb0 > st[1] else st[1]
                                         st[1] = d0 + dram_xfer
                                         stats[S_DRAM_WR] += 1
-                                    l2_tag[v2] = x + 1
-                                    l2_stamp[v2] = clock
-                                    l2_dirty[v2] = 0
+                                    c2[v2] = (clock << 32) | tg
                                     d0 = lb0 if lb0 > st[1] else st[1]
                                     st[1] = d0 + dram_xfer
                                     if start > d0:
                                         d0 = start
                                     stats[S_DRAM_RD] += 1
                                     t_ret = d0 + dram_xfer + dram_lat + l2_lat
-                                    l2_ready[v2] = t_ret
+                                    c2f[v2 + l2_ways] = t_ret
                                 rc = _ceil_cycle(t_ret, period)
                                 if rc < c + l1_lat:
                                     rc = c + l1_lat
@@ -435,9 +441,8 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                     tq -= 1
                                 mq[s, tq] = rc
                                 mh[s] = mh0
-                                l1_tag[victim] = x + 1
-                                l1_stamp[victim] = l1_clock
-                                l1_ready[victim] = rc
+                                c1[victim] = (l1_clock << 32) | tg
+                                c1[victim + l1_ways] = rc
                             if rc > r_i:
                                 r_i = rc
                         stats[S_LOAD_WAIT] += r_i - c
@@ -451,23 +456,20 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                         stats[S_STORE] += 1
                         stats[S_STORE_SECT] += nsec
                         for j in range(sptr[i], sptr[i + 1]):
-                            x = sectors[j]
+                            tg = np.int64(acc[j, 0])
                             # the earliest-free store-queue entry: the head of the sorted window
                             qh0 = qh[s]
                             dep_c = qq[s, qh0]
                             if c > dep_c:
                                 dep_c = c
-                            key = set2[j]
+                            key = acc[j, 2]
                             m2 = l2_map[key]
                             if m2 == 0:
                                 n_l2 += 1
                                 m2 = n_l2
                                 l2_map[key] = m2
-                                for kk in range((m2 - 1) * l2_ways, m2 * l2_ways):
-                                    l2_tag[kk] = 0
-                                    l2_stamp[kk] = 0
-                                    l2_ready[kk] = 0.0
-                                    l2_dirty[kk] = 0
+                                for kk in range((m2 - 1) * rec2, m2 * rec2):
+                                    c2[kk] = 0
                             # the sector at the L2 (written out for speed): acknowledgement time t_ack in ns.
                             # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
                             # time c * period so that the servers see requests in time order; the request is served at the later of
@@ -477,31 +479,28 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                             lb0 = now_ns if now_ns > st[0] else st[0]
                             st[0] = lb0 + l2_xfer
                             start = t_ns if t_ns > lb0 else lb0
-                            base2 = (m2 - 1) * l2_ways
+                            base2 = (m2 - 1) * rec2
                             clock += 1
                             h2 = -1
                             v2 = base2
                             for k2 in range(base2, base2 + l2_ways):
-                                if l2_tag[k2] == x + 1:
+                                if (c2[k2] & _TAG) == tg:
                                     h2 = k2
                                     break
-                                if l2_stamp[k2] < l2_stamp[v2]:
+                                if c2[k2] < c2[v2]:
                                     v2 = k2
                             if h2 >= 0:
                                 stats[S_L2_HIT] += 1
-                                l2_stamp[h2] = clock
+                                c2[h2] = (clock << 32) | _DIRTY | tg
                                 t_ack = start + l2_lat
-                                l2_dirty[h2] = 1
                             else:
                                 stats[S_L2_MISS] += 1
-                                if l2_tag[v2] > 0 and l2_dirty[v2] == 1:
+                                if (c2[v2] & _DIRTY) != 0:
                                     d0 = lb0 if lb0 > st[1] else st[1]
                                     st[1] = d0 + dram_xfer
                                     stats[S_DRAM_WR] += 1
-                                l2_tag[v2] = x + 1
-                                l2_stamp[v2] = clock
-                                l2_dirty[v2] = 1
-                                l2_ready[v2] = start + l2_lat
+                                c2[v2] = (clock << 32) | _DIRTY | tg
+                                c2f[v2 + l2_ways] = start + l2_lat
                                 t_ack = start + l2_lat
                             ac = _ceil_cycle(t_ack, period)
                             if ac <= dep_c:
@@ -518,12 +517,12 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
                                 tq -= 1
                             qq[s, tq] = ac
                             qh[s] = qh0
-                            m1 = l1_map[s * l1_sets + set1[j]]
-                            b0 = (m1 - 1) * l1_ways
+                            m1 = l1_map[s * l1_sets + acc[j, 1]]
+                            b0 = (m1 - 1) * rec1
                             for kk in range(b0, b0 + (l1_ways if m1 > 0 else 0)):
-                                if l1_tag[kk] == x + 1:  # write-through: keep the L1 copy current
+                                if (c1[kk] & _TAG) == tg:  # write-through: keep the L1 copy current
                                     l1_clock += 1
-                                    l1_stamp[kk] = l1_clock
+                                    c1[kk] = (l1_clock << 32) | tg
                                     break
                 ready[i] = r_i
                 warp_next[w] = c + 1
@@ -618,17 +617,63 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, sectors, w_active, w
     return stats, sm_end, trk_issue, trk_block, trk_li[:n_trk].copy(), trk_lr[:n_trk].copy()
 
 
+def _access_table(streams: WarpStreams, l1_sets: int, l2_sets: int) -> np.ndarray:
+    """Per sector access ``j`` of the streams: ``(tag, L1 set, L2 set)`` as int32, cached on the streams.
+
+    The tag is the sector's number among the distinct sectors of the streams plus one (so that it fits the
+    31-bit tag field of a packed cache way word; 0 marks an empty way); the sets are ``sector mod sets``. The
+    table depends only on the streams and the cache geometry, so a sweep computes it once (16 bytes per
+    sector access and geometry, kept with the streams; streams are never modified in place). The fourth
+    column is padding: 16-byte rows measured marginally faster than 12-byte ones.
+
+    Parameters
+    ----------
+    streams : WarpStreams
+    l1_sets, l2_sets : int
+        Sets of the L1 and of the L2.
+
+    Returns
+    -------
+    ndarray of int32, shape (sector accesses, 4)
+    """
+    cache = streams.__dict__.setdefault("_simt_access", {})
+    key = (int(l1_sets), int(l2_sets))
+    tab = cache.get(key)
+    if tab is None:
+        sectors = streams.sectors
+        if sectors.shape[0] >= 2**31 - 1:
+            raise ValueError(f"{sectors.shape[0]} sector accesses: the timing model handles fewer than 2**31 - 1")
+        tag = cache.get("tag")
+        if tag is None:
+            tag = np.unique(sectors, return_inverse=True)[1].reshape(-1).astype(np.int32) + np.int32(1)
+            cache["tag"] = tag
+        tab = np.empty((sectors.shape[0], 4), np.int32)
+        tab[:, 0] = tag
+        tab[:, 1] = sectors % key[0]
+        tab[:, 2] = sectors % key[1]
+        tab[:, 3] = 0
+        cache[key] = tab
+    return tab
+
+
 def _kernel_args(streams: WarpStreams, cfg: GPUConfig, sm_count: int, core_mhz: float, mem_mhz: float):
-    unit, lat, ivl = cfg.op_tables()
+    tables = cfg.__dict__.get("_simt_op_tables")  # cached on the (frozen) configuration: read-only in the kernel
+    if tables is None:
+        tables = cfg.op_tables()
+        cfg.__dict__["_simt_op_tables"] = tables
+    unit, lat, ivl = tables
     wpb = streams.warps_per_block
     res_blocks = min(cfg.max_blocks_per_sm, cfg.max_warps_per_sm // wpb)
     if res_blocks < 1:
         raise ValueError(f"a block of {streams.block_size} threads needs {wpb} warps, more than "
                          f"max_warps_per_sm={cfg.max_warps_per_sm} of GPU {cfg.name!r}")
-    block_w0 = np.searchsorted(streams.warp_block, np.arange(streams.n_blocks + 1)).astype(np.int64)
+    block_w0 = streams.__dict__.get("_simt_block_w0")  # first warp of each block, cached on the streams
+    if block_w0 is None:
+        block_w0 = np.searchsorted(streams.warp_block, np.arange(streams.n_blocks + 1)).astype(np.int64)
+        streams.__dict__["_simt_block_w0"] = block_w0
     period = 1000.0 / core_mhz
     return (streams.warp_ptr, streams.warp_block, block_w0, streams.op, streams.dep, streams.sector_ptr,
-            streams.sectors, streams.active, streams.divergent,
+            _access_table(streams, cfg.l1_sets, cfg.l2_sets), streams.active, streams.divergent,
             int(sm_count), cfg.schedulers_per_sm, int(res_blocks), int(wpb), unit, lat, ivl,
             cfg.lsu_sectors_per_cycle, cfg.l1_sets, cfg.l1_ways, cfg.l1_latency_cycles, cfg.mshr_per_sm,
             cfg.store_queue_per_sm, cfg.l2_sets, cfg.l2_ways, period, cfg.l2_latency_ns,
