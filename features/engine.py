@@ -44,7 +44,7 @@ _CATALOGUED = frozenset(FEATURE_NAMES)
 #: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
 #: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
 COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
-           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5}
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "blockmap": 7.0}
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -78,16 +78,17 @@ def default_threads() -> int:
     return max(1, min(4, cpus))
 
 
-def _groups(costs: list[float], k: int) -> list[list[int]]:
+def _groups(costs: list[float], k: int, first_load: float = 0.0) -> list[list[int]]:
     """Split analyzer indices into at most ``k`` groups of similar total cost (longest first, each to the
-    least loaded group); groups keep program order inside."""
-    loads = [0.0] * k
+    least loaded group); the first group starts with ``first_load`` (the calling thread's block mapping);
+    groups keep program order inside. Only the first group may be empty."""
+    loads = [float(first_load)] + [0.0] * (k - 1)
     members: list[list[int]] = [[] for _ in range(k)]
     for i in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
         g = min(range(k), key=lambda j: (loads[j], j))
         loads[g] += costs[i]
         members[g].append(i)
-    return [sorted(m) for m in members if m]
+    return [sorted(members[0])] + [sorted(m) for m in members[1:] if m]
 
 
 #: features the explanation table covers, and the analyzer contribution each one reads.
@@ -174,8 +175,9 @@ class FeatureEngine:
         self._tokens = [a for a in self.analyzers if hasattr(a, "next_max_token")]
         if len(self._tokens) < 2:
             self._tokens = []
-        # CPU seconds each analyzer spent so far (its thread's time), which balances the threads
+        # CPU seconds each analyzer (and the block mapping) spent so far, which balances the threads
         self._spent = [0.0] * len(self.analyzers)
+        self._map_spent = 0.0
 
     def hint_max_token(self, chunk: TraceChunk) -> None:
         """Compute the chunk's largest register token once and hand it to every analyzer that needs it
@@ -206,13 +208,13 @@ class FeatureEngine:
         for a in self.analyzers:
             a.pc_hint = hint
         try:
-            refs = self.blockmap.map(chunk) if self._mapped else None
             self.hint_max_token(chunk)
             k = min(self.threads, len(self.analyzers))
             if k <= 1 or len(chunk) < self.min_parallel_records:
+                refs = self.blockmap.map(chunk) if self._mapped else None
                 self._run(range(len(self.analyzers)), chunk, refs)
             else:
-                self._run_threads(k, chunk, refs)
+                self._run_threads(k, chunk)
         finally:  # hints are for this chunk only (and must not keep it alive)
             self.blockmap.pc_hint = None
             for a in self.analyzers:
@@ -232,18 +234,39 @@ class FeatureEngine:
                 a.consume(chunk)
             self._spent[i] += time.thread_time() - t0
 
-    def _run_threads(self, k: int, chunk: TraceChunk, refs) -> None:
-        """Feed ``chunk`` to all analyzers on ``k`` threads (this one and ``k - 1`` of the pool)."""
+    def _run_group(self, which, chunk: TraceChunk, mapped: dict, ready: threading.Event) -> None:
+        """A pool thread's share of a chunk: its analyzers that do not read the block map, then, once the
+        calling thread has mapped the chunk, those that do."""
+        self._run([i for i in which if not self._is_mapped[i]], chunk, None)
+        need = [i for i in which if self._is_mapped[i]]
+        if need:
+            ready.wait()
+            if "refs" in mapped:  # else the mapping failed: the calling thread raises its error
+                self._run(need, chunk, mapped["refs"])
+
+    def _run_threads(self, k: int, chunk: TraceChunk) -> None:
+        """Feed ``chunk`` to all analyzers on ``k`` threads (this one and ``k - 1`` of the pool). The calling
+        thread maps the chunk's blocks first while the pool threads run analyzers that do not need the map."""
         chunk.columns()  # decode every column here: analyzers must not decode a lazy chunk concurrently
         if any(self._spent):
-            costs = self._spent
+            costs, map_cost = self._spent, self._map_spent
         else:
             costs = [COST_NS.get(getattr(a, "family", ""), 3.0) for a in self.analyzers]
-        groups = _groups(list(costs), k)
-        futures = [_pool(k - 1).submit(self._run, g, chunk, refs) for g in groups[1:]]
+            map_cost = COST_NS["blockmap"]
+        groups = _groups(list(costs), k, first_load=map_cost if self._mapped else 0.0)
+        mapped: dict = {}
+        ready = threading.Event()
+        futures = [_pool(k - 1).submit(self._run_group, g, chunk, mapped, ready) for g in groups[1:]]
         error = None
         try:
-            self._run(groups[0], chunk, refs)
+            try:
+                if self._mapped:
+                    t0 = time.thread_time()
+                    mapped["refs"] = self.blockmap.map(chunk)
+                    self._map_spent += time.thread_time() - t0
+            finally:
+                ready.set()
+            self._run(groups[0], chunk, mapped.get("refs"))
         except BaseException as exc:  # wait for the others before the chunk's buffers may go away
             error = exc
         for f in futures:

@@ -52,6 +52,10 @@ def test_groups_balance_by_cost_longest_first():
     assert _groups([1.0, 6.0, 3.0, 5.0, 2.0], 2) == [[0, 1, 4], [2, 3]]
     assert _groups([1.0, 1.0], 4) == [[0], [1]]  # no empty groups
     assert _groups([2.0, 2.0, 2.0], 1) == [[0, 1, 2]]
+    # the calling thread's group starts loaded with the block mapping (7): 6.0 -> g1 (7, 6); 5.0 -> g1 (7, 11);
+    # 3.0 -> g0 (10, 11); 2.0 -> g0 (12, 11); 1.0 -> g1 (12, 12)
+    assert _groups([1.0, 6.0, 3.0, 5.0, 2.0], 2, first_load=7.0) == [[2, 4], [0, 1, 3]]
+    assert _groups([1.0, 1.0], 2, first_load=5.0) == [[], [0, 1]]  # the caller only maps
 
 
 def test_work_is_spread_over_threads_and_balanced_by_measured_time(monkeypatch):
@@ -78,7 +82,8 @@ class _Boom(MixAnalyzer):
 
 
 def test_an_analyzer_failing_on_a_pool_thread_raises_in_the_caller():
-    # first split by COST_NS (boom: the default 3.0): ilp | warp | reuse + boom, the last two on the pool
+    # first split by COST_NS (boom: the default 3.0; the caller's group starts with the block mapping, 7.0):
+    # caller: nothing | boom + ilp | reuse + warp, so boom fails on a pool thread
     e = FeatureEngine([_Boom(), "ilp", "reuse", "warp"], threads=3)
     e.min_parallel_records = 1
     with pytest.raises(RuntimeError, match="analyzer failed on purpose"):
@@ -117,3 +122,21 @@ def test_compiled_regions_lazy_chunks_through_the_threaded_sink():
         assert res.info.mode == "compiled"
         out.append(sink.results[0][1])
     assert out[1].to_numpy().tobytes() == out[0].to_numpy().tobytes()
+
+
+def test_a_failing_block_mapping_raises_and_no_pool_thread_waits_forever(monkeypatch):
+    from features._blocks import BlockMap
+
+    def broken(self, chunk):
+        raise RuntimeError("block map failed on purpose")
+
+    e = FeatureEngine(["ilp", "reuse", "footprint", "warp", "branch"], threads=3)
+    e.min_parallel_records = 1
+    monkeypatch.setattr(BlockMap, "map", broken)
+    with pytest.raises(RuntimeError, match="block map failed on purpose"):
+        e.consume(synthetic_trace(5000, seed=0))
+    # the pool is free again: a fresh engine runs a chunk on it (the reuse and ILP threads did not hang)
+    monkeypatch.undo()
+    serial, _ = _features(synthetic_trace(9000, seed=2), 3000, 1)
+    par, _ = _features(synthetic_trace(9000, seed=2), 3000, 3)
+    assert par.to_numpy().tobytes() == serial.to_numpy().tobytes()
