@@ -55,7 +55,7 @@ def test_one_configuration(benchmark, region, gpu):
     ch, s = region
     cfg = load_config(gpu)
     _single(s, cfg)
-    benchmark.pedantic(_single, args=(s, cfg), rounds=5, iterations=1)
+    benchmark.pedantic(_single, args=(s, cfg), rounds=21, iterations=1)
     benchmark.extra_info.update(thread_instructions=len(ch), warp_instructions=s.n,
                                 warp_instructions_per_s=s.n / benchmark.stats.stats.median)
 

@@ -34,6 +34,7 @@ import math
 
 import numba as nb
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gpu_models.dvfs.counters import CounterRecord
 from gpu_models.dvfs.timeline import Execution, derive_counters
@@ -108,6 +109,19 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
     sl_warp = np.full((n_sm, n_sched, slots_per_sched), -1, np.int64)
     sl_lb = np.full((n_sm, n_sched, slots_per_sched), _INF, np.int64)
     sl_res = np.zeros((n_sm, n_sched, slots_per_sched), np.bool_)
+    # pipeline-waiting slots: bit idx of pmask[s, k, u] is set while slot idx of scheduler k holds a warp whose
+    # next instruction needs pipeline u and whose own readiness is not after that pipeline's free cycle, as
+    # found by its last check. Such a slot's check gives unit_free[s, k, u] at every later cycle (its own
+    # readiness is fixed until it issues; unit_free only grows) and its stored bound is never above that, so
+    # the slot scan treats it without a check: blocked (bound unit_free, not from a memory resource) while the
+    # pipeline is busy, eligible once it is free. It is out of the scan mask meanwhile (its sl_lb is _INF) and
+    # the masks' slots are accounted for in scan order around the scan (docs/simt.md, round 4). pmask[s, k, 3]
+    # is the union of the three. Masks are 64-bit: slots 63 and above are always scanned.
+    pmask = np.zeros((n_sm, n_sched, 4), np.int64)
+    # slots the scan visits, as a mask per scheduler (bit idx, idx < 63): slots holding a warp that has not
+    # finished issuing and is not pipeline-waiting. Others have sl_lb = _INF (nothing to check, no bound), so
+    # the scan passes over them without a visit. Slots 63 and above are always visited.
+    scanm = np.zeros((n_sm, n_sched), np.int64)
     block_left = np.zeros(n_blocks, np.int64)
     for b in range(n_blocks):
         block_left[b] = block_w0[b + 1] - block_w0[b]
@@ -184,6 +198,8 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 slot_warp[s, q] = w
                 sl_warp[s, q % n_sched, q // n_sched] = w
                 sl_lb[s, q % n_sched, q // n_sched] = 0
+                if q // n_sched < 63:
+                    scanm[s, q % n_sched] |= np.int64(1) << (q // n_sched)
                 warp_next[w] = 0
                 warp_start[w] = 0
                 if warp_cur[w] < warp_ptr[w + 1]:
@@ -221,14 +237,48 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 greedy = rr[s, k]
                 kbound = _INF
                 kres = False
-                for m in range(slots_per_sched + 1):
-                    # greedy-then-oldest: the warp that issued last, then the others in slot order
-                    if m == 0:
+                if pmask[s, k, 3] != 0:
+                    # the first pipeline-waiting slot in scan order whose pipeline is free can issue: hand it back
+                    # to the scan as a slot due for a check (the scan stops there at the latest)
+                    el = np.int64(0)
+                    if unit_free[s, k, 0] <= c:
+                        el |= pmask[s, k, 0]
+                    if unit_free[s, k, 1] <= c:
+                        el |= pmask[s, k, 1]
+                    if unit_free[s, k, 2] <= c:
+                        el |= pmask[s, k, 2]
+                    if el != 0:
+                        if greedy < 63 and (el >> greedy) & 1:
+                            p = greedy
+                        else:
+                            p = np.int64(trailing_zeros(el))
+                        nbit = ~(np.int64(1) << p)
+                        for uu in range(4):
+                            pmask[s, k, uu] &= nbit
+                        scanm[s, k] |= ~nbit
+                        sl_lb[s, k, p] = c
+                # greedy-then-oldest: the warp that issued last, then the others in slot order; of slots 0-62
+                # only those in the scan mask, slots 63 and above all
+                rest = scanm[s, k]
+                gfirst = True
+                if greedy < 63:
+                    gfirst = ((rest >> greedy) & 1) != 0
+                    rest &= ~(np.int64(1) << greedy)
+                hi = np.int64(63)
+                while True:
+                    if gfirst:
                         idx = greedy
-                    else:
-                        idx = m - 1
+                        gfirst = False
+                    elif rest != 0:
+                        idx = np.int64(trailing_zeros(rest))
+                        rest &= rest - 1
+                    elif hi < slots_per_sched:
+                        idx = hi
+                        hi += 1
                         if idx == greedy:
                             continue
+                    else:
+                        break
                     lbw = sl_lb[s, k, idx]
                     if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished
                         # or no warp)
@@ -281,15 +331,46 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                 if vq > c:
                                     e = vq
                                     res = True
-                    sl_lb[s, k, idx] = e
                     if e <= c:
+                        sl_lb[s, k, idx] = e
                         chosen = w
                         chosen_idx = idx
                         break
+                    if u < 3 and idx < 63 and e == unit_free[s, k, u]:
+                        # blocked only by its busy pipeline (e is unit_free): a pipeline-waiting slot from now on
+                        pbit = np.int64(1) << idx
+                        pmask[s, k, u] |= pbit
+                        pmask[s, k, 3] |= pbit
+                        scanm[s, k] &= ~pbit
+                        sl_lb[s, k, idx] = _INF
+                        continue
+                    sl_lb[s, k, idx] = e
                     sl_res[s, k, idx] = res
                     if e < kbound:
                         kbound = e
                         kres = res
+                if chosen < 0 and pmask[s, k, 3] != 0:
+                    # the pipeline-waiting slots' bounds (all pipelines with such slots are busy here), merged
+                    # with the scanned ones as the scan would: the first slot in scan order with the least bound
+                    # gives the memory-resource flag. A scanned slot's (sl_lb, sl_res) is what it gave the scan.
+                    for u in range(3):
+                        pmu = pmask[s, k, u]
+                        if pmu == 0:
+                            continue
+                        v = unit_free[s, k, u]
+                        if v < kbound:
+                            kbound = v
+                            kres = False
+                        elif v == kbound and kres:
+                            if greedy < 63 and (pmu >> greedy) & 1:
+                                kres = False
+                            elif sl_lb[s, k, greedy] != kbound:
+                                p = np.int64(trailing_zeros(pmu))
+                                for idx in range(p):
+                                    if sl_lb[s, k, idx] == kbound:
+                                        break
+                                else:
+                                    kres = False
                 if chosen < 0:
                     sched_lb[s, k] = kbound
                     sched_res[s, k] = kres
@@ -543,6 +624,8 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 else:
                     # warp finished issuing: free its slot when the block is done
                     sl_lb[s, k, chosen_idx] = _INF
+                    if chosen_idx < 63:
+                        scanm[s, k] &= ~(np.int64(1) << chosen_idx)
                     warps_left -= 1
                     stats[S_WARP_RES] += warp_end[w] - warp_start[w]
                     b = warp_block[w]
@@ -578,6 +661,8 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                 slot_warp[s, q] = ww
                                 sl_warp[s, q % n_sched, q // n_sched] = ww
                                 sl_lb[s, q % n_sched, q // n_sched] = 0
+                                if q // n_sched < 63:
+                                    scanm[s, q % n_sched] |= np.int64(1) << (q // n_sched)
                                 sl_res[s, q % n_sched, q // n_sched] = False
                                 warp_next[ww] = bend
                                 warp_start[ww] = bend
