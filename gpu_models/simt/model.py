@@ -82,7 +82,7 @@ def _grow(a, n):
     return b
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=True, nogil=True, error_model="numpy")
 def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div,
          n_sm, n_sched, res_blocks, wpb, unit_of, lat_of, ivl_of, lsu_spc,
          l1_sets, l1_ways, l1_lat, n_mshr, n_sq, l2_sets, l2_ways,
