@@ -11,8 +11,8 @@ from ._base import grow_1d, ratio
 from ._blocks import BlockAnalyzer, BlockRefs
 from ._hash import HashIndex, find, insert
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._ilp_unrolled import (LANES, block_insert, ilp_lanes, ilp_lanes_refs, ilp_windows_default,
-                            ilp_windows_default_refs)
+from ._i32x8 import LANES, block_insert
+from ._ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
@@ -148,7 +148,7 @@ class _RegTable:
 
 class _BlockTable:
     """64-byte blocks stored to -> ready rows (slot s in row s + 1, row 0 always 0): an open-addressing table
-    with Fibonacci hashing (``_ilp_unrolled.block_slot``); entries whose ready time is at or below every
+    with Fibonacci hashing (``_i32x8.block_slot``); entries whose ready time is at or below every
     lane's clock are dropped when it fills."""
 
     def __init__(self, capacity: int = 4096) -> None:

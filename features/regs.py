@@ -9,7 +9,7 @@ from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
-from ._ilp_unrolled import uget, uset
+from ._i32x8 import uget, uset
 from .ilp import _max_token
 
 DEP_BOUNDS = (1, 2, 4, 8, 16, 32, 64)
