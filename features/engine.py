@@ -247,7 +247,6 @@ class FeatureEngine:
     def _run_threads(self, k: int, chunk: TraceChunk) -> None:
         """Feed ``chunk`` to all analyzers on ``k`` threads (this one and ``k - 1`` of the pool). The calling
         thread maps the chunk's blocks first while the pool threads run analyzers that do not need the map."""
-        chunk.columns()  # decode every column here: analyzers must not decode a lazy chunk concurrently
         if any(self._spent):
             costs, map_cost = self._spent, self._map_spent
         else:

@@ -21,6 +21,7 @@ static property of its pc, looked up in the program's per-pc table):
 from __future__ import annotations
 
 import array
+import threading
 
 import numpy as np
 import numba
@@ -363,6 +364,7 @@ class CompiledBuffer:
         self.tid = -1
         self._out = None
         self.generation = 0  # chunks handed over so far (see CodedChunk)
+        self.decode_lock = threading.Lock()  # one decoding of a CodedChunk's column group at a time
 
     def _emit(self, n: int, k: int) -> None:
         if n <= 0 and k <= 0:
@@ -433,19 +435,22 @@ class CodedChunk(TraceChunk):
         if buf.generation != d["_gen"]:
             raise TraceError(f"trace column {name!r} read after the tracer reused its buffer: a sink must copy "
                              "the columns it keeps before consume() returns")
-        n, out, codes = d["_n"], buf._out, buf.B[0]
-        if name in _FIELD_GROUP:  # the five columns held in the code word: one pass
-            decode_fields(codes, buf.B[1], n, out["pc"], out["op"], out["taken"], out["addr"], out["size"])
-            group = _FIELD_GROUP
-        elif name == "tid":
-            walk_tids(buf.B[2], buf.B[3], d["_k"], n, d["_tid0"], out["tid"])
-            group = ("tid",)
-        else:
-            decode_regs(codes, n, buf._regs, out["src1"], out["src2"], out["src3"], out["dst"])
-            group = _REG_GROUP
-        for g in group:
-            d[g] = out[g][:n]
-        return d[name]
+        with buf.decode_lock:  # sinks may read a chunk from several threads (the feature engine does)
+            if name in d:  # another thread decoded the group meanwhile
+                return d[name]
+            n, out, codes = d["_n"], buf._out, buf.B[0]
+            if name in _FIELD_GROUP:  # the five columns held in the code word: one pass
+                decode_fields(codes, buf.B[1], n, out["pc"], out["op"], out["taken"], out["addr"], out["size"])
+                group = _FIELD_GROUP
+            elif name == "tid":
+                walk_tids(buf.B[2], buf.B[3], d["_k"], n, d["_tid0"], out["tid"])
+                group = ("tid",)
+            else:
+                decode_regs(codes, n, buf._regs, out["src1"], out["src2"], out["src3"], out["dst"])
+                group = _REG_GROUP
+            for g in group:  # published only once decoded: a reader finds a whole column or takes the lock
+                d[g] = out[g][:n]
+            return d[name]
 
 
 #: the columns a CodedChunk decodes together

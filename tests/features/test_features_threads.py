@@ -112,8 +112,8 @@ def _saxpy(a, x, y):
 
 
 def test_compiled_regions_lazy_chunks_through_the_threaded_sink():
-    """Chunks of the compiled tracer decode their columns lazily; the engine decodes them before it hands
-    the chunk to other threads, so the threaded sink gets exactly the serial features."""
+    """Chunks of the compiled tracer decode their columns lazily, once per group under a lock, whichever
+    thread reads first, so the threaded sink gets exactly the serial features."""
     x = np.random.default_rng(0).random(30_000)
     out = []
     for threads in (1, 2):

@@ -228,3 +228,46 @@ def test_coded_chunk_read_after_consume_is_an_error_not_other_records():
         first.tid
     with pytest.raises(AttributeError):
         first.no_such_column
+
+
+def test_coded_chunk_read_from_several_threads_decodes_each_group_once(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    calls = {"fields": 0, "regs": 0, "tids": 0}
+    for key, name in (("fields", "decode_fields"), ("regs", "decode_regs"), ("tids", "walk_tids")):
+        real = getattr(rt, name)
+
+        def counted(*a, _real=real, _key=key):
+            if _key != "tids" or len(a[-1]):  # walk_tids with an empty output only walks (at hand-over)
+                calls[_key] += 1
+            return _real(*a)
+
+        monkeypatch.setattr(rt, name, counted)
+
+    class Threaded:
+        def __init__(self):
+            self.cols, self.n = {n: [] for n in COLUMN_NAMES}, 0
+
+        def start_region(self, info, static):
+            pass
+
+        def consume(self, chunk):
+            self.n += 1
+            with ThreadPoolExecutor(4) as pool:
+                got = list(pool.map(lambda name: (name, getattr(chunk, name).copy()), list(COLUMN_NAMES) * 2))
+            for name, col in got[: len(COLUMN_NAMES)]:
+                self.cols[name].append(col)
+
+        def end_region(self, info, static):
+            pass
+
+    args = (2.0, np.arange(500.0), np.ones(500))
+    full, sink = MemorySink(), Threaded()
+    trace_function(K.saxpy, _copy(args), sinks=[full], mode="compiled", chunk_records=128)
+    calls.update(fields=0, regs=0, tids=0)
+    trace_function(K.saxpy, _copy(args), sinks=[sink], mode="compiled", chunk_records=128)
+    assert sink.n > 5
+    assert calls == {"fields": sink.n, "regs": sink.n, "tids": sink.n}
+    want = full.regions[0][2]
+    for name in COLUMN_NAMES:
+        assert np.concatenate(sink.cols[name]).tolist() == getattr(want, name).tolist()
