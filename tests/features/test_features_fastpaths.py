@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from features import FeatureEngine, IlpAnalyzer, RegisterTrafficAnalyzer
 from features.ilp import DIRECT_TOKENS
 from features.synthetic import synthetic_trace
+from profiler.native.importers import TEMP_TOKEN_BASE
 from profiler.trace import Op, TraceChunk
 
 COUNT_FEATURES = {
@@ -92,6 +93,33 @@ def test_ilp_and_regs_switch_from_direct_tokens_to_hash_mid_trace():
         for k, v in want.items():
             assert got[k] == v, k
         assert ilp.direct == (toks is small)
+
+
+def test_native_recorder_tokens_stay_in_the_direct_tables():
+    """The native recorder's tokens: guest-state offsets (below 1,000 on amd64) and its load and compute
+    temporaries at TEMP_TOKEN_BASE + 0..4 (65536..65540). ILP and register traffic keep them in the direct
+    tables (the hash index cost ILP 2.5x on native traces) with the reference's values."""
+    n = 4000
+    rng = np.random.default_rng(5)
+    toks = np.where(rng.random((4, n)) < 0.4, TEMP_TOKEN_BASE + rng.integers(0, 5, size=(4, n)),
+                    8 * rng.integers(2, 120, size=(4, n)))
+    chunk = TraceChunk.from_columns(
+        pc=np.ones(n, np.int32), op=rng.choice([Op.INT_ALU, Op.LOAD, Op.STORE], size=n),
+        src1=toks[0], src2=toks[1], src3=toks[2], dst=toks[3],
+        addr=rng.integers(0, 4096, size=n), size=np.full(n, 8),
+    )
+    recs = records(chunk)
+    ilp = IlpAnalyzer((4, 32, 256))
+    rt = RegisterTrafficAnalyzer()
+    for c in chunk.split(700):
+        ilp.consume(c)
+        rt.consume(c)
+    assert ilp.direct and rt.direct
+    assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in (4, 32, 256)}
+    want = regs(recs)
+    got = rt.result()
+    for k, v in want.items():
+        assert got[k] == v, k
 
 
 def test_fast_families_equal_separate_analyzers_on_synthetic_trace():

@@ -164,7 +164,7 @@ def test_token_hint_is_computed_once_and_only_used_for_its_chunk():
 
 @pytest.mark.parametrize("chunk_records", [1, 7, 4096, None])
 def test_engine_with_token_hint_equals_analyzers_alone(chunk_records):
-    chunk = _random_chunk(8, 3000, 70_000, 400)  # tokens beyond ILP's direct table, within regs'
+    chunk = _random_chunk(8, 3000, ilp_mod.DIRECT_TOKENS + 4_000, 400)  # beyond ILP's direct table, within regs'
     e = FeatureEngine(["ilp", "regs"])
     ilp, regs = IlpAnalyzer(), RegisterTrafficAnalyzer()
     for c in chunk.split(chunk_records) if chunk_records else [chunk]:
