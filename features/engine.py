@@ -95,16 +95,34 @@ def _groups(costs: list[float], k: int, first_load: float = 0.0) -> list[list[in
 EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
 
 
-@njit(cache=True, nogil=True)
+#: records checked per branch-free pass of ``_first_invalid``
+_CHECK_BLOCK = 4096
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
 def _first_invalid(op, taken, pc, src1, src2, src3, dst, size):
-    for i in range(op.shape[0]):
-        o = op[i]
-        if o >= N_OPS or taken[i] > 1 or pc[i] < 0 or pc[i] > MAX_PC:
-            return i
-        if src1[i] < 0 or src2[i] < 0 or src3[i] < 0 or dst[i] < 0:
-            return i
-        if size[i] < 0 or ((o == 8 or o == 9) and size[i] <= 0):
-            return i
+    """Index of the first record breaking the contract's value ranges, -1 when none does. Each block of
+    records is first checked by one branch-free pass (an OR of every condition, which the compiler
+    vectorises); only a block with a bad record is searched record by record."""
+    n = op.shape[0]
+    for lo in range(0, n, _CHECK_BLOCK):
+        hi = min(n, lo + _CHECK_BLOCK)
+        bad = False
+        for i in range(lo, hi):
+            o = op[i]
+            z = size[i]
+            bad |= ((o >= N_OPS) | (taken[i] > 1) | (pc[i] < 0) | (pc[i] > MAX_PC) | (src1[i] < 0) | (src2[i] < 0)
+                    | (src3[i] < 0) | (dst[i] < 0) | (z < 0) | (((o == 8) | (o == 9)) & (z <= 0)))
+        if not bad:
+            continue
+        for i in range(lo, hi):
+            o = op[i]
+            if o >= N_OPS or taken[i] > 1 or pc[i] < 0 or pc[i] > MAX_PC:
+                return i
+            if src1[i] < 0 or src2[i] < 0 or src3[i] < 0 or dst[i] < 0:
+                return i
+            if size[i] < 0 or ((o == 8 or o == 9) and size[i] <= 0):
+                return i
     return -1
 
 

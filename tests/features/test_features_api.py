@@ -3,6 +3,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from featref import bdiv, footprint, records, strides
 from vectors import v1, v4
 
@@ -16,8 +18,10 @@ from features import (
     catalogue,
     compute_features,
 )
+from features._base import MAX_PC
+from features.engine import _first_invalid
 from features.synthetic import static_table, synthetic_chunks, synthetic_trace
-from profiler.trace import Op, RegionInfo, TraceChunk, TraceError
+from profiler.trace import N_OPS, Op, RegionInfo, TraceChunk, TraceError
 from profiler.tracefile import TraceFile, write_trace
 
 
@@ -153,6 +157,58 @@ def test_explanations_count_what_the_reference_counts():
     e2 = FeatureEngine()
     e2.consume(trace)
     assert e2.explain().location.iloc[0].startswith("pc ")
+
+
+def _first_invalid_reference(c: TraceChunk) -> int:
+    """Record by record, the contract's value ranges as the trace docs state them."""
+    for i in range(len(c)):
+        o = int(c.op[i])
+        if o >= N_OPS or c.taken[i] > 1 or not 0 <= c.pc[i] <= MAX_PC:
+            return i
+        if min(c.src1[i], c.src2[i], c.src3[i], c.dst[i], c.size[i]) < 0:
+            return i
+        if o in (Op.LOAD, Op.STORE) and c.size[i] == 0:
+            return i
+    return -1
+
+
+#: records at the edges of the check's blocks of 4096
+_EDGES = [0, 1, 4094, 4095, 4096, 4097, 8191, 8192, 12287, 12288]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.one_of(st.integers(0, 3 * 4096 + 5), st.just(3 * 4096 + 5)), seed=st.integers(0, 2 ** 32 - 1),
+       bad=st.lists(st.tuples(st.one_of(st.integers(0, 3 * 4096 + 4), st.sampled_from(_EDGES)), st.sampled_from(
+           ["op", "taken", "pc_neg", "pc_big", "src1", "src2", "src3", "dst", "size", "mem_size0"])), max_size=3))
+def test_first_invalid_matches_a_record_by_record_check(n, seed, bad):
+    """The blockwise branch-free check finds the same first bad record, bad records placed anywhere (block
+    edges at multiples of 4096 included)."""
+    rng = np.random.default_rng(seed)
+    op = rng.choice([Op.INT_ALU, Op.LOAD, Op.STORE, Op.BRANCH], size=n).astype(np.uint8)
+    mem = (op == Op.LOAD) | (op == Op.STORE)
+    cols = dict(pc=rng.integers(0, 1000, n).astype(np.int32), op=op,
+                taken=(rng.random(n) < 0.5).astype(np.uint8) * (op == Op.BRANCH),
+                src1=rng.integers(0, 50, n).astype(np.int32), src2=rng.integers(0, 50, n).astype(np.int32),
+                src3=rng.integers(0, 50, n).astype(np.int32), dst=rng.integers(0, 50, n).astype(np.int32),
+                addr=rng.integers(0, 1 << 20, n) * mem, size=(8 * mem).astype(np.int32))
+    for at, kind in bad:
+        if at >= n:
+            continue
+        if kind == "op":
+            cols["op"][at] = N_OPS
+        elif kind == "taken":
+            cols["taken"][at] = 2
+        elif kind == "pc_neg":
+            cols["pc"][at] = -1
+        elif kind == "pc_big":
+            cols["pc"][at] = MAX_PC + 1
+        elif kind == "mem_size0":
+            cols["op"][at], cols["size"][at] = Op.STORE, 0
+        else:
+            cols[kind][at] = -7
+    c = TraceChunk(**cols, tid=np.zeros(n, np.int64))
+    assert _first_invalid(c.op, c.taken, c.pc, c.src1, c.src2, c.src3, c.dst, c.size) == \
+        _first_invalid_reference(c)
 
 
 def test_bad_records_are_reported_with_their_trace_index():
