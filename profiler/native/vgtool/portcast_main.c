@@ -22,6 +22,7 @@
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
 #include "pub_tool_machine.h"
@@ -107,6 +108,7 @@ static Int shm_next = 0, shm_in_flight = 0;
 
 static Int out_fd = -1;
 static volatile UInt recording = 0; /* read by the IR guard of every helper call */
+static Bool detached = False;        /* a forked child: records nothing (pc_atfork_child) */
 static Int nest = 0;                 /* region markers nested inside the recorded one */
 static HChar cur_region[256];
 static Long cur_tid = -1;
@@ -1113,6 +1115,25 @@ static IRSB* pc_instrument(VgCallbackClosure* closure, IRSB* bb_in, const VexGue
                            const VexGuestExtents* vge, const VexArchInfo* archinfo_host, IRType gWordTy,
                            IRType hWordTy);
 
+/* in a forked child (fork, vfork run as fork, system, popen): only the process that was started is traced.
+   The child drops the records it inherited unsent, closes its copies of the FIFOs (so that the reader's
+   end-of-stream waits for the parent alone), leaves the ring, which the parent keeps filling, and ignores
+   region markers from then on. Valgrind calls this in the child before it runs any client code. */
+static void pc_atfork_child(ThreadId tid)
+{
+   detached = True;
+   recording = 0;
+   nest = 0;
+   nbuf = 0;
+   npending = 0;
+   if (out_fd >= 0) VG_(close)(out_fd);
+   out_fd = -1;
+   if (credit_fd >= 0) VG_(close)(credit_fd);
+   credit_fd = -1;
+   shm_base = NULL;
+   cb = (UChar*)cbuf_static;
+}
+
 static void pc_post_clo_init(void)
 {
    HChar hello[64];
@@ -1155,6 +1176,7 @@ static void pc_post_clo_init(void)
       }
       credit_fd = sr_Res(sr);
    }
+   VG_(atfork)(NULL, NULL, pc_atfork_child);
    n = VG_(snprintf)(hello, sizeof hello, "portcast-vgtool 2 %d", (Int)COL_BYTES);
    send_msg(MSG_HELLO, hello, n);
    if (clo_all) {
@@ -1216,6 +1238,7 @@ static Bool pc_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 {
    if (!VG_IS_TOOL_USERREQ('P', 'C', args[0])) return False;
    *ret = 0;
+   if (detached) return True;
    switch (args[0]) {
    case PC_REQ_REGION_START: {
       const HChar* name = (const HChar*)args[1];
