@@ -18,7 +18,7 @@ ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
 #: register tokens below this index the ready table directly (no hashing); a larger token switches the
 #: analyzer to a hash index (with pruning of dead entries) for the rest of the trace.
-DIRECT_TOKENS = 1 << 17
+DIRECT_TOKENS = 1 << 20
 #: largest window size accepted (times are kept in int32 lanes, rebased; see ``IlpAnalyzer``)
 MAX_WINDOW = 1 << 28
 #: records per kernel call at most (times grow by at most one per record, so the int32 lanes are rebased

@@ -14,7 +14,7 @@ from .ilp import _max_token
 
 DEP_BOUNDS = (1, 2, 4, 8, 16, 32, 64)
 #: register tokens below this index the last-write table directly; a larger one switches to the hash index.
-DIRECT_TOKENS = 1 << 20
+DIRECT_TOKENS = 1 << 22
 
 
 def _dep_lut() -> np.ndarray:

@@ -15,6 +15,7 @@ from features import (
     ReuseDistanceAnalyzer,
     StrideAnalyzer,
 )
+from features.ilp import DIRECT_TOKENS
 from profiler.trace import Op, TraceChunk
 
 COUNT_FEATURES = {
@@ -142,12 +143,15 @@ def test_table_growth_pruning_and_compaction(chunk_records):
 def test_ilp_prunes_dead_registers_so_state_stays_bounded():
     """SSA-like register tokens (a new one per instruction) must not grow the ILP tables with the trace."""
     n = 200_000
+    base = DIRECT_TOKENS  # tokens beyond the direct table: the hash index, which prunes dead entries
     chunk = TraceChunk.from_columns(
-        pc=np.ones(n, np.int32), op=np.zeros(n, np.uint8), src1=np.arange(n), dst=np.arange(1, n + 1)
+        pc=np.ones(n, np.int32), op=np.zeros(n, np.uint8), src1=np.where(np.arange(n) > 0, base + np.arange(n), 0),
+        dst=base + np.arange(1, n + 1)
     )
     ilp = IlpAnalyzer((32, 256))
     for c in chunk.split(4096):
         ilp.consume(c)
+    assert not ilp.direct
     assert ilp.cycles() == {32: n, 256: n}  # one long dependence chain
     assert ilp.regs.index.keys.shape[0] <= 1 << 16
 

@@ -18,6 +18,7 @@ from test_features_ilp_window import _chunk, dep_record, fifo_machine
 
 import features.ilp as ilp_mod
 from features import FeatureEngine, IlpAnalyzer
+import features.regs as regs_mod
 from features.regs import RegisterTrafficAnalyzer
 from features.synthetic import synthetic_trace
 from profiler.trace import Op, TraceChunk
@@ -141,7 +142,7 @@ def test_engine_fed_ilp_consumed_directly_afterwards_stays_on_block_ids():
 
 
 def test_token_hint_is_computed_once_and_only_used_for_its_chunk():
-    chunk = _random_chunk(3, 4000, 1 << 21, 300)  # tokens beyond both direct tables
+    chunk = _random_chunk(3, 4000, regs_mod.DIRECT_TOKENS, 300)  # tokens beyond both direct tables
     small = synthetic_trace(500, seed=1)
     e = FeatureEngine(["ilp", "regs", "mix"])
     assert [a.family for a in e._tokens] == ["ilp", "regs"]

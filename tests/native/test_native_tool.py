@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from features import IlpAnalyzer
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, ensure_tool, find_toolchain
 from profiler.native.importers import import_lackey
@@ -277,6 +278,69 @@ def test_a_forked_child_is_not_traced_and_leaves_the_parents_trace_intact(tool_e
     record_program([exe, "300000"], [sink], whole_program=True, shm=shm)
     assert [info.name for info, _, _ in sink.regions] == ["program"] and sink.regions[0][0].complete
     assert int(np.bincount(sink.regions[0][2].op, minlength=16)[Op.BRANCH]) < 300_000
+
+
+THREADS_C = r"""
+#include <stdlib.h>
+#include <pthread.h>
+#include "portcast.h"
+#define T 3
+#define SPAN 100000000L
+static long n;
+static double data[T][4096];
+static void* worker(void* arg) {
+    long k = (long)arg;
+    double s = 0;
+    for (long i = 0; i < n; i++) { PORTCAST_THREAD(k * SPAN + i); s += data[k][i & 4095] * 1.5; }
+    data[k][0] = s;
+    return NULL;
+}
+/* usage: threads N; the main thread (k = 0) and two pthreads (k = 1, 2) each run N iterations in one region;
+   iteration i of thread k is PORTCAST_THREAD(k * SPAN + i) */
+int main(int argc, char** argv) {
+    pthread_t th[T];
+    n = atol(argv[1]);
+    PORTCAST_REGION_START("par");
+    for (long k = 1; k < T; k++) pthread_create(&th[k], NULL, worker, (void*)k);
+    worker((void*)0);
+    for (long k = 1; k < T; k++) pthread_join(th[k], NULL);
+    PORTCAST_REGION_END("par");
+    return 0;
+}
+"""
+
+
+@needs_tool
+def test_threads_keep_their_own_registers_and_logical_thread(tool_env):
+    """Valgrind runs the threads one at a time and switches between them; each thread's register tokens and
+    PORTCAST_THREAD value are its own across switches. Before, one thread's registers were read as the
+    producers of another's (false dependences) and records after a switch carried the other thread's
+    logical thread."""
+    src = tool_env["work"] / "threads.c"
+    src.write_text(THREADS_C)
+    exe = tool_env["work"] / "threads"
+    subprocess.run(["gcc", "-O1", "-pthread", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    sink = MemorySink()
+    record_program([exe, "200000"], [sink])
+    info, _, c = sink.regions[0]
+    assert info.name == "par" and info.complete
+    k = np.where(c.tid >= 0, c.tid // 100_000_000, -1)
+    inside = k >= 0
+    # the threads really were interleaved (several switches between the loops), so the test sees switches
+    assert int(np.count_nonzero(np.diff(k[inside]))) >= 6
+    counts = np.bincount(k[inside], minlength=3)
+    assert counts[1] == counts[2]  # the two pthreads run the same code: the same records, none misattributed
+    toks = np.stack([c.src1, c.src2, c.src3, c.dst])
+    owners = []
+    for kk in range(3):
+        t = toks[:, k == kk]
+        t = t[(t != 0) & ((t < 65536) | (t >= 2 * 65536))]  # registers, not the per-instruction temporaries
+        owners.append(set(np.unique(t >> 16).tolist()))
+    # main thread (Valgrind thread 1): tokens below 65536; the others offset by 65536 x their thread id
+    assert owners[0] == {0} and len(owners[1]) == len(owners[2]) == 1 and owners[1] | owners[2] == {2, 3}
+    ilp = IlpAnalyzer()
+    ilp.consume(c)
+    assert ilp.direct  # the threads' tokens stay in ILP's direct table
 
 
 @needs_tool

@@ -23,6 +23,7 @@
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_threadstate.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
 #include "pub_tool_machine.h"
@@ -133,7 +134,7 @@ static UChar* cb = (UChar*)cbuf_static;
 #define C_TAKEN(b) ((UChar*)((b) + 41 * BUF_RECS))
 static Int nbuf = 0;
 
-static Int cur_tok[N_LOCS];
+static Int cur_tok[N_LOCS]; /* the running thread's location tokens (see pc_start_client_code) */
 static Int rt_zero = 0;   /* token 0: no source / no destination */
 static Int rt_temp[8];    /* TEMP_TOKEN + i: load results inside an instruction */
 static Int rt_dst;        /* the executing instruction's destination token (0: it writes no location) */
@@ -142,6 +143,36 @@ static UShort loc_version[N_LOCS];
 static Int sb_tok[MAX_SB_INSTRS];
 static ULong pending[MAX_ACC];
 static Int npending = 0;
+
+/* Threads. Valgrind runs one thread at a time and switches only between superblocks. Each thread has its
+   own registers, so the tokens of the locations (cur_tok) and the logical thread (cur_tid) are per thread:
+   swapped in and out when another thread starts running client code. Tokens written by Valgrind thread t
+   >= 2 are offset by 65536 * t (thread 1, the main thread, has none, and 65536..131071 holds the
+   temporaries), so no token of one thread is ever a token of another, and a thread's reads depend only on
+   its own writes. Memory is shared: dependences through memory cross threads, as they do in the program. */
+typedef struct { Int tok[N_LOCS]; Long tid; } ThreadRegs;
+static ThreadRegs* thr = NULL; /* VG_N_THREADS entries, by Valgrind ThreadId */
+static ThreadId running = 1;    /* the thread whose tokens and logical thread are in cur_tok, cur_tid */
+static Int tok_base = 0;        /* its token offset */
+
+static void pc_start_client_code(ThreadId t, ULong blocks_dispatched)
+{
+   if (t == running || t >= VG_N_THREADS) return;
+   VG_(memcpy)(thr[running].tok, cur_tok, sizeof cur_tok);
+   thr[running].tid = cur_tid;
+   VG_(memcpy)(cur_tok, thr[t].tok, sizeof cur_tok);
+   cur_tid = thr[t].tid;
+   running = t;
+   tok_base = t >= 2 ? 65536 * (Int)t : 0;
+}
+
+/* a new thread starts with no register dependences and outside the parallel loop */
+static void pc_thread_created(ThreadId parent, ThreadId child)
+{
+   if (child >= VG_N_THREADS) return;
+   VG_(memset)(thr[child].tok, 0, sizeof thr[child].tok);
+   thr[child].tid = -1;
+}
 
 static void write_all(const void* p, Int n)
 {
@@ -226,7 +257,7 @@ static VG_REGPARM(0) void pc_instr(InstrDesc* d, ULong a0, ULong a1, ULong packe
       UShort p = d->wlocs[0];
       UShort v = (UShort)((loc_version[p] + 1) & 0xff);
       loc_version[p] = v;
-      dst_tok = p + 256 * (Int)v;
+      dst_tok = p + 256 * (Int)v + tok_base;
    }
    rt_dst = dst_tok;
    rt_compute = dst_tok ? dst_tok : TEMP_TOKEN + 4;
@@ -1177,6 +1208,11 @@ static void pc_post_clo_init(void)
       credit_fd = sr_Res(sr);
    }
    VG_(atfork)(NULL, NULL, pc_atfork_child);
+   thr = VG_(calloc)("portcast.threads", VG_N_THREADS, sizeof(ThreadRegs));
+   {
+      UInt t;
+      for (t = 0; t < VG_N_THREADS; t++) thr[t].tid = -1;
+   }
    n = VG_(snprintf)(hello, sizeof hello, "portcast-vgtool 2 %d", (Int)COL_BYTES);
    send_msg(MSG_HELLO, hello, n);
    if (clo_all) {
@@ -1249,7 +1285,11 @@ static Bool pc_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
       VG_(strncpy)(cur_region, name, sizeof cur_region - 1);
       cur_region[sizeof cur_region - 1] = 0;
       send_msg(MSG_REGION_START, cur_region, VG_(strlen)(cur_region));
-      cur_tid = -1;
+      cur_tid = -1; /* every thread starts the region outside the parallel loop */
+      {
+         UInt t;
+         for (t = 0; t < VG_N_THREADS; t++) thr[t].tid = -1;
+      }
       recording = 1;
       return True;
    }
@@ -1281,6 +1321,8 @@ static void pc_pre_clo_init(void)
    VG_(basic_tool_funcs)(pc_post_clo_init, pc_instrument, pc_fini);
    VG_(needs_command_line_options)(pc_process_cmd_line_option, pc_print_usage, pc_print_debug_usage);
    VG_(needs_client_requests)(pc_handle_client_request);
+   VG_(track_start_client_code)(pc_start_client_code);
+   VG_(track_pre_thread_ll_create)(pc_thread_created);
    tl_assert(sizeof(VexGuestAMD64State) / 8 < LOC_SB_VALUE);
 }
 
