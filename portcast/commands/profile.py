@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -13,7 +14,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._common import UserError, console, err_console, user_errors
 
 MIX_GROUPS = (
     ("mem", ("LOAD", "STORE")),
@@ -160,6 +161,24 @@ def print_region_summary(rows, written=()) -> None:
         _out().print(f"wrote {p}", highlight=False, soft_wrap=True)
 
 
+@contextlib.contextmanager
+def report_if_interrupted(summary: SummarySink, sinks):
+    """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
+    written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
+    instead of a bare traceback or nothing at all."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        written = [p for s in sinks for p in getattr(s, "written", [])]
+        if summary.rows:
+            print_region_summary(summary.rows, written)
+            err_console.print("interrupted: the traces above are what was recorded; the region open at the "
+                              "interrupt is marked incomplete", highlight=False, soft_wrap=True)
+        else:
+            err_console.print("interrupted before any region was recorded", highlight=False)
+        raise typer.Exit(130) from None
+
+
 def print_baseline(rows) -> None:
     """``--baseline``: each region's uninstrumented wall time and the tracing slowdown (traced / uninstrumented)."""
     for info, _ in rows:
@@ -296,15 +315,17 @@ def register(app: typer.Typer) -> None:
                 if script is not None:
                     raise UserError("give either SCRIPT or --function, not both")
                 fn, fargs = _resolve_function(function, args)
-                trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
-                               measure_uninstrumented=baseline)
+                with report_if_interrupted(summary, sinks):
+                    trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
+                                   measure_uninstrumented=baseline)
             else:
                 if script is None:
                     raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
                 if not script.is_file():
                     raise UserError(f"{script}: no such script")
-                profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
-                               chunk_records=chunk_records, measure_uninstrumented=baseline)
+                with report_if_interrupted(summary, sinks):
+                    profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
+                                   chunk_records=chunk_records, measure_uninstrumented=baseline)
         if not summary.rows:
             console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
                           "or portcast.region_start/region_end)")

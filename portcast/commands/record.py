@@ -69,11 +69,13 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     profiler.native.record.StreamDecoder
         The decoder of the run (``regions``, ``exit_code``).
     """
-    from portcast.commands.profile import build_sinks, print_features_and_prediction, print_region_summary
+    from portcast.commands.profile import (build_sinks, print_features_and_prediction, print_region_summary,
+                                           report_if_interrupted)
     from profiler.native.record import record_program
 
     sinks, summary = build_sinks(trace_dir, progress=progress, features=features)
-    dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records)
+    with report_if_interrupted(summary, sinks):
+        dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records)
     if not dec.regions:
         if no_region_error is not None:
             status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""

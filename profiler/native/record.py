@@ -656,6 +656,13 @@ def valgrind_command(out_path: str, program: Sequence[str], *, region: str | Non
     return cmd
 
 
+def _abort_reason(exc: BaseException) -> str:
+    """Why a region ends incomplete when reading stopped on ``exc`` (Ctrl-C reads as the Python profiler's)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (KeyboardInterrupt)"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def record_program(program: Sequence[str], sinks: Iterable, *, region: str | None = None,
                    whole_program: bool = False, chunk_records: int = DEFAULT_CHUNK_RECORDS,
                    valgrind_args: Sequence[str] = (), stdout=None, stderr=None, cwd=None,
@@ -773,7 +780,7 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                 _decode_pipelined(decoder, fd, first, on_error=proc.kill, ring=ring, credit_fd=credit_fd)
             except BaseException as exc:
                 proc.kill()
-                decoder.abort(f"{type(exc).__name__}: {exc}")
+                decoder.abort(_abort_reason(exc))
                 raise
         elif first:
             os.set_blocking(fd, True)
@@ -784,7 +791,7 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                     decoder.read_stream(stream)
                 except BaseException as exc:
                     proc.kill()
-                    decoder.abort(f"{type(exc).__name__}: {exc}")
+                    decoder.abort(_abort_reason(exc))
                     raise
         rc = proc.wait(timeout=None if deadline is None else max(0.1, deadline - time.monotonic()))
         if decoder._info is not None:

@@ -81,3 +81,56 @@ def test_record_command_end_to_end(tmp_path, monkeypatch):
     assert res.exit_code == 2 and "does not exist or is not executable" in " ".join(res.output.split())
     res = runner.invoke(app, ["record", "--region", "x", "--whole-program", "--", str(exe)])
     assert res.exit_code == 2 and "exclude each other" in " ".join(res.output.split())
+
+
+LONG_C = r"""
+#include <stdlib.h>
+#include "portcast.h"
+static volatile double s;
+int main(int argc, char** argv) {
+    long n = atol(argv[1]);
+    PORTCAST_REGION_START("long");
+    for (long i = 0; i < n; i++) s += i * 0.5;
+    PORTCAST_REGION_END("long");
+    return 0;
+}
+"""
+
+
+@pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
+def test_ctrl_c_during_record_writes_the_trace_so_far_marked_incomplete(tmp_path):
+    """A real SIGINT to ``portcast record``'s process group while the region runs: the program is stopped,
+    the region's records so far are written (complete=False, "interrupted"), the summary says so, exit 130."""
+    import os
+    import signal
+    import sys
+    import time
+
+    src = tmp_path / "long.c"
+    src.write_text(LONG_C)
+    exe = tmp_path / "long"
+    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    out = tmp_path / "traces"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "portcast", "record", "--no-progress", "--trace-dir", str(out), "--", str(exe),
+         str(10 ** 10)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL), os.setsid()),
+        env={**os.environ, "COLUMNS": "200"})
+    try:
+        deadline = time.monotonic() + 120
+        # wait until records are being written (the Parquet writer's temporary file has data)
+        while time.monotonic() < deadline and not any(
+                p.stat().st_size > 1 << 20 for p in (out.iterdir() if out.exists() else [])):
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        text, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, text
+    flat = " ".join(text.split())
+    assert "Traceback" not in text and "interrupted: the traces above are what was recorded" in flat
+    assert [p.name for p in out.iterdir()] == ["long.0.parquet"]
+    tf = TraceFile(out / "long.0.parquet")
+    assert not tf.info.complete and tf.info.error == "interrupted (KeyboardInterrupt)"
+    assert tf.n_records > 0 and tf.n_records == len(tf.read())

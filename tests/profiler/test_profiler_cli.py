@@ -76,3 +76,29 @@ def test_profile_bad_input_gives_one_clear_error(tmp_path):
     assert r.exit_code == 2 and "gen.py:5: generator (yield)" in r.flat
     r = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--mode", "fast"])
     assert r.exit_code == 2 and "--mode" in r.output
+
+
+def test_ctrl_c_inside_a_region_prints_what_was_recorded_and_exits_130(tmp_path):
+    """A KeyboardInterrupt in the traced script (Ctrl-C): the finished region and the interrupted one are
+    listed and written (the latter marked incomplete), with a one-line notice instead of a traceback."""
+    script = tmp_path / "stops.py"
+    script.write_text(
+        "import portcast\n"
+        "with portcast.region('first'):\n"
+        "    s = sum(i * 2 for i in range(10))\n"
+        "with portcast.region('second'):\n"
+        "    s = 0\n"
+        "    for i in range(20):\n"
+        "        s += i\n"
+        "    raise KeyboardInterrupt\n")
+    out = tmp_path / "traces"
+    r = runner.invoke(app, ["profile", str(script), "--trace-dir", str(out), "--no-progress", "--mode",
+                            "interpreted"])
+    assert r.exit_code == 130, r.output
+    assert "Traceback" not in r.output
+    assert "interrupted: the traces above are what was recorded" in r.flat
+    assert "no (interrupted (KeyboardInterrupt))" in r.flat
+    assert sorted(p.name for p in out.iterdir()) == ["first.0.parquet", "second.0.parquet"]
+    first, second = TraceFile(out / "first.0.parquet").info, TraceFile(out / "second.0.parquet").info
+    assert first.complete and not second.complete and second.error == "interrupted (KeyboardInterrupt)"
+    assert second.n_records > 0
