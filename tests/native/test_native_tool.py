@@ -343,6 +343,99 @@ def test_threads_keep_their_own_registers_and_logical_thread(tool_env):
     assert ilp.direct  # the threads' tokens stay in ILP's direct table
 
 
+CPP_SRC = r"""
+#include <vector>
+#include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
+#include "portcast.h"
+template <typename T> T dot(const std::vector<T>& a, const std::vector<T>& b) {
+    T s = 0;
+    for (size_t i = 0; i < a.size(); i++) { PORTCAST_THREAD(i); s += a[i] * b[i]; }
+    PORTCAST_THREAD(-1);
+    return s;
+}
+static int checked(int v) { if (v % 97 == 0) throw std::runtime_error("multiple of 97"); return v; }
+int main(int argc, char** argv) {
+    int n = atoi(argv[1]);
+    std::vector<double> a(n, 1.5), b(n, 2.0);
+    PORTCAST_REGION_START("cpp");
+    double s = dot(a, b);
+    int caught = 0;
+    for (int i = 1; i < 300; i++) { try { checked(i); } catch (const std::exception& e) { caught++; } }
+    PORTCAST_REGION_END("cpp");
+    printf("%.1f %d\n", s, caught);
+}
+"""
+
+
+@needs_tool
+def test_cpp_region_with_templates_and_exceptions(tool_env):
+    """C++ (g++ -O2): a template loop and exceptions thrown and caught inside the region (unwinding runs
+    through libgcc and the dynamic loader under the tool)."""
+    src = tool_env["work"] / "k.cpp"
+    src.write_text(CPP_SRC)
+    exe = tool_env["work"] / "kcpp"
+    subprocess.run(["g++", "-O2", "-g", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    log = tool_env["work"] / "kcpp.out"
+    sink = MemorySink()
+    with open(log, "w") as f:
+        dec = record_program([exe, "1000"], [sink], stdout=f)
+    assert dec.exit_code == 0 and log.read_text() == "3000.0 3\n"  # the program ran as it does natively
+    info, _, c = sink.regions[0]
+    assert info.name == "cpp" and info.complete and info.n_threads == 1000
+    ops = np.bincount(c.op, minlength=16)
+    assert ops[Op.FP_MUL] == ops[Op.FP_ALU] == 1000  # the dot product, one multiply and one add per i
+    assert sorted(set(c.tid[c.op == Op.FP_MUL].tolist())) == list(range(1000))
+    assert ops[Op.CALL] > 100 and ops[Op.RET] > 100  # throw / unwind / catch
+
+
+CALLS_C = r"""
+#include <stdio.h>
+void portcast_region_start(const char* name);
+void portcast_region_end(const char* name);
+void portcast_thread(long i);
+static volatile double y[64];
+/* usage: calls; no portcast.h: the markers are the functions of portcast_markers.c, linked in */
+int main(void) {
+    for (int rep = 0; rep < 2; rep++) {
+        portcast_region_start("ffi");
+        for (long i = 0; i < 64; i++) { portcast_thread(i); y[i] = 3.0 * y[i] + 1.0; }
+        portcast_thread(-1);
+        portcast_region_end("ffi");
+    }
+    printf("%.1f\n", y[5]);
+    return 0;
+}
+"""
+
+
+@needs_tool
+def test_marker_functions_for_other_languages(tool_env):
+    """include/portcast_markers.c: the markers as functions with C linkage (what Fortran's bind(C), ctypes
+    or Rust call), compiled separately and linked; a program without portcast.h marks its regions."""
+    work = tool_env["work"]
+    obj = work / "portcast_markers.o"
+    subprocess.run(["gcc", "-O2", "-c", f"-I{INCLUDE_DIR}", "-o", str(obj), str(INCLUDE_DIR / "portcast_markers.c")],
+                   check=True)
+    src = work / "calls.c"
+    src.write_text(CALLS_C)
+    exe = work / "calls"
+    subprocess.run(["gcc", "-O1", "-o", str(exe), str(src), str(obj)], check=True)
+    native = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
+    assert native == "4.0\n"  # outside the tool the calls do nothing
+    sink = MemorySink()
+    record_program([exe], [sink], stdout=subprocess.DEVNULL)
+    assert [(info.name, info.invocation, info.complete) for info, _, _ in sink.regions] == [
+        ("ffi", 0, True), ("ffi", 1, True)]
+    for info, _, c in sink.regions:
+        assert info.n_threads == 64
+        ops = np.bincount(c.op, minlength=16)
+        assert ops[Op.FP_MUL] == ops[Op.FP_ALU] == 64  # 3.0 * y[i] + 1.0
+        assert sorted(set(c.tid[c.op == Op.FP_MUL].tolist())) == list(range(64))
+        assert ops[Op.CALL] == ops[Op.RET] == 66  # portcast_thread x 65 and portcast_region_end
+
+
 @needs_tool
 def test_missing_program_is_a_clear_error(tmp_path):
     with pytest.raises(NativeToolError, match="does not exist or is not executable"):
