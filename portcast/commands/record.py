@@ -83,8 +83,14 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
         hint = f" named {region!r}" if region else ""
         console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
                       f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
+        script = _script_interpreter(program[0])
+        if script:
+            console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
+                          "programs the script starts (they run untraced); record the program itself",
+                          highlight=False)
     written = [p for s in sinks for p in getattr(s, "written", [])]
-    print_region_summary(summary.rows, written)
+    if summary.rows:
+        print_region_summary(summary.rows, written)
     if predict:
         from predictor import ModelFileError
 
@@ -95,6 +101,21 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     if dec.exit_code:
         console.print(f"the program exited with status {dec.exit_code}", highlight=False)
     return dec
+
+
+def _script_interpreter(program: str) -> Optional[str]:
+    """The interpreter named by ``program``'s ``#!`` line, or None (not a script, or not readable)."""
+    import shutil
+
+    path = program if os.sep in program else shutil.which(program)
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except (OSError, TypeError):
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    return first[2:].decode(errors="replace").strip() or None
 
 
 def _include_dir() -> str:

@@ -134,3 +134,23 @@ def test_ctrl_c_during_record_writes_the_trace_so_far_marked_incomplete(tmp_path
     tf = TraceFile(out / "long.0.parquet")
     assert not tf.info.complete and tf.info.error == "interrupted (KeyboardInterrupt)"
     assert tf.n_records > 0 and tf.n_records == len(tf.read())
+
+
+@pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
+def test_record_of_a_wrapper_script_says_to_record_the_program_itself(tmp_path):
+    """A shell script that starts the marked program: the tool traces /bin/sh, the program runs untraced
+    (a forked child, or after exec). The output says why nothing was recorded, with no empty table."""
+    src = tmp_path / "long.c"
+    src.write_text(LONG_C)
+    exe = tmp_path / "long"
+    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    for body in (f"{exe} 1000\n", f"exec {exe} 1000\n"):
+        wrapper = tmp_path / "run.sh"
+        wrapper.write_text("#!/bin/sh\n" + body)
+        wrapper.chmod(0o755)
+        res = runner.invoke(app, ["record", "--no-progress", "--", str(wrapper)])
+        assert res.exit_code == 0, res.output
+        flat = " ".join(res.output.split())
+        assert "no region was recorded" in flat
+        assert f"{wrapper} is a script run by /bin/sh: the tool traces that interpreter" in flat
+        assert "traced regions" not in flat
