@@ -24,6 +24,7 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_threadstate.h"
+#include "pub_tool_transtab.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
 #include "pub_tool_machine.h"
@@ -110,6 +111,12 @@ static Int shm_next = 0, shm_in_flight = 0;
 static Int out_fd = -1;
 static volatile UInt recording = 0; /* read by the IR guard of every helper call */
 static Bool detached = False;        /* a forked child: records nothing (pc_atfork_child) */
+/* Code is instrumented only from the first recorded region on (from the start with --all): before it,
+   translations are left as they are, so a program's set-up (a Python interpreter importing modules,
+   allocating and filling inputs) runs about as fast as under --tool=none. When the first region starts,
+   every translation is discarded, and code is translated again, instrumented, as it next runs; the client
+   request ends its superblock, so the region's first instruction is already in an instrumented one. */
+static Bool instrumenting = False;
 static Int nest = 0;                 /* region markers nested inside the recorded one */
 static HChar cur_region[256];
 static Long cur_tid = -1;
@@ -1076,6 +1083,7 @@ static IRSB* pc_instrument(VgCallbackClosure* closure, IRSB* bb, const VexGuestL
    Int i, s, n_instr = 0, first_imark = -1;
    IRTemp recw;
 
+   if (!instrumenting) return bb;
    if (gWordTy != hWordTy) VG_(tool_panic)("host/guest word size mismatch");
    ensure_tmp_arrays(bb->tyenv->types_used);
    for (i = 0; i < bb->tyenv->types_used; i++) {
@@ -1219,6 +1227,7 @@ static void pc_post_clo_init(void)
       VG_(strcpy)(cur_region, "program");
       send_msg(MSG_REGION_START, cur_region, VG_(strlen)(cur_region));
       recording = 1;
+      instrumenting = True;
    }
 }
 
@@ -1284,6 +1293,10 @@ static Bool pc_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
       if (clo_region && VG_(strcmp)(clo_region, name) != 0) return True;
       VG_(strncpy)(cur_region, name, sizeof cur_region - 1);
       cur_region[sizeof cur_region - 1] = 0;
+      if (!instrumenting) { /* the first recorded region: from now on, code is instrumented */
+         instrumenting = True;
+         VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "portcast");
+      }
       send_msg(MSG_REGION_START, cur_region, VG_(strlen)(cur_region));
       cur_tid = -1; /* every thread starts the region outside the parallel loop */
       {
