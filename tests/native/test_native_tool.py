@@ -230,7 +230,8 @@ FORKS_C = r"""
 #include "portcast.h"
 static volatile long sink;
 static void work(long n) { long s = 0; for (long i = 0; i < n; i++) s += i * 3; sink = s; }
-/* usage: forks CHILD_STEPS; the region forks a child that works CHILD_STEPS steps and marks a region of its own */
+/* usage: forks CHILD_STEPS; the region forks a child that works CHILD_STEPS steps and marks a region of its own,
+   then runs a shell through system() */
 int main(int argc, char** argv) {
     long child = atol(argv[1]);
     PORTCAST_REGION_START("parent");
@@ -238,6 +239,7 @@ int main(int argc, char** argv) {
     pid_t p = fork();
     if (p == 0) { work(child); PORTCAST_REGION_START("child"); work(10); PORTCAST_REGION_END("child"); _exit(0); }
     waitpid(p, NULL, 0);
+    if (system("true") != 0) return 3; /* glibc: posix_spawn, a vfork-like clone */
     work(2000);
     PORTCAST_REGION_END("parent");
     return 0;
