@@ -68,6 +68,30 @@ def test_large_register_tokens_match_reference_at_every_chunk_size(chunk):
         assert np.array_equal(got.to_numpy(), whole.to_numpy()), cr
 
 
+def _ilp_and_regs_match_reference(toks, rng, split):
+    """INT_ALU/LOAD/STORE records with the register tokens ``toks`` (4 x n: src1, src2, src3, dst), fed to ILP
+    and register traffic in chunks of ``split`` records; both must give the reference's values. Returns the
+    two analyzers."""
+    n = toks.shape[1]
+    chunk = TraceChunk.from_columns(
+        pc=np.ones(n, np.int32), op=rng.choice([Op.INT_ALU, Op.LOAD, Op.STORE], size=n),
+        src1=toks[0], src2=toks[1], src3=toks[2], dst=toks[3],
+        addr=rng.integers(0, 4096, size=n), size=np.full(n, 8),
+    )
+    recs = records(chunk)
+    ilp = IlpAnalyzer((4, 32, 256))
+    rt = RegisterTrafficAnalyzer()
+    for c in chunk.split(split):
+        ilp.consume(c)
+        rt.consume(c)
+    assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in (4, 32, 256)}
+    want = regs(recs)
+    got = rt.result()
+    for k, v in want.items():
+        assert got[k] == v, k
+    return ilp, rt
+
+
 def test_ilp_and_regs_switch_from_direct_tokens_to_hash_mid_trace():
     """Small tokens first (direct tables), then a token >= DIRECT_TOKENS: the state moves to the hash index."""
     n = 3000
@@ -76,22 +100,7 @@ def test_ilp_and_regs_switch_from_direct_tokens_to_hash_mid_trace():
     big = small.copy()
     big[:, n // 2:] += np.where(rng.random((4, n - n // 2)) < 0.3, DIRECT_TOKENS, 0) * (small[:, n // 2:] > 0)
     for toks in (small, big):
-        chunk = TraceChunk.from_columns(
-            pc=np.ones(n, np.int32), op=rng.choice([Op.INT_ALU, Op.LOAD, Op.STORE], size=n),
-            src1=toks[0], src2=toks[1], src3=toks[2], dst=toks[3],
-            addr=rng.integers(0, 4096, size=n), size=np.full(n, 8),
-        )
-        recs = records(chunk)
-        ilp = IlpAnalyzer((4, 32, 256))
-        rt = RegisterTrafficAnalyzer()
-        for c in chunk.split(500):
-            ilp.consume(c)
-            rt.consume(c)
-        assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in (4, 32, 256)}
-        want = regs(recs)
-        got = rt.result()
-        for k, v in want.items():
-            assert got[k] == v, k
+        ilp, _ = _ilp_and_regs_match_reference(toks, rng, 500)
         assert ilp.direct == (toks is small)
 
 
@@ -103,23 +112,8 @@ def test_native_recorder_tokens_stay_in_the_direct_tables():
     rng = np.random.default_rng(5)
     toks = np.where(rng.random((4, n)) < 0.4, TEMP_TOKEN_BASE + rng.integers(0, 5, size=(4, n)),
                     8 * rng.integers(2, 120, size=(4, n)))
-    chunk = TraceChunk.from_columns(
-        pc=np.ones(n, np.int32), op=rng.choice([Op.INT_ALU, Op.LOAD, Op.STORE], size=n),
-        src1=toks[0], src2=toks[1], src3=toks[2], dst=toks[3],
-        addr=rng.integers(0, 4096, size=n), size=np.full(n, 8),
-    )
-    recs = records(chunk)
-    ilp = IlpAnalyzer((4, 32, 256))
-    rt = RegisterTrafficAnalyzer()
-    for c in chunk.split(700):
-        ilp.consume(c)
-        rt.consume(c)
+    ilp, rt = _ilp_and_regs_match_reference(toks, rng, 700)
     assert ilp.direct and rt.direct
-    assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in (4, 32, 256)}
-    want = regs(recs)
-    got = rt.result()
-    for k, v in want.items():
-        assert got[k] == v, k
 
 
 def test_fast_families_equal_separate_analyzers_on_synthetic_trace():
