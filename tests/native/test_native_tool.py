@@ -438,6 +438,46 @@ def test_marker_functions_for_other_languages(tool_env):
         assert ops[Op.CALL] == ops[Op.RET] == 66  # portcast_thread x 65 and portcast_region_end
 
 
+SETUP_C = r"""
+#include <stdlib.h>
+#include "portcast.h"
+static volatile double x[4096];
+__attribute__((noinline)) void fill_inputs(void) { for (int i = 0; i < 4096; i++) x[i] = i * 0.25; }
+__attribute__((noinline)) double kernel_sum(void) { double s = 0; for (int i = 0; i < 4096; i++) s += x[i]; return s; }
+int main(void) {
+    fill_inputs();                 /* set-up: runs before any region */
+    PORTCAST_REGION_START("sum");
+    volatile double s = kernel_sum();
+    PORTCAST_REGION_END("sum");
+    return 0;
+}
+"""
+
+
+@needs_tool
+def test_code_before_the_first_region_is_not_instrumented(tool_env):
+    """Until the first region starts the tool leaves translations uninstrumented: no static entries for the
+    set-up code or the dynamic loader. The region's records are complete, and the whole-program mode still
+    instruments (and sees) the set-up."""
+    src = tool_env["work"] / "setup.c"
+    src.write_text(SETUP_C)
+    exe = tool_env["work"] / "setup"
+    subprocess.run(["gcc", "-O1", "-g", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    sink = MemorySink()
+    dec = record_program([exe], [sink])
+    info, static, c = sink.regions[0]
+    assert info.name == "sum" and info.complete and "kernel_sum" in {e.function for e in static}
+    ops = np.bincount(c.op, minlength=16)
+    assert ops[Op.FP_ALU] == 4096 and ops[Op.BRANCH] == 4096
+    # every static entry the tool sent (one per instrumented instruction): none from the set-up or the
+    # dynamic loader's start-up (about 13,000 when everything was instrumented; now the region and the exit)
+    sent = {e.function for e in dec.static_all.values()}
+    assert "kernel_sum" in sent and "fill_inputs" not in sent and len(dec.static_all) < 3000
+    whole = MemorySink()
+    wdec = record_program([exe], [whole], whole_program=True)
+    assert "fill_inputs" in {e.function for e in wdec.static_all.values()} and len(wdec.static_all) > 10_000
+
+
 @needs_tool
 def test_missing_program_is_a_clear_error(tmp_path):
     with pytest.raises(NativeToolError, match="does not exist or is not executable"):
