@@ -99,30 +99,28 @@ EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
 _CHECK_BLOCK = 4096
 
 
+@njit(cache=True, inline="always")
+def _breaks_contract(o, t, p, s1, s2, s3, d, z):
+    """One record's values outside the contract's ranges (no branches: usable in a vectorised loop)."""
+    return ((o >= N_OPS) | (t > 1) | (p < 0) | (p > MAX_PC) | (s1 < 0) | (s2 < 0) | (s3 < 0) | (d < 0) | (z < 0)
+            | (((o == 8) | (o == 9)) & (z <= 0)))
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def _first_invalid(op, taken, pc, src1, src2, src3, dst, size):
     """Index of the first record breaking the contract's value ranges, -1 when none does. Each block of
-    records is first checked by one branch-free pass (an OR of every condition, which the compiler
-    vectorises); only a block with a bad record is searched record by record."""
+    records is first checked by one branch-free pass (an OR over the block, which the compiler vectorises);
+    only a block with a bad record is searched record by record."""
     n = op.shape[0]
     for lo in range(0, n, _CHECK_BLOCK):
         hi = min(n, lo + _CHECK_BLOCK)
         bad = False
         for i in range(lo, hi):
-            o = op[i]
-            z = size[i]
-            bad |= ((o >= N_OPS) | (taken[i] > 1) | (pc[i] < 0) | (pc[i] > MAX_PC) | (src1[i] < 0) | (src2[i] < 0)
-                    | (src3[i] < 0) | (dst[i] < 0) | (z < 0) | (((o == 8) | (o == 9)) & (z <= 0)))
-        if not bad:
-            continue
-        for i in range(lo, hi):
-            o = op[i]
-            if o >= N_OPS or taken[i] > 1 or pc[i] < 0 or pc[i] > MAX_PC:
-                return i
-            if src1[i] < 0 or src2[i] < 0 or src3[i] < 0 or dst[i] < 0:
-                return i
-            if size[i] < 0 or ((o == 8 or o == 9) and size[i] <= 0):
-                return i
+            bad |= _breaks_contract(op[i], taken[i], pc[i], src1[i], src2[i], src3[i], dst[i], size[i])
+        if bad:
+            for i in range(lo, hi):
+                if _breaks_contract(op[i], taken[i], pc[i], src1[i], src2[i], src3[i], dst[i], size[i]):
+                    return i
     return -1
 
 

@@ -144,6 +144,11 @@ def mix_fractions(counts: np.ndarray) -> dict[str, float]:
     return out
 
 
+def written_files(sinks) -> list:
+    """The trace files the sinks have written so far."""
+    return [p for s in sinks for p in getattr(s, "written", [])]
+
+
 def print_region_summary(rows, written=()) -> None:
     """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete."""
     table = Table(title="traced regions", show_lines=False)
@@ -169,9 +174,8 @@ def report_if_interrupted(summary: SummarySink, sinks):
     try:
         yield
     except KeyboardInterrupt:
-        written = [p for s in sinks for p in getattr(s, "written", [])]
         if summary.rows:
-            print_region_summary(summary.rows, written)
+            print_region_summary(summary.rows, written_files(sinks))
             err_console.print("interrupted: the traces above are what was recorded; the region open at the "
                               "interrupt is marked incomplete", highlight=False, soft_wrap=True)
         else:
@@ -311,27 +315,25 @@ def register(app: typer.Typer) -> None:
                                 features=features, model=model, baseline=baseline)
                 return
             sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features)
-            if function:
-                if script is not None:
-                    raise UserError("give either SCRIPT or --function, not both")
-                fn, fargs = _resolve_function(function, args)
-                with report_if_interrupted(summary, sinks):
+            with report_if_interrupted(summary, sinks):
+                if function:
+                    if script is not None:
+                        raise UserError("give either SCRIPT or --function, not both")
+                    fn, fargs = _resolve_function(function, args)
                     trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
                                    measure_uninstrumented=baseline)
-            else:
-                if script is None:
-                    raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
-                if not script.is_file():
-                    raise UserError(f"{script}: no such script")
-                with report_if_interrupted(summary, sinks):
+                else:
+                    if script is None:
+                        raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
+                    if not script.is_file():
+                        raise UserError(f"{script}: no such script")
                     profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
                                    chunk_records=chunk_records, measure_uninstrumented=baseline)
         if not summary.rows:
             console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
                           "or portcast.region_start/region_end)")
             return
-        written = [p for s in sinks for p in getattr(s, "written", [])]
-        print_region_summary(summary.rows, written)
+        print_region_summary(summary.rows, written_files(sinks))
         if baseline:
             print_baseline(summary.rows)
         from predictor import ModelFileError

@@ -70,7 +70,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
         The decoder of the run (``regions``, ``exit_code``).
     """
     from portcast.commands.profile import (build_sinks, print_features_and_prediction, print_region_summary,
-                                           report_if_interrupted)
+                                           report_if_interrupted, written_files)
     from profiler.native.record import record_program
 
     sinks, summary = build_sinks(trace_dir, progress=progress, features=features)
@@ -88,9 +88,8 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
             console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
                           "programs the script starts (they run untraced); record the program itself",
                           highlight=False)
-    written = [p for s in sinks for p in getattr(s, "written", [])]
     if summary.rows:
-        print_region_summary(summary.rows, written)
+        print_region_summary(summary.rows, written_files(sinks))
     if predict:
         from predictor import ModelFileError
 
