@@ -16,6 +16,7 @@ from profiler.trace import Op
 from profiler.tracefile import TraceFile
 
 from test_native_importers import LACKEY, WORKED, WORKED_RECORDS  # shared worked examples
+from test_native_tool import build
 
 runner = CliRunner()
 
@@ -106,10 +107,7 @@ def test_ctrl_c_during_record_writes_the_trace_so_far_marked_incomplete(tmp_path
     import sys
     import time
 
-    src = tmp_path / "long.c"
-    src.write_text(LONG_C)
-    exe = tmp_path / "long"
-    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tmp_path, "long", LONG_C, "-O1")
     out = tmp_path / "traces"
     proc = subprocess.Popen(
         [sys.executable, "-m", "portcast", "record", "--no-progress", "--trace-dir", str(out), "--", str(exe),
@@ -140,10 +138,7 @@ def test_ctrl_c_during_record_writes_the_trace_so_far_marked_incomplete(tmp_path
 def test_record_of_a_wrapper_script_says_to_record_the_program_itself(tmp_path):
     """A shell script that starts the marked program: the tool traces /bin/sh, the program runs untraced
     (a forked child, or after exec). The output says why nothing was recorded, with no empty table."""
-    src = tmp_path / "long.c"
-    src.write_text(LONG_C)
-    exe = tmp_path / "long"
-    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tmp_path, "long", LONG_C, "-O1")
     for body in (f"{exe} 1000\n", f"exec {exe} 1000\n"):
         wrapper = tmp_path / "run.sh"
         wrapper.write_text("#!/bin/sh\n" + body)

@@ -57,6 +57,16 @@ def whole(tool_env):
     return dec, sink.regions[0]
 
 
+def build(work, name: str, source: str, *flags: str, compiler: str = "gcc", suffix: str = ".c"):
+    """Write ``source`` to WORK/NAME.c (or ``suffix``), compile it with the markers' include folder and
+    ``flags`` into WORK/NAME, and return the executable's path."""
+    src = work / (name + suffix)
+    src.write_text(source)
+    exe = work / name
+    subprocess.run([compiler, *flags, f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
 def instruction_starts(pc: np.ndarray) -> np.ndarray:
     """True where a record begins a new dynamic instruction (slots rise within one instruction)."""
     pc = pc.astype(np.int64)
@@ -253,10 +263,7 @@ def test_a_forked_child_is_not_traced_and_leaves_the_parents_trace_intact(tool_e
     """The child inherits the tool, the FIFO and the ring; it must record nothing (before, its records
     interleaved with the parent's and the stream was rejected). The parent's trace does not depend on
     what the child does, and the whole-program mode stops at the fork in the child too."""
-    src = tool_env["work"] / "forks.c"
-    src.write_text(FORKS_C)
-    exe = tool_env["work"] / "forks"
-    subprocess.run(["gcc", "-O1", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tool_env["work"], "forks", FORKS_C, "-O1")
     traces = []
     for child_steps in (10, 300_000):
         sink = MemorySink()
@@ -318,10 +325,7 @@ def test_threads_keep_their_own_registers_and_logical_thread(tool_env):
     PORTCAST_THREAD value are its own across switches. Before, one thread's registers were read as the
     producers of another's (false dependences) and records after a switch carried the other thread's
     logical thread."""
-    src = tool_env["work"] / "threads.c"
-    src.write_text(THREADS_C)
-    exe = tool_env["work"] / "threads"
-    subprocess.run(["gcc", "-O1", "-pthread", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tool_env["work"], "threads", THREADS_C, "-O1", "-pthread")
     sink = MemorySink()
     record_program([exe, "200000"], [sink])
     info, _, c = sink.regions[0]
@@ -375,10 +379,7 @@ int main(int argc, char** argv) {
 def test_cpp_region_with_templates_and_exceptions(tool_env):
     """C++ (g++ -O2): a template loop and exceptions thrown and caught inside the region (unwinding runs
     through libgcc and the dynamic loader under the tool)."""
-    src = tool_env["work"] / "k.cpp"
-    src.write_text(CPP_SRC)
-    exe = tool_env["work"] / "kcpp"
-    subprocess.run(["g++", "-O2", "-g", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tool_env["work"], "kcpp", CPP_SRC, "-O2", "-g", compiler="g++", suffix=".cpp")
     log = tool_env["work"] / "kcpp.out"
     sink = MemorySink()
     with open(log, "w") as f:
@@ -420,10 +421,7 @@ def test_marker_functions_for_other_languages(tool_env):
     obj = work / "portcast_markers.o"
     subprocess.run(["gcc", "-O2", "-c", f"-I{INCLUDE_DIR}", "-o", str(obj), str(INCLUDE_DIR / "portcast_markers.c")],
                    check=True)
-    src = work / "calls.c"
-    src.write_text(CALLS_C)
-    exe = work / "calls"
-    subprocess.run(["gcc", "-O1", "-o", str(exe), str(src), str(obj)], check=True)
+    exe = build(work, "calls", CALLS_C, "-O1", str(obj))
     native = subprocess.run([exe], capture_output=True, text=True, check=True).stdout
     assert native == "4.0\n"  # outside the tool the calls do nothing
     sink = MemorySink()
@@ -459,10 +457,7 @@ def test_code_before_the_first_region_is_not_instrumented(tool_env):
     """Until the first region starts the tool leaves translations uninstrumented: no static entries for the
     set-up code or the dynamic loader. The region's records are complete, and the whole-program mode still
     instruments (and sees) the set-up."""
-    src = tool_env["work"] / "setup.c"
-    src.write_text(SETUP_C)
-    exe = tool_env["work"] / "setup"
-    subprocess.run(["gcc", "-O1", "-g", f"-I{INCLUDE_DIR}", "-o", str(exe), str(src)], check=True)
+    exe = build(tool_env["work"], "setup", SETUP_C, "-O1", "-g")
     sink = MemorySink()
     dec = record_program([exe], [sink])
     info, static, c = sink.regions[0]
