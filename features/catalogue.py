@@ -1,4 +1,5 @@
-"""The feature catalogue: every feature's name, family, definition, range and source (xapp | mica | warp)."""
+"""The feature catalogue: every feature's name, family, definition, range and source (xapp | mica | warp |
+portcast)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,21 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
         ">= 0", "warp")
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
     add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored", ">= 0", "warp")
+    # ---- thread space checked on the trace (features/threadspace.py)
+    add("ts_checked", "threadspace", "1 when the thread space was checked (its loops are known from the region "
+        "metadata), else 0", "0 or 1", "portcast")
+    add("ts_kernels", "threadspace", "kernel loops of the thread space that ran at least one launch", ">= 0",
+        "portcast")
+    add("ts_carriedDeps", "threadspace", "dependences between threads of a launch: register reads of another "
+        "thread's value (loop variables and reductions excepted), reads after writes, writes after reads and "
+        "writes after writes of another thread's bytes (atomic updates excepted), one per record", ">= 0",
+        "portcast")
+    add("ts_reductionDeps", "threadspace", "reads of a reduction variable last written by another thread", ">= 0",
+        "portcast")
+    add("ts_atomicDeps", "threadspace", "loads and stores of updates `a[k] op= v` that touch another thread's bytes "
+        "(atomic updates on a GPU)", ">= 0", "portcast")
+    add("ts_parallelFraction", "threadspace", "records in launches of kernel loops without a carried dependence / "
+        "N (unchecked: records with tid >= 0 / N)", FRACTION, "portcast")
     return e
 
 
@@ -116,7 +132,7 @@ def catalogue():
     Returns
     -------
     pandas.DataFrame
-        Columns ``name``, ``family``, ``definition``, ``range``, ``source`` (xapp | mica | warp).
+        Columns ``name``, ``family``, ``definition``, ``range``, ``source`` (xapp | mica | warp | portcast).
     """
     import pandas as pd
 

@@ -23,6 +23,7 @@ from .mix import MixAnalyzer
 from .regs import RegisterTrafficAnalyzer
 from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
 from .strides import MicaStrideAnalyzer, StrideAnalyzer
+from .threadspace import ThreadSpaceChecker
 from .warp import WarpAnalyzer
 
 #: family name -> analyzer class, in output order.
@@ -37,6 +38,7 @@ FAMILIES: dict[str, type[Analyzer]] = {
     "regs": RegisterTrafficAnalyzer,
     "branch": BranchAnalyzer,
     "warp": WarpAnalyzer,
+    "threadspace": ThreadSpaceChecker,
 }
 
 _CATALOGUED = frozenset(FEATURE_NAMES)
@@ -44,7 +46,7 @@ _CATALOGUED = frozenset(FEATURE_NAMES)
 #: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
 #: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
 COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
-           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "blockmap": 7.0}
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "threadspace": 6.0, "blockmap": 7.0}
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -154,13 +156,15 @@ class FeatureEngine:
     threads : analyzers run on up to this many threads at once (their Numba kernels release the GIL); each
         chunk is finished by all of them before :meth:`consume` returns, and the results are identical for
         any number of threads. None: :func:`default_threads`.
+    thread_space : the region's ``thread_space`` metadata (``RegionInfo.extra``), which the thread-space
+        check needs to know the kernel loops, loop variables and reductions; None: not checked.
     """
 
     #: chunks shorter than this are analysed on the calling thread alone (handing over costs tens of us)
     min_parallel_records = 4096
 
     def __init__(self, families: Iterable[str | Analyzer] | None = None, static: StaticTable | None = None,
-                 validate: bool = True, threads: int | None = None) -> None:
+                 validate: bool = True, threads: int | None = None, thread_space: dict | None = None) -> None:
         self.static = static
         self.validate = validate
         self.threads = default_threads() if threads is None else int(threads)
@@ -174,6 +178,9 @@ class FeatureEngine:
                 self.analyzers.append(FAMILIES[f]())
             else:
                 raise ValueError(f"unknown feature family {f!r}; known: {', '.join(FAMILIES)}")
+        for a in self.analyzers:
+            if hasattr(a, "configure") and a.n == 0:
+                a.configure(thread_space)
         self.n = 0
         # One block index for every analyzer that reads block ids: each chunk's memory references are
         # hashed once (features/_blocks.py). Analyzers that consumed something on their own keep their map.
@@ -312,6 +319,15 @@ class FeatureEngine:
             raise AssertionError(f"NaN feature(s): {list(s.index[s.isna()])}")
         return s
 
+    def thread_space_report(self, meta: dict | None) -> dict | None:
+        """The region's thread space: the source analysis's loops (``meta``) joined with what the check on
+        the trace found per loop (:meth:`features.threadspace.ThreadSpaceChecker.report`); None without
+        metadata."""
+        from .threadspace import join_report
+
+        checker = next((a for a in self.analyzers if isinstance(a, ThreadSpaceChecker)), None)
+        return join_report(meta, checker.report(self.static) if checker is not None else None)
+
     def contributions(self) -> dict[str, dict[int, float]]:
         out: dict[str, dict[int, float]] = {}
         for a in self.analyzers:
@@ -373,10 +389,12 @@ class FeatureSink:
         self.threads = threads
         self.results: list = []
         self.explanations: list = []
+        self.thread_spaces: list = []
         self._engine: FeatureEngine | None = None
 
     def start_region(self, info: RegionInfo, static: StaticTable) -> None:
-        self._engine = FeatureEngine(self.families, static=static, threads=self.threads)
+        self._engine = FeatureEngine(self.families, static=static, threads=self.threads,
+                                     thread_space=info.extra.get("thread_space"))
 
     def consume(self, chunk: TraceChunk) -> None:
         if self._engine is None:
@@ -389,20 +407,21 @@ class FeatureSink:
         self._engine.static = static
         self.results.append((info, self._engine.result()))
         self.explanations.append(self._engine.explain(self.top))
+        self.thread_spaces.append(self._engine.thread_space_report(info.extra.get("thread_space")))
         self._engine = None
 
 
-def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], StaticTable | None]:
+def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], StaticTable | None, dict | None]:
     from profiler.tracefile import TraceFile
 
     if isinstance(source, (str, os.PathLike)):
         source = TraceFile(source)
     if isinstance(source, TraceFile):
-        return source.chunks(chunk_records), source.static
+        return source.chunks(chunk_records), source.static, source.info.extra.get("thread_space")
     if isinstance(source, TraceChunk):
-        return source.split(chunk_records) if len(source) else [source], None
+        return source.split(chunk_records) if len(source) else [source], None, None
     if isinstance(source, Iterable):
-        return source, None
+        return source, None, None
     raise TypeError(f"cannot compute features of a {type(source).__name__}: expected a trace file path, "
                     "TraceFile, TraceChunk or iterable of TraceChunk")
 
@@ -427,8 +446,8 @@ def compute_features(source, *, chunk_records: int = 1 << 20, families=None,
     """
     if chunk_records < 1:
         raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
-    chunks, static = _chunks_of(source, chunk_records)
-    engine = FeatureEngine(families, static=static)
+    chunks, static, meta = _chunks_of(source, chunk_records)
+    engine = FeatureEngine(families, static=static, thread_space=meta)
     for c in chunks:
         if not isinstance(c, TraceChunk):
             raise TypeError(f"expected TraceChunk items, got {type(c).__name__}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 #: The features a porter reads first, with what a high or low value means on a GPU (papers/004 Table 1).
@@ -67,8 +68,111 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
             continue  # e.g. one divergent loop-exit group in thousands: not a weak spot worth a line
         for _, r in rows.head(top).iterrows():
             t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", str(r["location"]),
-                      str(r["text"]).strip())
+                      escape(str(r["text"]).strip()))
     console.print(t)
+
+
+def _short(loc: str) -> str:
+    """``file:line`` with the file's base name only (tables stay narrow)."""
+    import os
+
+    if not loc or ":" not in loc:
+        return loc
+    file, line = loc.rsplit(":", 1)
+    return f"{os.path.basename(file)}:{line}"
+
+
+def _verdict_text(loop: dict) -> str:
+    v = loop.get("verdict") or ""
+    if v in ("reduction", "scan") or (v == "parallel" and loop.get("reductions")):
+        reds = loop.get("reductions") or []
+        if any("scan" in r for r in reds):
+            return f"scan over {', '.join(r.replace(' scan', '') for r in reds)} (GPU: parallel scan)"
+        return f"reduction over {', '.join(reds)} (GPU: tree reduction)" if reds else "reduction"
+    if v == "atomic":
+        what = ", ".join(a.split(" (")[0] for a in loop.get("atomics") or []) or "shared elements"
+        return f"atomic updates of {what}"
+    return v
+
+
+def print_thread_space(console: Console, err_console: Console, label: str, report: dict | None) -> None:
+    """Print the region's GPU thread space: each kernel loop (where, dimensions, launches, threads) with its
+    verdict, why loops around it were left on the host, and a loud warning for every loop whose iterations
+    depend on each other (file:line of the dependence found on the trace).
+
+    Parameters
+    ----------
+    console : where the table goes
+    err_console : where warnings go
+    label : region name and invocation
+    report : ``features.FeatureSink.thread_spaces`` entry (None: the trace had no thread-space metadata)
+    """
+    if report is None:
+        return
+    how = report.get("how", "none")
+    loops = report.get("loops", [])
+    if how == "none" or not loops:
+        console.print(f"[bold]thread space of {label}:[/] none: no loop of the region can run its iterations as "
+                      "independent GPU threads", highlight=False, soft_wrap=True)
+    else:
+        why = {"marked": "the loops marked with numba.prange / portcast.parallel",
+               "inferred": "no loop is marked: the outermost loops without a dependence between iterations"}[how] \
+            if how in ("marked", "inferred") else how
+        t = Table(title=f"thread space of {label}: {why}", title_justify="left")
+        for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
+            t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"))
+        for loop in loops:
+            t.add_row(escape(loop.get("header", "")), _short(loop.get("location", "")), str(loop.get("dims", "")),
+                      "" if loop.get("launches") is None else f"{loop['launches']:,}",
+                      "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
+        console.print(t)
+    for r in report.get("rejected", [])[:6]:
+        reason = "; ".join(_short_reason(w) for w in (r.get("why") or [])[:2])
+        console.print(escape(f"  host loop {_short(r.get('location', ''))} `{r.get('header', '')}`: {reason}"),
+                      highlight=False, soft_wrap=True)
+    for note in report.get("notes", []):
+        console.print(escape(f"  note: {_short_reason(note)}"), highlight=False, soft_wrap=True)
+    for loop in loops:
+        if loop.get("verdict") != "sequential":
+            continue
+        found = "; ".join(f"{_short(e['location'])} `{e['text']}`: {_dependence_text(e)}"
+                          for e in loop.get("examples", [])[:3])
+        if not found:
+            found = "; ".join(_short_reason(x) for x in loop.get("reasons", [])[:2])
+        marked = "marked parallel" if loop.get("how") == "marked" else "chosen as thread space"
+        err_console.print(f"[bold yellow]warning:[/] " + escape(f"{label}: {_short(loop.get('location', ''))} "
+                          f"`{loop.get('header', '')}` is {marked} but its iterations depend on each other: {found}. "
+                          "A GPU cannot run them as independent threads; the prediction leaves this loop's work out "
+                          "of the parallel fraction."), highlight=False, soft_wrap=True)
+    if report.get("memory_unchecked_launches"):
+        err_console.print(f"[yellow]note:[/] {label}: memory dependences were not checked in "
+                          f"{report['memory_unchecked_launches']} launch(es) (shadow memory budget; "
+                          "PORTCAST_SHADOW_MB raises it)", highlight=False, soft_wrap=True)
+
+
+_DEPENDENCE = {
+    "carried_register": "thread {0} reads a value thread {1} computed",
+    "reduction": "thread {0} reads the reduction value thread {1} left",
+    "read_after_write": "thread {0} reads bytes thread {1} wrote",
+    "write_after_read": "thread {0} overwrites bytes thread {1} read",
+    "write_after_write": "thread {0} overwrites bytes thread {1} wrote",
+    "atomic": "threads {0} and {1} update the same element",
+}
+
+
+def _dependence_text(example: dict) -> str:
+    """One dependence found on the trace, in words (``features.threadspace`` report example)."""
+    t, other = example["threads"]
+    text = _DEPENDENCE.get(example["kind"], example["kind"]).format(t, other)
+    return f"{text} ({example['count']:,} such records)"
+
+
+def _short_reason(text: str) -> str:
+    """A reason with its leading ``/long/path/file.py:line`` shortened to ``file.py:line``."""
+    head, sep, rest = text.partition(": ")
+    if sep and ":" in head and "/" in head:
+        return f"{_short(head)}: {rest}"
+    return text
 
 
 #: Printed with every prediction of a model whose metadata says ``"provisional": true``.
@@ -131,8 +235,10 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     ft = Table(title="features vs training range", title_justify="left")
     for c in ("feature", "value", "train min", "train max", ""):
         ft.add_column(c)
+    clipped = {c for c, _, _ in a.get("clipped", [])}
     for _, r in expl[expl["order"] == 1].iterrows():
-        flag = "[yellow]outside: extrapolating[/]" if r["extrapolating"] else ""
+        flag = "[yellow]outside: clipped to the range[/]" if r["term"] in clipped else \
+            "[yellow]outside: extrapolating[/]" if r["extrapolating"] else ""
         ft.add_row(r["term"], f"{r['value']:.6g}", f"{r['train_min']:.6g}", f"{r['train_max']:.6g}", flag)
     console.print(ft)
     scale = {"log": "log speedup (each adds to log; exp(sum) = speedup)", "sqrt": "sqrt speedup",
@@ -144,12 +250,65 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
         tt.add_row(r["term"], f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
     tt.add_row("[bold]sum[/]", "", "", f"{a['prediction_transformed']:+.4g}")
     console.print(tt)
-    if a["extrapolating"]:
+    if a.get("clipped"):
+        what = ", ".join(f"{c} = {v:.4g} (used {b:.4g})" for c, v, b in a["clipped"])
+        err_console.print(f"[yellow]warning:[/] {label}: outside the training data, so clipped to its range: {what}; "
+                          "the region is unlike every training point in these respects", highlight=False,
+                          soft_wrap=True)
+    elif a["extrapolating"]:
         err_console.print(f"[yellow]warning:[/] {label}: features outside the training range; the prediction "
                           "extrapolates and may be far off", highlight=False)
+    if a.get("outside_targets"):
+        lo, hi = a["target_range"]
+        err_console.print(f"[yellow]warning:[/] {label}: the predicted {a['prediction']:.3g}x lies outside the "
+                          f"speedups the model was trained on ({lo:.3g}x to {hi:.3g}x): read it as a bound, not a "
+                          "value", highlight=False, soft_wrap=True)
     if a["transform"] == "none" and a["prediction"] <= 0:
         err_console.print(f"[yellow]warning:[/] {label}: the linear model predicts a non-positive speedup",
                           highlight=False)
+
+
+#: below this share of its records in launches of parallel loops without a carried dependence, a region gets
+#: no predicted speedup (Amdahl's law bounds it, and the model was trained on parallel kernels)
+MIN_PARALLEL_FRACTION = 0.5
+#: above this share of its estimated work in library calls that were not traced element by element, a
+#: region gets no predicted speedup (its features describe the rest only)
+MAX_OPAQUE_FRACTION = 0.5
+
+
+def no_prediction_reason(series: pd.Series) -> str | None:
+    """Why a region's speedup should not be predicted, or None when it may be.
+
+    A region without a parallel thread space, with less than :data:`MIN_PARALLEL_FRACTION` of its work in
+    parallel loops (a loop whose iterations depend on each other does not count), or with more than
+    :data:`MAX_OPAQUE_FRACTION` of its work in library calls traced as one record each is unlike anything a
+    speedup model can speak for: it gets an explanation instead of a number.
+
+    Parameters
+    ----------
+    series : the region's features
+
+    Returns
+    -------
+    str or None
+    """
+    def get(name, default=None):
+        return float(series[name]) if name in series.index else default
+
+    threads = get("warp_threads", 0.0)
+    pf = get("ts_parallelFraction", get("warp_parallelFraction", 0.0))
+    opaque = get("lib_opaqueFraction", 0.0)
+    if opaque > MAX_OPAQUE_FRACTION:
+        return (f"{opaque:.0%} of its estimated work is in library calls that were not traced element by element "
+                "(see the table of library calls): its features do not describe that work")
+    if threads == 0:
+        return ("it has no parallel thread space: no loop of the region runs iterations a GPU could give to "
+                "independent threads (mark one with numba.prange or portcast.parallel if the analysis missed it)")
+    if pf < MIN_PARALLEL_FRACTION:
+        bound = f"; by Amdahl's law no GPU makes it more than {1 / (1 - pf):.3g}x faster" if pf < 1 else ""
+        return (f"only {pf:.1%} of its work runs in parallel loops without a dependence between iterations "
+                f"(below {MIN_PARALLEL_FRACTION:.0%}){bound}")
+    return None
 
 
 def predict_regions(console: Console, err_console: Console, model_path: Path | None, results) -> list[dict]:
@@ -163,7 +322,8 @@ def predict_regions(console: Console, err_console: Console, model_path: Path | N
     Returns
     -------
     list of dict
-        ``region``, ``invocation``, ``predicted_speedup`` per region (empty when no model is available).
+        ``region``, ``invocation``, ``predicted_speedup`` per region (None, with a ``reason``, when the region
+        gets no prediction: :func:`no_prediction_reason`); empty when no model is available.
     """
     from predictor import explain_prediction, load_model
     from predictor.model_io import default_model_path
@@ -186,6 +346,12 @@ def predict_regions(console: Console, err_console: Console, model_path: Path | N
         if missing:
             err_console.print(f"[yellow]warning:[/] {label}: the model needs feature(s) {missing} that were not "
                               "computed; no prediction", highlight=False)
+            continue
+        why = no_prediction_reason(series)
+        if why is not None:
+            console.print(escape(f"{label}: no speedup predicted: {why}."), highlight=False, soft_wrap=True)
+            out.append({"region": info.name, "invocation": info.invocation, "predicted_speedup": None,
+                        "reason": why})
             continue
         expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
         print_prediction(console, err_console, expl, label, model=model)

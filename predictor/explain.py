@@ -29,7 +29,10 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
         ``contribution``, and for single-feature rows (order 1) ``value`` (raw input), ``train_min``,
         ``train_max`` and ``extrapolating`` (value outside the training range; for interaction rows
         True when any of its features is). ``attrs`` holds ``prediction`` (speedup),
-        ``prediction_transformed``, ``transform`` and ``extrapolating`` (any feature out of range).
+        ``prediction_transformed``, ``transform``, ``extrapolating`` (any feature out of range),
+        ``clipped`` (for a model with ``clip_features``: the features that were clipped to their training
+        range, as ``(name, value, bound)``; their terms use the bound) and ``outside_targets`` (the
+        prediction lies outside the range of the training speedups, when the model records it).
 
     Raises
     ------
@@ -52,6 +55,11 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
     lo = np.array([model.feature_min_[c] for c in model.subset_])
     hi = np.array([model.feature_max_[c] for c in model.subset_])
     out_of_range = (raw < lo) | (raw > hi)
+    clipped = []
+    if getattr(model, "clip_features", False):
+        for j, c in enumerate(model.subset_):
+            if out_of_range[j]:
+                clipped.append((c, float(raw[j]), float(lo[j] if raw[j] < lo[j] else hi[j])))
     rows = []
     for t, pos in enumerate(term_masks(len(model.subset_))):
         row = {
@@ -74,10 +82,15 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
     pred = float(inverse_transform(np.array([total]), model.transform)[0])
     if not np.isfinite(pred):
         raise ValueError("prediction overflow (input far outside the training range)")
+    tmin, tmax = getattr(model, "target_min_", np.nan), getattr(model, "target_max_", np.nan)
+    outside = bool(np.isfinite(tmin) and np.isfinite(tmax) and not (tmin <= pred <= tmax))
     df.attrs.update(
         prediction=pred,
         prediction_transformed=total,
         transform=model.transform,
         extrapolating=bool(out_of_range.any()),
+        clipped=clipped,
+        outside_targets=outside,
+        target_range=(float(tmin), float(tmax)),
     )
     return df

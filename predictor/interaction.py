@@ -216,6 +216,12 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         the shapes alone, see :func:`predictor._kernels.use_hat_path`).
     random_state : int, RandomState or None
         Seeds the validation splits and the stage-1 sample.
+    required : tuple of str, default ()
+        Features every candidate subset must contain (e.g. the available parallelism, so the model cannot
+        ignore it); at most ``k``.
+    clip_features : bool, default False
+        Clip each input feature to its training range before predicting, so the interaction terms cannot
+        grow without bound outside the data (:meth:`clip`); the paper's model does not clip.
 
     Attributes
     ----------
@@ -231,6 +237,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         Standardisation of the chosen features (training mean and standard deviation).
     feature_min_, feature_max_ : dict
         Training range of every input feature.
+    target_min_, target_max_ : float
+        Range of the training speedups (NaN for a model file that does not record it).
     scores_ : DataFrame
         One row per scored subset: ``features`` (tuple), ``score`` (harmonic mean of split errors),
         ``mean_error`` (arithmetic mean), ``n_singular`` (singular splits), ``stage`` (1 or 2; always 2 for
@@ -257,6 +265,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         chunk_size: int = 20000,
         singular_tol: float = 1e-10,
         random_state=None,
+        required=(),
+        clip_features: bool = False,
     ) -> None:
         self.k = k
         self.transform = transform
@@ -271,6 +281,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.singular_tol = singular_tol
         self.random_state = random_state
+        self.required = required
+        self.clip_features = clip_features
 
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
@@ -294,6 +306,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"n_stage2_features ({self.n_stage2_features}) must be >= k ({self.k})")
         if self.chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {self.chunk_size}")
+        if isinstance(self.required, str) or len(tuple(self.required)) > self.k:
+            raise ValueError(f"required must be a sequence of at most k={self.k} feature names, got {self.required!r}")
 
     # ------------------------------------------------------------------ search
     def _score(self, subsets: np.ndarray, ctx: dict, progress, offset: int, total: int) -> tuple:
@@ -345,7 +359,15 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         self.n_features_in_ = df.shape[1]
         self.feature_min_ = {c: float(df[c].min()) for c in df.columns}
         self.feature_max_ = {c: float(df[c].max()) for c in df.columns}
+        self.target_min_ = float(np.min(yv))
+        self.target_max_ = float(np.max(yv))
         kept, excluded = screen_columns(df)
+        required = [str(c) for c in self.required]
+        for c in required:
+            if c not in df.columns:
+                raise ValueError(f"required feature {c!r} is not an input column")
+            if c not in kept:
+                raise ValueError(f"required feature {c!r} was left out of the search ({excluded.get(c, 'unusable')})")
         self.excluded_features_ = excluded
         if excluded:
             warnings.warn(
@@ -374,6 +396,10 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
                "code": _kernels.TRANSFORM_CODES[self.transform]}
         p = len(kept)
         all_subsets = np.array(list(itertools.combinations(range(p), k)), dtype=np.int64).reshape(-1, k)
+        req_idx = [kept.index(c) for c in required]
+        if req_idx:
+            all_subsets = all_subsets[np.all(np.isin(np.array(req_idx)[:, None, None], all_subsets[None]).any(axis=2),
+                                             axis=0)]
         if self.search == "exhaustive":
             subsets = all_subsets
             stage = np.full(len(subsets), 2, dtype=np.int8)
@@ -387,7 +413,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             total = n1 + n2_est
             h1, a1, ns1 = self._score(s1, ctx, progress, 0, total)
             order = np.lexsort((np.arange(len(s1)), h1))
-            chosen: list[int] = []
+            chosen: list[int] = list(req_idx)
             for j in order:
                 if not np.isfinite(h1[j]):
                     break
@@ -401,6 +427,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             self.stage2_features_ = tuple(kept[j] for j in chosen)
             chosen_sorted = sorted(chosen)
             s2 = np.array(list(itertools.combinations(chosen_sorted, k)), dtype=np.int64).reshape(-1, k)
+            if req_idx:
+                s2 = s2[np.all([np.any(s2 == r, axis=1) for r in req_idx], axis=0)].reshape(-1, k)
             in_s1 = {tuple(r) for r in s1.tolist()}
             s2 = np.array([r for r in s2.tolist() if tuple(r) not in in_s1], dtype=np.int64).reshape(-1, k)
             h2, a2, ns2 = self._score(s2, ctx, progress, n1, n1 + len(s2))
@@ -472,8 +500,25 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         check_finite(df, "X")
         return df.to_numpy(dtype=np.float64)
 
+    def clip(self, M: np.ndarray) -> np.ndarray:
+        """The chosen features' values (columns of ``M``, in ``subset_`` order) clipped to their training
+        ranges: a feature outside the data then contributes as at the edge of the data.
+
+        Parameters
+        ----------
+        M : ndarray of shape (n, k)
+
+        Returns
+        -------
+        numpy.ndarray
+        """
+        lo = np.array([self.feature_min_[c] for c in self.subset_])
+        hi = np.array([self.feature_max_[c] for c in self.subset_])
+        return np.clip(M, lo, hi)
+
     def decision_terms(self, X) -> np.ndarray:
-        """Design matrix of the chosen terms on standardised features, shape (n, 2**k).
+        """Design matrix of the chosen terms on standardised features, shape (n, 2**k) (features clipped to
+        the training range first when ``clip_features``).
 
         Parameters
         ----------
@@ -484,6 +529,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         numpy.ndarray
         """
         M = self._subset_matrix(X)
+        if getattr(self, "clip_features", False):
+            M = self.clip(M)
         Zs = np.ascontiguousarray((M - self.mean_) / self.scale_)
         return _kernels.design_matrix(Zs, np.arange(len(self.subset_), dtype=np.int64))
 

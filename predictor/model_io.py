@@ -77,6 +77,10 @@ def model_to_dict(model: InteractionSearchRegressor, metadata: dict[str, Any] | 
         "schema_version": SCHEMA_VERSION,
         "feature_names": [str(c) for c in model.feature_names_in_],
         "training_ranges": {c: [model.feature_min_[c], model.feature_max_[c]] for c in model.feature_names_in_},
+        "target_range": [_finite_or_none(getattr(model, "target_min_", None)),
+                         _finite_or_none(getattr(model, "target_max_", None))],
+        "clip_features": bool(getattr(model, "clip_features", False)),
+        "required": [str(c) for c in getattr(model, "required", ())],
         "subset": list(model.subset_),
         "standardization": {"mean": [float(v) for v in model.mean_], "scale": [float(v) for v in model.scale_]},
         "terms": list(model.terms_),
@@ -95,6 +99,10 @@ def model_to_dict(model: InteractionSearchRegressor, metadata: dict[str, Any] | 
         "excluded_features": dict(model.excluded_features_),
         "metadata": meta,
     }
+
+
+def _finite_or_none(v):
+    return float(v) if isinstance(v, (int, float)) and np.isfinite(v) else None
 
 
 def save_model(model: InteractionSearchRegressor, path, metadata: dict[str, Any] | None = None) -> Path:
@@ -223,6 +231,18 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     m.n_features_in_ = len(names)
     m.feature_min_ = {c: float(ranges[c][0]) for c in names}
     m.feature_max_ = {c: float(ranges[c][1]) for c in names}
+    tr = doc.get("target_range")
+    ok_tr = isinstance(tr, list) and len(tr) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                          for v in tr)
+    m.target_min_, m.target_max_ = (float(tr[0]), float(tr[1])) if ok_tr else (float("nan"), float("nan"))
+    clip = doc.get("clip_features", False)
+    if not isinstance(clip, bool):
+        raise _fail(src, "field 'clip_features' must be true or false")
+    m.clip_features = clip
+    req = doc.get("required", [])
+    if not (isinstance(req, list) and all(isinstance(c, str) and c in names for c in req)):
+        raise _fail(src, "field 'required' must be a list of the model's feature names")
+    m.required = tuple(req)
     m.subset_ = tuple(subset)
     m.subset_indices_ = np.array([names.index(c) for c in subset], dtype=np.int64)
     m.mean_ = np.array(mean)

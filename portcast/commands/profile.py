@@ -111,14 +111,16 @@ def feature_sink(sinks):
 def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True) -> None:
     """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
     from portcast.commands._common import err_console
-    from portcast.report import predict_regions, print_features
+    from portcast.report import predict_regions, print_features, print_thread_space
 
     fsink = feature_sink(sinks)
     if fsink is None:
         return
     out = _out()
-    for (info, series), expl in zip(fsink.results, fsink.explanations):
-        print_features(out, f"{info.name} #{info.invocation}", series, expl)
+    for (info, series), expl, ts in zip(fsink.results, fsink.explanations, fsink.thread_spaces):
+        label = f"{info.name} #{info.invocation}"
+        print_thread_space(out, err_console, label, ts)
+        print_features(out, label, series, expl)
     if predict and fsink.results:
         predict_regions(out, err_console, model, fsink.results)
 

@@ -1,0 +1,523 @@
+"""The thread space checked on the trace: dependences between the threads of a launch.
+
+The profiler chooses a region's thread space from the source (profiler/threadspace.py) and records it in the
+region metadata (``info.extra["thread_space"]``). This analyzer reads the trace and finds what the threads of
+each launch actually share. A **launch** is one execution of a kernel loop (the record column ``tid``
+numbers its threads from 0; a launch starts at a record with ``tid >= 0`` after one with ``tid = -1``, or when
+``tid`` goes down), so dependences between threads of different launches (a kernel reading what the previous
+launch wrote) are never counted: launches are ordered. Inside one launch, with ``t`` and ``u`` different
+threads:
+
+* **carried register dependence**: a record of thread ``t`` reads a register last written by thread ``u``
+  (the loop variables' own updates, "loop:next" records, do not count: a GPU thread computes them from its
+  index); when the register is a reduction variable named by the source analysis it is a **reduction**;
+* **memory**: per byte, a LOAD of ``t`` reads a byte last stored by ``u`` (read after write), a STORE of ``t``
+  writes a byte last stored by ``u`` (write after write) or read by another thread (write after read); when
+  the record is the load or store of an update ``a[k] op= v`` it is an **atomic** update (a histogram), else
+  a carried dependence.
+
+A kernel loop with a carried dependence is **sequential** (its iterations are not independent threads),
+else **atomic** or **reduction** when it has those, else **parallel**. Memory is checked with a shadow of 8
+bytes per byte touched in a launch, kept per 4 KiB page; pages of earlier launches are reused. Above
+:data:`SHADOW_BUDGET_BYTES` of shadow the rest of that launch's memory is not checked, and the report says so.
+Register state is one int64 per register token.
+
+Without thread-space metadata (imported and native traces: the loop variables are not known) nothing is
+checked: ``ts_checked`` is 0 and ``ts_parallelFraction`` is the share of records with ``tid >= 0``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import njit
+
+from profiler.trace import Op, TraceChunk
+
+from ._base import Analyzer, grow_1d, ratio
+
+PAGE_SHIFT = 12
+PAGE = 1 << PAGE_SHIFT
+#: most bytes of memory shadow (two int32 per byte) one region may hold (PORTCAST_SHADOW_MB overrides)
+SHADOW_BUDGET_BYTES = 512 << 20
+
+#: dependence kinds (columns of the count tables)
+KINDS = ("carried_register", "reduction", "read_after_write", "write_after_read", "write_after_write", "atomic")
+CARRIED_KINDS = (0, 2, 3, 4)
+N_KINDS = len(KINDS)
+#: loop statistics columns after the kind counts
+LS_LAUNCHES, LS_THREADS, LS_RECORDS = N_KINDS, N_KINDS + 1, N_KINDS + 2
+LS_COLS = N_KINDS + 3
+
+# state columns
+ST_LAUNCH, ST_LAST_TID, ST_PREV_HOST, ST_LOOP, ST_LREC, ST_LMAX, ST_MEM_OFF, ST_LAST_PAGE, ST_LAST_SLOT, \
+    ST_KEYS_USED, ST_SLOTS_USED, ST_TRUNCATED = range(12)
+N_STATE = 12
+
+LOAD = np.uint8(Op.LOAD)
+STORE = np.uint8(Op.STORE)
+_HMUL = np.int64(-7046029254386353131)
+
+
+def shadow_budget() -> int:
+    env = os.environ.get("PORTCAST_SHADOW_MB")
+    if env:
+        try:
+            mb = int(env)
+        except ValueError:
+            raise ValueError(f"PORTCAST_SHADOW_MB={env!r} is not an integer") from None
+        if mb < 1:
+            raise ValueError(f"PORTCAST_SHADOW_MB={env!r} must be >= 1")
+        return mb << 20
+    return SHADOW_BUDGET_BYTES
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _page_find(pkeys, pslot, page):
+    """Slot of ``page`` (-1: absent) and the table cell where it is or would go."""
+    mask = pkeys.shape[0] - 1
+    h = ((page * _HMUL) >> 40) & mask
+    while True:
+        k = pkeys[h]
+        if k == page:
+            return pslot[h], h
+        if k < 0:
+            return -1, h
+        h = (h + 1) & mask
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note(kind, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats):
+    if counts[p, kind] == 0:
+        pc_ex[p, 2 * kind] = t
+        pc_ex[p, 2 * kind + 1] = other
+    counts[p, kind] += 1
+    if pc_loop[p] < 0:
+        pc_loop[p] = loop
+    loop_stats[loop + 1, kind] += 1
+
+
+@njit(cache=True, nogil=True)
+def _end_launch(state, loop_stats):
+    if state[ST_LAUNCH] > 0:
+        row = state[ST_LOOP] + 1
+        loop_stats[row, LS_LAUNCHES] += 1
+        loop_stats[row, LS_RECORDS] += state[ST_LREC]
+        if state[ST_LMAX] + 1 > loop_stats[row, LS_THREADS]:
+            loop_stats[row, LS_THREADS] = state[ST_LMAX] + 1
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, latch_loop, red_tok, wtag,
+           state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats):
+    """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
+    page and every page slot is in use by the current launch)."""
+    n = pc.shape[0]
+    launch = state[ST_LAUNCH]
+    last_tid = state[ST_LAST_TID]
+    prev_host = state[ST_PREV_HOST]
+    loop = state[ST_LOOP]
+    lrec = state[ST_LREC]
+    lmax = state[ST_LMAX]
+    mem_off = state[ST_MEM_OFF]
+    last_page = state[ST_LAST_PAGE]
+    last_slot = state[ST_LAST_SLOT]
+    nslots = wsh.shape[0]
+    stop = n
+    for i in range(start, n):
+        t = tid[i]
+        p = pc[i]
+        if t < 0:
+            prev_host = 1
+            d = dst[i]
+            if d > 0:
+                wtag[d] = 0
+            continue
+        if prev_host != 0 or t < last_tid:
+            # a new launch
+            state[ST_LOOP] = loop
+            state[ST_LREC] = lrec
+            state[ST_LMAX] = lmax
+            _end_launch(state, loop_stats)
+            launch += 1
+            state[ST_LAUNCH] = launch
+            loop = -1
+            lrec = 0
+            lmax = -1
+            mem_off = 0
+            last_page = -1
+        prev_host = 0
+        last_tid = t
+        if t > lmax:
+            lmax = t
+        if loop < 0 and latch_loop[p] >= 0:
+            loop = latch_loop[p]
+        o = op[i]
+        is_mem = (o == LOAD or o == STORE) and mem_off == 0
+        if is_mem:
+            # room for the pages this access touches, checked before the record changes any state (it is
+            # processed again from the start once the caller made room)
+            need = 0
+            pg = addr[i] >> PAGE_SHIFT
+            pg_end = (addr[i] + size[i] - 1) >> PAGE_SHIFT
+            while pg <= pg_end:
+                if pg != last_page:
+                    sl, cell = _page_find(pkeys, pslot, pg)
+                    if sl < 0:
+                        need += 1
+                pg += 1
+            if need > 0 and (state[ST_SLOTS_USED] + need > nslots
+                             or 2 * (state[ST_KEYS_USED] + need) > pkeys.shape[0]):
+                stop = -1 - i
+                break
+        me = np.int64(t + 1)
+        tag = (launch << 32) | me
+        # registers
+        for q in range(3):
+            s = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
+            if s > 0:
+                w = wtag[s]
+                if w != 0 and (w >> 32) == launch and w != tag:
+                    kind = 1 if red_tok[s] != 0 else 0
+                    _note(kind, p, loop, t, (w & 0xFFFFFFFF) - 1, counts, pc_loop, pc_ex, loop_stats)
+        d = dst[i]
+        if d > 0:
+            wtag[d] = 0 if is_ind[p] != 0 else tag
+        # memory
+        if is_mem:
+            a0 = addr[i]
+            a1 = a0 + size[i]
+            raw = 0
+            war = 0
+            waw = 0
+            other = np.int64(-1)
+            b = a0
+            while b < a1:
+                page = b >> PAGE_SHIFT
+                if page == last_page:
+                    slot = last_slot
+                else:
+                    slot, cell = _page_find(pkeys, pslot, page)
+                    if slot < 0:
+                        slot = state[ST_SLOTS_USED]
+                        state[ST_SLOTS_USED] = slot + 1
+                        state[ST_KEYS_USED] += 1
+                        pkeys[cell] = page
+                        pslot[cell] = slot
+                        pepoch[slot] = -1
+                    if pepoch[slot] != launch:
+                        wsh[slot, :] = 0
+                        rsh[slot, :] = 0
+                        pepoch[slot] = launch
+                    last_page = page
+                    last_slot = slot
+                base = page << PAGE_SHIFT
+                end = min(a1, base + PAGE)
+                if o == LOAD:
+                    for x in range(b - base, end - base):
+                        w = wsh[slot, x]
+                        if w != 0 and w != me:
+                            raw = 1
+                            other = w - 1
+                        r = rsh[slot, x]
+                        if r == 0:
+                            rsh[slot, x] = me
+                        elif r != me:
+                            rsh[slot, x] = -1
+                else:
+                    for x in range(b - base, end - base):
+                        w = wsh[slot, x]
+                        if w != 0 and w != me:
+                            waw = 1
+                            other = w - 1
+                        r = rsh[slot, x]
+                        if r != 0 and r != me:
+                            war = 1
+                            if r > 0:
+                                other = r - 1
+                        wsh[slot, x] = me
+                b = end
+            if raw + war + waw > 0:
+                if is_upd[p] != 0:
+                    _note(5, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+                else:
+                    if raw:
+                        _note(2, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+                    if war:
+                        _note(3, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+                    if waw:
+                        _note(4, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+        lrec += 1
+    state[ST_LAST_TID] = last_tid
+    state[ST_PREV_HOST] = prev_host
+    state[ST_LOOP] = loop
+    state[ST_LREC] = lrec
+    state[ST_LMAX] = lmax
+    state[ST_MEM_OFF] = mem_off
+    state[ST_LAST_PAGE] = last_page
+    state[ST_LAST_SLOT] = last_slot
+    return stop
+
+
+@njit(cache=True, nogil=True)
+def _rehash(pkeys, pslot, pepoch, launch, new_keys, new_slot, slot_map):
+    """Re-insert the pages of the current launch into ``new_keys``; stale pages (earlier launches) are
+    dropped and their slots freed. Returns (keys, slots) used; ``slot_map[old] = new slot`` (-1 dropped)."""
+    mask = new_keys.shape[0] - 1
+    used = 0
+    for h in range(pkeys.shape[0]):
+        k = pkeys[h]
+        if k < 0:
+            continue
+        s = pslot[h]
+        if pepoch[s] != launch:
+            continue
+        slot_map[s] = used
+        g = ((k * _HMUL) >> 40) & mask
+        while new_keys[g] >= 0:
+            g = (g + 1) & mask
+        new_keys[g] = k
+        new_slot[g] = used
+        used += 1
+    return used
+
+
+class ThreadSpaceChecker(Analyzer):
+    """Dependences between the threads of each launch (see the module docstring)."""
+
+    family = "threadspace"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meta: dict | None = None
+        self.is_ind = np.zeros(0, np.uint8)
+        self.is_upd = np.zeros(0, np.uint8)
+        self.latch_loop = np.zeros(0, np.int32)
+        self.red_tok = np.zeros(0, np.uint8)
+        self.wtag = np.zeros(0, np.int64)
+        self.state = np.zeros(N_STATE, np.int64)
+        self.state[ST_PREV_HOST] = 1
+        self.state[ST_LOOP] = -1
+        self.state[ST_LMAX] = -1
+        self.state[ST_LAST_PAGE] = -1
+        self.pkeys = np.full(64, -1, np.int64)
+        self.pslot = np.zeros(64, np.int64)
+        self.pepoch = np.zeros(0, np.int64)
+        self.wsh = np.zeros((0, PAGE), np.int32)
+        self.rsh = np.zeros((0, PAGE), np.int32)
+        self.counts = np.zeros((0, N_KINDS), np.int64)
+        self.pc_loop = np.zeros(0, np.int32)
+        self.pc_ex = np.zeros((0, 2 * N_KINDS), np.int64)
+        self.n_loops = 0
+        self.loop_stats = np.zeros((1, LS_COLS), np.int64)
+        self.n_par = 0
+        self.budget = shadow_budget()
+        self.truncated_launches = 0
+        self._finished = None
+
+    def configure(self, meta: dict | None) -> None:
+        """Take the region's ``thread_space`` metadata (before the first chunk)."""
+        if meta is None or not isinstance(meta, dict):
+            self.meta = None
+            return
+        self.meta = meta
+        loops = meta.get("loops") or []
+        self.n_loops = len(loops)
+        self.loop_stats = np.zeros((self.n_loops + 1, LS_COLS), np.int64)
+        top = 0
+        for k in ("induction_pcs", "update_pcs"):
+            top = max([top] + [int(p) for p in meta.get(k) or []])
+        top = max([top] + [int(loop.get("latch_pc") or 0) for loop in loops])
+        self._grow_pcs(top + 1)
+        for p in meta.get("induction_pcs") or []:
+            self.is_ind[int(p)] = 1
+        for p in meta.get("update_pcs") or []:
+            self.is_upd[int(p)] = 1
+        for loop in loops:
+            lp = int(loop.get("latch_pc") or 0)
+            if lp > 0:
+                self.latch_loop[lp] = int(loop["id"])
+        toks = [int(t) for t in (meta.get("reduction_tokens") or {})]
+        self._grow_tokens(max(toks, default=0) + 1)
+        for t in toks:
+            self.red_tok[t] = 1
+
+    def _grow_pcs(self, n: int) -> None:
+        self.is_ind = grow_1d(self.is_ind, n)
+        self.is_upd = grow_1d(self.is_upd, n)
+        self.latch_loop = grow_1d(self.latch_loop, n, -1)
+        self.counts = grow_1d(self.counts, n)
+        self.pc_loop = grow_1d(self.pc_loop, n, -1)
+        self.pc_ex = grow_1d(self.pc_ex, n)
+
+    def _grow_tokens(self, n: int) -> None:
+        self.red_tok = grow_1d(self.red_tok, n)
+        self.wtag = grow_1d(self.wtag, n)
+
+    def consume(self, chunk: TraceChunk) -> None:
+        n = len(chunk)
+        if not n:
+            return
+        self.n += n
+        tid = chunk.tid
+        if self.meta is None:
+            self.n_par += int(np.count_nonzero(tid >= 0))
+            return
+        self._grow_pcs(self.pc_capacity(chunk))
+        top = max(int(chunk.src1.max()), int(chunk.src2.max()), int(chunk.src3.max()), int(chunk.dst.max()))
+        self._grow_tokens(top + 1)
+        i = 0
+        while True:
+            r = _check(chunk.pc, chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size,
+                       tid, i, self.is_ind, self.is_upd, self.latch_loop, self.red_tok, self.wtag, self.state,
+                       self.pkeys, self.pslot, self.pepoch, self.wsh, self.rsh, self.counts, self.pc_loop,
+                       self.pc_ex, self.loop_stats)
+            if r >= 0:
+                break
+            i = -1 - r
+            self._make_room()
+
+    def _make_room(self) -> None:
+        """Room for one more shadow page: drop pages of earlier launches, grow the tables within the budget,
+        or stop checking memory for the rest of this launch."""
+        st = self.state
+        launch = int(st[ST_LAUNCH])
+        used_slots = int(st[ST_SLOTS_USED])
+        live = int(np.count_nonzero(self.pepoch[:used_slots] == launch)) if used_slots else 0
+        slots = self.wsh.shape[0]
+        page_bytes = 2 * 4 * PAGE
+        if live + 1 > slots:  # every slot belongs to this launch: grow the shadow
+            want = max(16, 2 * slots)
+            want = min(want, self.budget // page_bytes)
+            if want <= slots:
+                st[ST_MEM_OFF] = 1
+                self.truncated_launches += 1
+                return
+            self.wsh = grow_1d(self.wsh, want)
+            self.rsh = grow_1d(self.rsh, want)
+            self.pepoch = grow_1d(self.pepoch, want, -1)
+        cap = self.pkeys.shape[0]
+        while 2 * (live + 1) > cap:
+            cap *= 2
+        new_keys = np.full(cap, -1, np.int64)
+        new_slot = np.zeros(cap, np.int64)
+        slot_map = np.full(max(used_slots, 1), -1, np.int64)
+        used = _rehash(self.pkeys, self.pslot, self.pepoch, launch, new_keys, new_slot, slot_map)
+        keep = np.flatnonzero(slot_map[:used_slots] >= 0)
+        if keep.size:
+            order = np.argsort(slot_map[keep])
+            src = keep[order]
+            self.wsh[:used] = self.wsh[src]
+            self.rsh[:used] = self.rsh[src]
+            self.pepoch[:used] = self.pepoch[src]
+        self.pepoch[used:] = -1
+        self.pkeys, self.pslot = new_keys, new_slot
+        st[ST_KEYS_USED] = used
+        st[ST_SLOTS_USED] = used
+        st[ST_LAST_PAGE] = -1
+
+    def _final_stats(self) -> np.ndarray:
+        """Loop statistics with the launch still open counted (the state is not changed)."""
+        stats = self.loop_stats.copy()
+        st = self.state.copy()
+        _end_launch(st, stats)
+        return stats
+
+    def loop_verdicts(self) -> list[str]:
+        """Verdict per kernel loop of the metadata: parallel, reduction, atomic, sequential, or not run."""
+        stats = self._final_stats()
+        out = []
+        for k in range(self.n_loops):
+            out.append(_verdict(stats[k + 1]))
+        return out
+
+    def result(self) -> dict[str, float]:
+        if self.meta is None:
+            return {"ts_checked": 0.0, "ts_kernels": 0.0, "ts_carriedDeps": 0.0, "ts_reductionDeps": 0.0,
+                    "ts_atomicDeps": 0.0, "ts_parallelFraction": ratio(self.n_par, self.n)}
+        stats = self._final_stats()
+        kinds = stats[:, :N_KINDS].sum(axis=0)
+        par_records = 0
+        for row in stats:
+            if row[LS_LAUNCHES] and _verdict(row) != "sequential":
+                par_records += int(row[LS_RECORDS])
+        return {
+            "ts_checked": 1.0,
+            "ts_kernels": float(np.count_nonzero(stats[1:, LS_LAUNCHES])),
+            "ts_carriedDeps": float(sum(int(kinds[k]) for k in CARRIED_KINDS)),
+            "ts_reductionDeps": float(kinds[1]),
+            "ts_atomicDeps": float(kinds[5]),
+            "ts_parallelFraction": ratio(par_records, self.n),
+        }
+
+    def report(self, static=None, examples: int = 3) -> dict:
+        """What was found, per kernel loop: launches, threads (largest launch), records, dependence counts by
+        kind, verdict, and the source lines of the first ``examples`` dependences (file:line, text, kind,
+        count, one pair of threads). Loop ``-1`` collects launches no kernel loop's metadata names."""
+        if self.meta is None:
+            return {"checked": False, "loops": []}
+        stats = self._final_stats()
+        loops = []
+        ids = list(range(self.n_loops)) + ([-1] if stats[0, LS_LAUNCHES] or stats[0, :N_KINDS].any() else [])
+        for k in ids:
+            row = stats[k + 1]
+            ex = []
+            pcs = np.flatnonzero((self.pc_loop == k) & (self.counts.sum(axis=1) > 0))
+            items = []
+            for p in pcs:
+                for kind in range(N_KINDS):
+                    c = int(self.counts[p, kind])
+                    if c:
+                        items.append((-c, int(p), kind))
+            for negc, p, kind in sorted(items)[:examples]:
+                entry = static.get(p) if static is not None else None
+                ex.append({"kind": KINDS[kind], "pc": p, "count": -negc,
+                           "location": f"{entry.file}:{entry.line}" if entry else f"pc {p}",
+                           "text": entry.text if entry else "",
+                           "threads": [int(self.pc_ex[p, 2 * kind]), int(self.pc_ex[p, 2 * kind + 1])]})
+            loops.append({"id": k, "launches": int(row[LS_LAUNCHES]), "threads": int(row[LS_THREADS]),
+                          "records": int(row[LS_RECORDS]),
+                          "counts": {KINDS[j]: int(row[j]) for j in range(N_KINDS)},
+                          "verdict": _verdict(row) if row[LS_LAUNCHES] else "not run", "examples": ex})
+        return {"checked": True, "loops": loops, "memory_unchecked_launches": self.truncated_launches}
+
+
+def _verdict(row) -> str:
+    if any(row[k] for k in CARRIED_KINDS):
+        return "sequential"
+    if row[5]:
+        return "atomic"
+    if row[1]:
+        return "reduction"
+    return "parallel"
+
+
+def join_report(meta: dict | None, found: dict | None) -> dict | None:
+    """One description of a region's thread space: each kernel loop of the source analysis (``meta``, the
+    region's ``thread_space`` metadata) with what the check on the trace found for it (``found``,
+    :meth:`ThreadSpaceChecker.report`): launches, threads, records, dependence counts, examples, and the
+    ``verdict`` (from the trace when it was checked, else the source analysis's). None without metadata."""
+    if meta is None:
+        return None
+    by_id = {loop["id"]: loop for loop in (found or {}).get("loops", [])}
+    loops = []
+    for loop in meta.get("loops", []):
+        row = dict(loop)
+        dyn = by_id.get(loop["id"])
+        if dyn is not None:
+            row.update({k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")})
+            row["verdict"] = dyn["verdict"]
+        else:
+            row.update({"launches": None, "threads": None, "records": None, "counts": {}, "examples": []})
+            row["verdict"] = {"independent": "parallel"}.get(loop.get("static"), loop.get("static"))
+        loops.append(row)
+    if -1 in by_id:
+        dyn = by_id[-1]
+        loops.append({"id": -1, "how": "unknown", "function": "", "location": "", "header": "(launches no kernel "
+                      "loop of the metadata names)", "dims": 1, "static": "", "reductions": [], "atomics": [],
+                      "reasons": [], **{k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")},
+                      "verdict": dyn["verdict"]})
+    return {"how": meta.get("how", "none"), "loops": loops, "rejected": meta.get("rejected", []),
+            "notes": meta.get("notes", []), "checked": bool(found and found.get("checked")),
+            "memory_unchecked_launches": int((found or {}).get("memory_unchecked_launches", 0))}

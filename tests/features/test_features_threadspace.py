@@ -1,0 +1,236 @@
+"""The thread-space check on the trace (features/threadspace.py) against a slow, obviously correct reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from features.threadspace import KINDS, PAGE, ThreadSpaceChecker, join_report
+from profiler.trace import Op, TraceChunk
+
+LOAD, STORE, ALU = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU)
+
+
+def reference(rows, meta):
+    """Per loop (id -> dict) and per (pc, kind) counts, straight from the definitions in the module docstring."""
+    ind = set(meta["induction_pcs"])
+    upd = set(meta["update_pcs"])
+    red = {int(t) for t in meta["reduction_tokens"]}
+    latch = {loop["latch_pc"]: loop["id"] for loop in meta["loops"] if loop["latch_pc"]}
+    stats: dict = {}
+    per_pc: dict = {}
+    wtag: dict = {}
+    wbyte: dict = {}
+    rbyte: dict = {}
+    launch, prev_host, last_tid, loop, lrec, lmax = 0, True, -1, -1, 0, -1
+
+    def end():
+        if launch > 0:
+            s = stats.setdefault(loop, {"launches": 0, "threads": 0, "records": 0, **{k: 0 for k in KINDS}})
+            s["launches"] += 1
+            s["records"] += lrec
+            s["threads"] = max(s["threads"], lmax + 1)
+
+    def note(kind, pc):
+        stats.setdefault(loop, {"launches": 0, "threads": 0, "records": 0, **{k: 0 for k in KINDS}})[KINDS[kind]] += 1
+        per_pc[(pc, KINDS[kind])] = per_pc.get((pc, KINDS[kind]), 0) + 1
+
+    for pc, op, srcs, dst, addr, size, tid in rows:
+        if tid < 0:
+            prev_host = True
+            if dst:
+                wtag[dst] = None
+            continue
+        if prev_host or tid < last_tid:
+            end()
+            launch += 1
+            loop, lrec, lmax = -1, 0, -1
+        prev_host = False
+        last_tid = tid
+        lmax = max(lmax, tid)
+        if loop < 0 and pc in latch:
+            loop = latch[pc]
+        for s in srcs:
+            if s:
+                w = wtag.get(s)
+                if w is not None and w[0] == launch and w[1] != tid:
+                    note(1 if s in red else 0, pc)
+        if dst:
+            wtag[dst] = None if pc in ind else (launch, tid)
+        if op in (LOAD, STORE):
+            raw = war = waw = False
+            for b in range(addr, addr + size):
+                w = wbyte.get(b)
+                rb = rbyte.get(b)
+                if op == LOAD:
+                    raw |= w is not None and w[0] == launch and w[1] != tid
+                    if rb is None or rb[0] != launch:
+                        rbyte[b] = (launch, {tid})
+                    else:
+                        rb[1].add(tid)
+                else:
+                    waw |= w is not None and w[0] == launch and w[1] != tid
+                    war |= rb is not None and rb[0] == launch and bool(rb[1] - {tid})
+                    wbyte[b] = (launch, tid)
+            if raw or war or waw:
+                if pc in upd:
+                    note(5, pc)
+                else:
+                    for flag, kind in ((raw, 2), (war, 3), (waw, 4)):
+                        if flag:
+                            note(kind, pc)
+        lrec += 1
+    end()
+    return stats, per_pc
+
+
+def chunk_of(rows):
+    cols = {k: [] for k in ("pc", "op", "taken", "src1", "src2", "src3", "dst", "addr", "size", "tid")}
+    for pc, op, srcs, dst, addr, size, tid in rows:
+        cols["pc"].append(pc)
+        cols["op"].append(op)
+        cols["taken"].append(0)
+        for k, s in zip(("src1", "src2", "src3"), srcs):
+            cols[k].append(s)
+        cols["dst"].append(dst)
+        cols["addr"].append(addr if op in (LOAD, STORE) else 0)
+        cols["size"].append(size if op in (LOAD, STORE) else 0)
+        cols["tid"].append(tid)
+    return TraceChunk(pc=np.array(cols["pc"], np.int32), op=np.array(cols["op"], np.uint8),
+                      taken=np.array(cols["taken"], np.uint8), src1=np.array(cols["src1"], np.int32),
+                      src2=np.array(cols["src2"], np.int32), src3=np.array(cols["src3"], np.int32),
+                      dst=np.array(cols["dst"], np.int32), addr=np.array(cols["addr"], np.int64),
+                      size=np.array(cols["size"], np.int32), tid=np.array(cols["tid"], np.int64))
+
+
+def run(rows, meta, cuts=(), budget=None):
+    c = ThreadSpaceChecker()
+    if budget is not None:
+        c.budget = budget
+    c.configure(meta)
+    ch = chunk_of(rows)
+    lo = 0
+    for cut in sorted(set(cuts)) + [len(rows)]:
+        if cut > lo:
+            c.consume(ch.slice(lo, cut) if hasattr(ch, "slice") else TraceChunk(**{k: v[lo:cut] for k, v in ch.columns().items()}))
+            lo = cut
+    return c
+
+
+def checker_tables(c):
+    rep = c.report(None, examples=10 ** 6)
+    stats = {}
+    for loop in rep["loops"]:
+        stats[loop["id"]] = {"launches": loop["launches"], "threads": loop["threads"], "records": loop["records"],
+                             **loop["counts"]}
+    per_pc = {}
+    for p in range(c.counts.shape[0]):
+        for k in range(len(KINDS)):
+            if c.counts[p, k]:
+                per_pc[(p, KINDS[k])] = int(c.counts[p, k])
+    return stats, per_pc
+
+
+META = {"induction_pcs": [3], "update_pcs": [6, 7], "reduction_tokens": {"5": "s (+)"},
+        "loops": [{"id": 0, "latch_pc": 2}, {"id": 1, "latch_pc": 9}], "how": "marked"}
+
+
+@st.composite
+def traces(draw):
+    """Launches of a few threads; records read and write a small pool of registers and bytes of a small or a
+    page-spanning address range, so dependences of every kind occur, and launches of two kernel loops."""
+    rows = []
+    wide = draw(st.booleans())
+    span = 300 * PAGE if wide else 96
+    for _ in range(draw(st.integers(1, 4))):
+        for _ in range(draw(st.integers(0, 3))):
+            rows.append((1, ALU, (draw(st.integers(0, 6)), 0, 0), draw(st.integers(0, 6)), 0, 0, -1))
+        latch = draw(st.sampled_from([2, 9, 10]))
+        for t in range(draw(st.integers(1, 6))):
+            for _ in range(draw(st.integers(1, 8))):
+                pc = draw(st.integers(1, 12))
+                op = draw(st.sampled_from([LOAD, STORE, ALU, ALU]))
+                srcs = tuple(draw(st.integers(0, 6)) for _ in range(3))
+                dst = draw(st.integers(0, 6)) if op != STORE else 0
+                size = draw(st.sampled_from([1, 2, 4, 8]))
+                addr = draw(st.integers(0, span - 8))
+                rows.append((pc, op, srcs, dst, addr, size, t))
+            rows.append((latch, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, t))
+    cuts = draw(st.lists(st.integers(0, len(rows)), max_size=4))
+    return rows, cuts
+
+
+@given(traces())
+@settings(max_examples=300, deadline=None)
+def test_checker_matches_reference(case):
+    rows, cuts = case
+    c = run(rows, META, cuts)
+    ref_stats, ref_pc = reference(rows, META)
+    stats, per_pc = checker_tables(c)
+    assert per_pc == ref_pc
+    for k, s in ref_stats.items():
+        assert stats[k] == s, k
+    assert all(k in ref_stats or (not v["launches"] and not any(v[x] for x in KINDS)) for k, v in stats.items())
+
+
+@given(traces())
+@settings(max_examples=60, deadline=None)
+def test_small_shadow_budget_keeps_registers_exact(case):
+    """With room for 2 pages, memory is not checked past them in a launch; register dependences stay exact."""
+    rows, cuts = case
+    c = run(rows, META, cuts, budget=2 * 2 * 4 * PAGE)
+    ref_stats, ref_pc = reference(rows, META)
+    _, per_pc = checker_tables(c)
+    for (pc, kind), n in ref_pc.items():
+        if kind in ("carried_register", "reduction"):
+            assert per_pc.get((pc, kind)) == n
+        else:
+            assert per_pc.get((pc, kind), 0) <= n
+
+
+def test_a_carried_register_a_reduction_and_an_atomic_update():
+    """Three threads of one launch: r4 flows from thread 0 to 1 (carried), token 5 is the reduction, pcs 6/7
+    update the same 8 bytes (atomic), pc 8 writes what thread 0 read (write after read)."""
+    rows = [
+        (1, ALU, (0, 0, 0), 4, 0, 0, 0), (6, LOAD, (0, 0, 0), 0, 800, 8, 0), (7, STORE, (0, 0, 0), 0, 800, 8, 0),
+        (4, LOAD, (0, 0, 0), 0, 900, 4, 0), (11, ALU, (5, 0, 0), 5, 0, 0, 0), (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 0),
+        (3, ALU, (3, 0, 0), 3, 0, 0, 0),
+        (12, ALU, (4, 3, 0), 0, 0, 0, 1), (6, LOAD, (0, 0, 0), 0, 800, 8, 1), (7, STORE, (0, 0, 0), 0, 800, 8, 1),
+        (11, ALU, (5, 0, 0), 5, 0, 0, 1), (8, STORE, (0, 0, 0), 0, 902, 1, 1), (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 1),
+        (1, ALU, (0, 0, 0), 0, 0, 0, -1),
+    ]
+    c = run(rows, META)
+    res = c.result()
+    assert res == {"ts_checked": 1.0, "ts_kernels": 1.0, "ts_carriedDeps": 2.0, "ts_reductionDeps": 1.0,
+                   "ts_atomicDeps": 2.0, "ts_parallelFraction": 0.0}
+    loop = c.report(None)["loops"][0]
+    assert loop["verdict"] == "sequential" and loop["launches"] == 1 and loop["threads"] == 2 and loop["records"] == 13
+    assert loop["counts"] == {"carried_register": 1, "reduction": 1, "read_after_write": 0, "write_after_read": 1,
+                              "write_after_write": 0, "atomic": 2}
+    assert {(e["kind"], e["pc"], tuple(e["threads"])) for e in c.report(None, examples=10)["loops"][0]["examples"]} \
+        == {("carried_register", 12, (1, 0)), ("reduction", 11, (1, 0)), ("atomic", 6, (1, 0)), ("atomic", 7, (1, 0)),
+            ("write_after_read", 8, (1, 0))}
+
+
+def test_launches_are_ordered_and_independent_threads_are_parallel():
+    """A second launch reads what the first wrote: no dependence (launches run one after the other)."""
+    rows = [(4, STORE, (0, 0, 0), 0, 64 * t, 8, t) for t in range(4)] + [(2, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, 3)]
+    rows += [(5, LOAD, (0, 0, 0), 0, 64 * (3 - t), 8, t) for t in range(4)]
+    c = run(rows, META)
+    rep = join_report({**META, "loops": [{"id": 0, "latch_pc": 2, "static": "independent", "location": "f.py:3",
+                                          "header": "for i in range(4)"}, {"id": 1, "latch_pc": 9}]}, c.report(None))
+    assert rep["loops"][0]["verdict"] == "parallel" and rep["loops"][0]["launches"] == 1
+    assert rep["loops"][-1]["id"] == -1 and rep["loops"][-1]["launches"] == 1  # the second launch names no loop
+    assert c.result()["ts_parallelFraction"] == 1.0 and c.result()["ts_carriedDeps"] == 0.0
+
+
+def test_without_metadata_nothing_is_checked():
+    rows = [(1, ALU, (0, 0, 0), 4, 0, 0, 0), (1, ALU, (4, 0, 0), 4, 0, 0, 1), (1, ALU, (0, 0, 0), 0, 0, 0, -1)]
+    c = ThreadSpaceChecker()
+    c.configure(None)
+    c.consume(chunk_of(rows))
+    assert c.result() == {"ts_checked": 0.0, "ts_kernels": 0.0, "ts_carriedDeps": 0.0, "ts_reductionDeps": 0.0,
+                          "ts_atomicDeps": 0.0, "ts_parallelFraction": pytest.approx(2 / 3)}
+    assert c.report(None) == {"checked": False, "loops": []}
