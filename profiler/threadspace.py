@@ -96,14 +96,24 @@ def _target_names(tgt) -> set[str]:
     return {n.id for n in ast.walk(tgt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _index_text(idx: list) -> str:
+def _index_parts(idx: list) -> tuple:
     parts = []
     for i in idx:
         if isinstance(i, ast.Tuple):
             parts += [ast.unparse(e) for e in i.elts]
         else:
             parts.append(ast.unparse(i))
-    return ", ".join(parts)
+    return tuple(parts)
+
+
+def _index_text(idx: list) -> str:
+    return ", ".join(_index_parts(idx))
+
+
+def _site(base, idx: list, aug: bool, line: int, loops) -> "Site":
+    names = set().union(*(_names(i) for i in idx)) if idx else set()
+    direct = set().union(*(_direct_names(i) for i in idx)) if idx else set()
+    return Site(base, names, _index_text(idx), aug, line, loops, direct, _index_parts(idx))
 
 
 def _subscript_base(node) -> tuple[str | None, list]:
@@ -115,6 +125,23 @@ def _subscript_base(node) -> tuple[str | None, list]:
     if isinstance(node, ast.Name):
         return node.id, idx[::-1]
     return None, idx[::-1]
+
+
+def _element_origin(it, resolve):
+    """What a loop variable's value is computed from, for the dependence closure: the start of a
+    ``range(start, stop, step)`` (the stop and step shape the iteration space, they do not pick the element:
+    ``for k in range(0, n, m)`` visits the same elements whatever ``m``), the iterable of ``for v in xs``, and
+    None for ``range(stop)``."""
+    inner = it
+    if isinstance(inner, ast.Call):
+        ok, obj = resolve(inner.func)
+        if ok and obj is _markers.parallel and len(inner.args) == 1:
+            inner = inner.args[0]
+    if isinstance(inner, ast.Call) and isinstance(inner.func, (ast.Name, ast.Attribute)):
+        name = inner.func.attr if isinstance(inner.func, ast.Attribute) else inner.func.id
+        if name in ("range", "prange") and not inner.keywords:
+            return inner.args[0] if len(inner.args) >= 2 else None
+    return it
 
 
 def _is_marked_iter(it, resolve) -> bool:
@@ -139,6 +166,24 @@ class Site:
     aug: bool
     line: int
     loops: tuple  # loop keys of the enclosing loops in this function, outermost first
+    direct_names: set = dataclasses.field(default_factory=set)  # index names outside nested indices
+    parts: tuple = ()  # text of each index component
+
+
+@dataclasses.dataclass(frozen=True)
+class Effect:
+    """A load or store of an array element that a caller can see."""
+
+    kind: str  # "load" or "store"
+    base: str  # the array: a parameter or global of the function the effect is expressed in (or an alias)
+    direct: frozenset  # names the element depends on directly (see FuncFacts.store_dependence)
+    every: frozenset  # names it depends on at all
+    aug: bool  # the store of an update `a[k] op= v`
+    loc: str  # file:line of the subscript
+    key: tuple  # the element expression: (function, array name there, index text, enclosing argument indices...)
+    loops: tuple  # loop keys enclosing it (or the call) in the function it is expressed in
+    name: str  # the array's name where the effect is expressed (before aliases are resolved)
+    parts: tuple = ()  # text of each index component, in the function of key[0]
 
 
 @dataclasses.dataclass
@@ -236,6 +281,11 @@ class FuncFacts:
         if node is None:
             return
         inner = set()
+        for n in ast.walk(node):  # a sub-array passed to a traced function is not read here: the callee reads it
+            if isinstance(n, ast.Call) and self.callee_of(n) is not None:
+                for a in list(n.args) + [k.value for k in n.keywords]:
+                    if isinstance(a, ast.Subscript):
+                        inner.add(id(a))
         for n in ast.walk(node):
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and id(n) not in inner:
                 v = n.value
@@ -244,8 +294,7 @@ class FuncFacts:
                     v = v.value
                 base, idx = _subscript_base(n)
                 if base is not None:
-                    names = set().union(*(_names(i) for i in idx)) if idx else set()
-                    self.loads.append(Site(base, names, _index_text(idx), False, n.lineno, loops))
+                    self.loads.append(_site(base, idx, False, n.lineno, loops))
             elif isinstance(n, ast.Call):
                 fn = self.callee_of(n)
                 if fn is not None:
@@ -265,8 +314,7 @@ class FuncFacts:
                 self._store_target(e.value if isinstance(e, ast.Starred) else e, loops, aug, value)
         elif isinstance(tgt, ast.Subscript):
             base, idx = _subscript_base(tgt)
-            names = set().union(*(_names(i) for i in idx)) if idx else set()
-            self.stores.append(Site(base, names, _index_text(idx), aug, tgt.lineno, loops))
+            self.stores.append(_site(base, idx, aug, tgt.lineno, loops))
             for i in idx:
                 self._expr(i, loops)
         elif isinstance(tgt, ast.Attribute):
@@ -281,8 +329,9 @@ class FuncFacts:
                 self.loops[key] = LoopFacts(s, key, loops[-1] if loops else None, marked, targets, s.lineno)
                 if isinstance(s, ast.For):
                     self._expr(s.iter, loops)
+                    origin = _element_origin(s.iter, self.resolve)
                     for t in targets:
-                        self._dep(t, s.iter)
+                        self._dep(t, origin)
                 else:
                     self._expr(s.test, loops + (key,))
                 self._walk(s.body, loops + (key,))
@@ -351,44 +400,70 @@ class FuncFacts:
             return "indirect"
         return "none"
 
-    def effects(self) -> list[tuple]:
-        """Stores this function does (itself and through its callees) to memory its caller can see:
-        ``(base, is_param, direct, indirect, aug, location)`` with ``base`` a parameter (``is_param``) or a
-        global name, and ``direct`` / ``indirect`` the parameters the stored element's address depends on
-        directly / at all (see :meth:`store_dependence`). Stores to arrays created inside the function are
-        private and left out."""
+    def site_effects(self, visible_only: bool = True) -> list["Effect"]:
+        """This function's own subscript loads and stores, in terms of its local names; ``visible_only``: only
+        those of arrays a caller can see (not of arrays made inside the function)."""
+        out = []
+        for kind, sites in (("store", self.stores), ("load", self.loads)):
+            for st in sites:
+                base = self._visible_base(st.base) if visible_only else st.base
+                if base is None:
+                    continue
+                out.append(Effect(kind, base, frozenset(st.direct_names), frozenset(st.index_names), st.aug,
+                                  _loc(self.file, st.line), (self.qualname, st.base, st.index_text), st.loops,
+                                  st.base, st.parts))
+        return out
+
+    def call_effects(self, c: "CallSite") -> list["Effect"]:
+        """The loads and stores a call does (through the callee and its callees) on arrays this function can
+        see, in terms of this function's names. An argument ``levels[k]`` (an array of a list, a row of a
+        matrix) stands for the container ``levels`` at an element that depends on ``k`` directly."""
+        out = []
+        for e in c.callee.effects():
+            direct, every = set(), set()
+            for p in e.every:
+                a = c.args.get(p)
+                if a is None:
+                    continue
+                every |= _names(a)
+                if p in e.direct:
+                    direct |= _direct_names(a)
+            key = e.key
+            if e.base in c.callee.params:
+                a = c.args.get(e.base)
+                while isinstance(a, ast.Subscript):  # levels[k]: the container, at k
+                    direct |= _names(a.slice)
+                    every |= _names(a.slice)
+                    key = key + (ast.unparse(a.slice),)
+                    a = a.value
+                if not isinstance(a, ast.Name):
+                    continue
+                base = self._visible_base(a.id)
+                name = a.id
+                if base is None:
+                    continue
+            else:
+                base = name = e.base
+            out.append(Effect(e.kind, base, frozenset(direct), frozenset(every), e.aug, e.loc, key, c.loops, name,
+                              e.parts))
+        return out
+
+    def effects(self) -> list["Effect"]:
+        """Loads and stores this function does (itself and through its callees) on arrays its caller can see
+        (parameters and globals; arrays made inside it are private to the call), with ``direct`` / ``every``
+        = the parameters the element depends on directly / at all (see :meth:`store_dependence`)."""
         if self._effects is not None:
             return self._effects
         self._effects = []  # recursion: a function reached again while it is summarised adds nothing more
         params = set(self.params)
         out = []
-        for st in self.stores:
-            base = self._visible_base(st.base)
-            if base is None:
-                continue
-            direct = (self.roots_of(st.index_names, direct=True) | self.roots_of({st.base})) & params
-            every = (self.roots_of(st.index_names) | self.roots_of({st.base})) & params
-            out.append((base, base in params, frozenset(direct), frozenset(every), st.aug, _loc(self.file, st.line)))
-        for c in self.calls:
-            for base, is_param, direct, every, aug, loc in c.callee.effects():
-                d2, e2 = set(), set()
-                for p in every:
-                    e = c.args.get(p)
-                    if e is None:
-                        continue
-                    e2 |= self.roots_of(_names(e)) & params
-                    if p in direct:
-                        d2 |= self.roots_of(_direct_names(e), direct=True) & params
-                if is_param:
-                    e = c.args.get(base)
-                    if not isinstance(e, ast.Name):
-                        continue
-                    b = self._visible_base(e.id)
-                    if b is None:
-                        continue
-                    out.append((b, b in params, frozenset(d2), frozenset(e2), aug, loc))
-                else:
-                    out.append((base, False, frozenset(d2), frozenset(e2), aug, loc))
+        local = self.site_effects() + [e for c in self.calls for e in self.call_effects(c)]
+        for e in local:
+            base_roots = self.roots_of({e.name})
+            direct = (self.roots_of(set(e.direct), direct=True) | base_roots) & params
+            every = (self.roots_of(set(e.every)) | base_roots) & params
+            out.append(Effect(e.kind, e.base, frozenset(direct), frozenset(every), e.aug, e.loc, e.key, (), e.base,
+                              e.parts))
         self._effects = out
         return out
 
@@ -686,6 +761,16 @@ def _private_arrays(body, local: set) -> set:
     return out
 
 
+def _effect_text(e: Effect, f: FuncFacts) -> str:
+    """How a load or store reads in the loop's function: ``a[i - 1]``, or ``levels[lev]`` (as ``u[i, j, k]``
+    in smooth) for one done by a called function."""
+    func, name, index = e.key[:3]
+    if func == f.qualname and len(e.key) == 3:
+        return f"`{name}[{index}]`"
+    outer = "".join(f"[{k}]" for k in reversed(e.key[3:]))
+    return f"`{e.name}{outer}` (as `{name}[{index}]` in {func})"
+
+
 def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
     """Static verdict on loop ``lf`` of function ``f`` (see the module docstring)."""
     node = lf.node
@@ -716,72 +801,64 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         else:
             reasons.append(f"{_loc(file, exposed[name])}: `{name}` is read before it is assigned in an iteration and "
                            f"assigned at line {assigned[name]}: its value is carried from one iteration to the next")
-    # memory
-    inside = [st for st in f.stores if lf.key in st.loops]
-    loads = [ld for ld in f.loads if lf.key in ld.loops]
+    # memory: the loop's own loads and stores, and those of the functions it calls
     private = _private_arrays(node.body, f.locals)
     taint = set(lf.targets)
     atomics: list[str] = []
     notes: list[str] = []
-    written: dict[str, set] = {}
     var = ", ".join(sorted(lf.targets)) or "the iteration"
-    for st in inside:
-        base = st.base
-        if base is None or base in private:
-            continue
-        written.setdefault(base, set()).add(st.index_text)
-        how = f.store_dependence(st.index_names, base, taint)
-        what = f"`{base}[{st.index_text}]`"
-        if how == "direct":
-            continue
-        if st.aug:
-            atomics.append(f"{base}[{st.index_text}] ({_loc(file, st.line)})")
-        elif how == "indirect":
-            notes.append(f"{_loc(file, st.line)}: {what} scatters through loaded indices: iterations write distinct "
-                         "elements only if those indices differ (checked on the trace)")
-        else:
-            reasons.append(f"{_loc(file, st.line)}: every iteration stores {what} (the index does not depend on "
-                           f"{var}): conflicting writes")
+    effects = [e for e in f.site_effects(visible_only=False) if lf.key in e.loops]
     for c in f.calls:
-        if lf.key not in c.loops:
+        if lf.key in c.loops:
+            effects += [e for e in f.call_effects(c)]
+    effects = [e for e in effects if e.name not in private]
+    written: dict[str, list] = {}
+    for e in effects:
+        if e.kind != "store":
             continue
-        for base, is_param, direct, every, aug, loc in c.callee.effects():
-            if is_param:
-                e = c.args.get(base)
-                if not isinstance(e, ast.Name) or e.id in private:
-                    continue
-                b = e.id
-                base_direct = f.depends_on({b}, taint)
-            else:
-                b = base
-                base_direct = False
-            d_names, e_names = set(), set()
-            for p in every:
-                e = c.args.get(p)
-                if e is None:
-                    continue
-                e_names |= _names(e)
-                if p in direct:
-                    d_names |= _direct_names(e)
-            if base_direct or f.depends_on(d_names, taint, direct=True):
-                continue
-            callee = c.callee.qualname
-            if aug:
-                atomics.append(f"{b} via {callee} ({loc})")
-            elif f.depends_on(e_names, taint):
-                notes.append(f"{_loc(file, c.line)}: {callee} scatters into `{b}` at {loc} through loaded indices "
-                             "(checked on the trace)")
-            else:
-                reasons.append(f"{_loc(file, c.line)}: every iteration's call of {callee} stores into `{b}` at {loc} "
-                               "at indices that do not depend on the iteration: conflicting writes")
-    for ld in loads:
-        if ld.base in written and ld.index_text not in written[ld.base] and f.depends_on(ld.index_names, taint):
-            stores = ", ".join(f"`{ld.base}[{t}]`" for t in sorted(written[ld.base]))
-            reasons.append(f"{_loc(file, ld.line)}: reads `{ld.base}[{ld.index_text}]` while the loop stores {stores}: "
-                           "a value written by another iteration may be read")
+        written.setdefault(e.name, []).append(e)
+        direct = f.depends_on(set(e.direct), taint, direct=True) or f.depends_on({e.name}, taint)
+        if direct:
+            continue
+        what = _effect_text(e, f)
+        if e.aug:
+            atomics.append(f"{what} ({e.loc})")
+        elif f.depends_on(set(e.every), taint):
+            notes.append(f"{e.loc}: {what} scatters through loaded indices: iterations write distinct elements only "
+                         "if those indices differ (checked on the trace)")
+        else:
+            reasons.append(f"{e.loc}: every iteration stores {what} (the element does not depend on {var}): "
+                           "conflicting writes")
+    def picks(texts) -> bool:
+        names = set().union(*(_names(ast.parse(t, mode="eval")) for t in texts))
+        return bool(names) and f.depends_on(names, taint, direct=True)
+
+    def same_part(r: Effect, w: Effect) -> bool:
+        """The load reads only what the store writes in the same iteration: the same element expression, the
+        same sub-array ``levels[lev]`` or the same row ``a[i, j - 1]`` / ``a[i, j]`` picked by the loop
+        variable itself."""
+        if r.key == w.key:
+            return True
+        outer = r.key[3:]
+        if outer and outer == w.key[3:] and picks(outer):
+            return True
+        if r.key[:2] == w.key[:2] and r.key[0] == f.qualname and not outer and not w.key[3:]:
+            return any(a == b and picks([a]) for a, b in zip(r.parts, w.parts))
+        return False
+
+    for e in effects:
+        if e.kind != "load" or e.name not in written:
+            continue
+        if not any(same_part(e, w) for w in written[e.name]):
+            stores = ", ".join(sorted({_effect_text(w, f) for w in written[e.name]}))
+            reasons.append(f"{e.loc}: reads {_effect_text(e, f)} while the loop stores {stores}: a value written by "
+                           "another iteration may be read")
     for line, loops, method in f.order_calls:
         if lf.key in loops:
             reasons.append(f"{_loc(file, line)}: .{method}() grows a container in iteration order")
+    reasons = list(dict.fromkeys(reasons))
+    notes = list(dict.fromkeys(notes))
+    atomics = list(dict.fromkeys(atomics))
     if reasons:
         return Verdict("sequential", reductions, atomics, reasons + notes)
     if atomics:

@@ -1,0 +1,297 @@
+"""The thread space chosen from the source (profiler/threadspace.py): verdicts on loop patterns, the choice
+among loops and called functions, nest collapse, and what reaches the trace and its metadata."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import portcast
+from profiler.session import trace_function
+from profiler.threadspace import analyse_function
+from profiler.trace import MemorySink
+
+MODES = ("interpreted", "compiled")
+
+
+def plan(fn):
+    meta = analyse_function(fn).to_json()
+    loops = [(lp["function"], lp["header"], lp["dims"], lp["static"], lp["reductions"]) for lp in meta["loops"]]
+    return meta["how"], loops, meta
+
+
+# ---- verdicts on single loops -------------------------------------------------------------------------------
+
+
+def k_independent(x, y):
+    for i in range(x.shape[0]):
+        t = 2.0 * x[i]
+        y[i] = t + 1.0
+
+
+def k_sum(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s
+
+
+def k_max_if(x):
+    best = -1e300
+    arg = -1
+    for i in range(x.shape[0]):
+        if x[i] > best:
+            best = x[i]
+            arg = i
+    return arg
+
+
+def k_minmax(x):
+    lo = 1e300
+    for i in range(x.shape[0]):
+        lo = min(lo, x[i])
+    return lo
+
+
+def k_scan(x, out):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += x[i]
+        out[i] = acc
+
+
+def k_recurrence(x):
+    v = 1.0
+    for i in range(x.shape[0]):
+        v = v * 0.5 + x[i] * v
+    return v
+
+
+def k_in_place_shift(x):
+    for i in range(1, x.shape[0]):
+        x[i] = x[i - 1] + x[i]
+
+
+def k_same_element_update(x):
+    for i in range(x.shape[0]):
+        x[i] = x[i] * 2.0
+
+
+def k_histogram(data, count):
+    for i in range(data.shape[0]):
+        count[data[i]] += 1
+
+
+def k_same_store(x, out):
+    for i in range(x.shape[0]):
+        out[0] = x[i]
+
+
+def k_private(x, out):
+    for i in range(x.shape[0]):
+        tmp = np.zeros(3)
+        tmp[0] = x[i]
+        tmp[1] = 2.0 * x[i]
+        out[i] = tmp[0] + tmp[1]
+
+
+def k_row_view(a):
+    for i in range(a.shape[0]):
+        row = a[i]
+        for j in range(a.shape[1]):
+            row[j] = 0.0
+
+
+def k_break(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            break
+        x[i] = 1.0
+
+
+def k_append(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(x[i])
+    return out
+
+
+def k_while(x):
+    i = 0
+    while i < x.shape[0]:
+        x[i] = 0.0
+        i += 1
+
+
+def k_maybe_unset(x, out):
+    for i in range(x.shape[0]):
+        for k in range(3):
+            last = x[i] + k
+        out[i] = last
+
+
+@pytest.mark.parametrize("fn, verdict, reductions, dims", [
+    (k_independent, "independent", [], 1),
+    (k_sum, "reduction", ["s (+)"], 1),
+    (k_max_if, "reduction", ["best (min/max)"], 1),
+    (k_minmax, "reduction", ["lo (min)"], 1),
+    (k_scan, "scan", ["acc (+ scan)"], 1),
+    (k_same_element_update, "independent", [], 1),
+    (k_histogram, "atomic", [], 1),
+    (k_private, "independent", [], 1),
+    (k_row_view, "independent", [], 1),
+    (k_maybe_unset, "independent", [], 1),
+])
+def test_parallel_verdicts(fn, verdict, reductions, dims):
+    how, loops, meta = plan(fn)
+    assert how == "inferred"
+    assert loops == [(fn.__qualname__, loops[0][1], dims, verdict, reductions)]
+    assert meta["rejected"] == []
+
+
+@pytest.mark.parametrize("fn, why", [
+    (k_recurrence, "`v` is read before it is assigned in an iteration"),
+    (k_in_place_shift, "reads `x[i - 1]` while the loop stores `x[i]`"),
+    (k_same_store, "every iteration stores `out[0]` (the element does not depend on i): conflicting writes"),
+    (k_break, "break (the iterations after the exit must not run)"),
+    (k_append, ".append() grows a container in iteration order"),
+    (k_while, "a while loop"),
+])
+def test_sequential_loops_are_no_thread_space(fn, why):
+    how, loops, meta = plan(fn)
+    assert how == "none" and loops == []
+    assert len(meta["rejected"]) == 1
+    assert any(why in w for w in meta["rejected"][0]["why"]), meta["rejected"][0]["why"]
+    line = fn.__code__.co_firstlineno
+    assert any(f"test_profiler_threadspace.py:{line + d}:" in w for d in range(1, 6) for w in meta["rejected"][0]["why"])
+
+
+def test_histogram_names_the_atomic_array():
+    _, _, meta = plan(k_histogram)
+    line = k_histogram.__code__.co_firstlineno + 2
+    assert meta["loops"][0]["atomics"] == [f"`count[data[i]]` ({__file__}:{line})"]
+
+
+# ---- choosing among loops and functions ------------------------------------------------------------------------
+
+
+def h_scale(x, a):
+    for i in range(x.shape[0]):
+        x[i] *= a
+
+
+def h_norm2(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i] * x[i]
+    return s
+
+
+def power_iteration(x, steps):
+    lam = 0.0
+    for it in range(steps):
+        lam = h_norm2(x)
+        h_scale(x, 1.0 / lam)
+    return lam
+
+
+def marked_helper(x, y):
+    for i in numba.prange(x.shape[0]):
+        y[i] = 2.0 * x[i]
+
+
+def uses_marked_helper(x, y, steps):
+    for s in range(steps):
+        marked_helper(x, y)
+        for i in range(x.shape[0]):  # independent, but the region marks its loops: this one stays on the host
+            x[i] = y[i]
+
+
+def nested_marks(a):
+    for i in numba.prange(a.shape[0]):
+        for j in numba.prange(a.shape[1]):
+            for k in range(a.shape[2]):
+                a[i, j, k] = i + j + k
+
+
+def marked_outer_sequential_inner(a):
+    for i in portcast.parallel(range(a.shape[0])):
+        for j in range(1, a.shape[1]):
+            a[i, j] += a[i, j - 1]
+
+
+def inner_kernel_also_called_inside(x, y):
+    for i in range(x.shape[0]):
+        y[i] = h_norm2(x[i:i + 1])
+    return h_norm2(x)
+
+
+def test_kernels_in_called_functions_under_a_host_iteration_loop():
+    how, loops, meta = plan(power_iteration)
+    assert how == "inferred"
+    assert [(f, d, v) for f, _, d, v, _ in loops] == [("h_norm2", 1, "reduction"), ("h_scale", 1, "independent")]
+    assert [r["header"] for r in meta["rejected"]] == ["for it in range(steps)"]
+    line = h_norm2.__code__.co_firstlineno + 3
+    assert meta["rejected"][0]["why"][0] == (
+        f"{__file__}:{line}: reads `x` (as `x[i]` in h_norm2) while the loop stores `x` (as `x[i]` in h_scale): "
+        "a value written by another iteration may be read")
+
+
+def test_marks_in_helpers_are_used_and_unmarked_loops_stay_on_the_host():
+    how, loops, _ = plan(uses_marked_helper)
+    assert how == "marked"
+    assert [(f, d, v) for f, _, d, v, _ in loops] == [("marked_helper", 1, "independent")]
+
+
+def test_perfect_nests_collapse_until_a_sequential_loop():
+    assert plan(nested_marks)[1] == [("nested_marks", "for i in numba.prange(a.shape[0])", 3, "independent", [])]
+    _, loops, _ = plan(marked_outer_sequential_inner)
+    assert [(d, v) for _, _, d, v, _ in loops] == [(1, "independent")]
+
+
+def test_a_function_called_from_inside_a_kernel_gives_no_second_thread_space():
+    how, loops, meta = plan(inner_kernel_also_called_inside)
+    assert [(f, v) for f, _, _, v, _ in loops] == [("inner_kernel_also_called_inside", "independent")]
+    assert any("h_norm2 is also called from inside another thread loop" in n for n in meta["notes"])
+
+
+# ---- what reaches the trace -------------------------------------------------------------------------------------
+
+
+def grid(a):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            a[i, j] = i * 10 + j
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_collapsed_nest_numbers_threads_by_linear_index(mode):
+    a = np.zeros((3, 4))
+    sink = MemorySink()
+    res = trace_function(grid, (a,), sinks=[sink], mode=mode)
+    info, static, chunk = sink.regions[0]
+    stores = chunk.tid[chunk.op == 9]
+    assert stores.tolist() == list(range(12))
+    assert res.info.n_threads == 12 and a[2, 3] == 23.0
+    ts = info.extra["thread_space"]
+    loop = ts["loops"][0]
+    assert loop["dims"] == 2 and loop["nest"] == [f"{__file__}:{grid.__code__.co_firstlineno + 1}",
+                                                   f"{__file__}:{grid.__code__.co_firstlineno + 2}"]
+    assert static[loop["latch_pc"]].kind == "branch:loop" and static[loop["latch_pc"]].line == \
+        grid.__code__.co_firstlineno + 2
+    assert sorted(ts["induction_pcs"]) == sorted(e.pc for e in static if e.kind == "loop:next")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_kernels_in_helpers_are_launched_once_per_call(mode):
+    x = np.full(5, 2.0)
+    sink = MemorySink()
+    trace_function(power_iteration, (x, 3), sinks=[sink], mode=mode)
+    info, static, chunk = sink.regions[0]
+    tid = chunk.tid
+    starts = np.flatnonzero((tid >= 0) & (np.r_[True, tid[:-1] < 0] | (tid < np.r_[-1, tid[:-1]])))
+    assert len(starts) == 6  # norm, scale per iteration
+    assert info.n_threads == 5
+    ts = info.extra["thread_space"]
+    assert list(ts["reduction_tokens"].values()) == [f"s (+), {__file__}:{h_norm2.__code__.co_firstlineno + 2}"]
