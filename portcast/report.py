@@ -228,8 +228,18 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     model : the model, optional: when its metadata says provisional, the label line follows the prediction
     """
     a = expl.attrs
-    console.print(f"[bold]{label}[/]: predicted speedup [bold]{a['prediction']:.3g}x[/]"
-                  f" ({'port' if a['prediction'] > 1 else 'do not port'})", highlight=False)
+    pred = a["prediction"]
+    if a.get("outside_targets"):
+        lo, hi = a["target_range"]
+        side, bound = ("below", lo) if pred < lo else ("above", hi)
+        console.print(f"[bold]{escape(label)}[/]: predicted speedup [bold]{side} {bound:.3g}x[/], the "
+                      f"{'lowest' if side == 'below' else 'highest'} speedup in the model's training data (its own "
+                      f"value, {pred:.3g}x, lies outside what it was trained on) "
+                      f"({'port' if side == 'above' and bound > 1 else 'do not port' if bound <= 1 else 'unclear'})",
+                      highlight=False, soft_wrap=True)
+    else:
+        console.print(f"[bold]{escape(label)}[/]: predicted speedup [bold]{pred:.3g}x[/]"
+                      f" ({'port' if pred > 1 else 'do not port'})", highlight=False)
     if model is not None:
         print_model_label(console, model)
     ft = Table(title="features vs training range", title_justify="left")
@@ -260,9 +270,15 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
                           "extrapolates and may be far off", highlight=False)
     if a.get("outside_targets"):
         lo, hi = a["target_range"]
-        err_console.print(f"[yellow]warning:[/] {label}: the predicted {a['prediction']:.3g}x lies outside the "
-                          f"speedups the model was trained on ({lo:.3g}x to {hi:.3g}x): read it as a bound, not a "
-                          "value", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {label}: the model's value {a['prediction']:.3g}x lies outside the "
+                          f"speedups it was trained on ({lo:.3g}x to {hi:.3g}x): read it as a bound, not a value",
+                          highlight=False, soft_wrap=True)
+    nov = a.get("novelty", float("nan"))
+    if nov == nov and nov > 1:
+        err_console.print(f"[yellow]warning:[/] {label}: unlike every training point (novelty {nov:.2g}: farther from "
+                          "the training data, in the model's features, than any training point is from the rest); "
+                          "the interaction terms were never fitted near it, so the number is a guess",
+                          highlight=False, soft_wrap=True)
     if a["transform"] == "none" and a["prediction"] <= 0:
         err_console.print(f"[yellow]warning:[/] {label}: the linear model predicts a non-positive speedup",
                           highlight=False)

@@ -31,8 +31,10 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
         True when any of its features is). ``attrs`` holds ``prediction`` (speedup),
         ``prediction_transformed``, ``transform``, ``extrapolating`` (any feature out of range),
         ``clipped`` (for a model with ``clip_features``: the features that were clipped to their training
-        range, as ``(name, value, bound)``; their terms use the bound) and ``outside_targets`` (the
-        prediction lies outside the range of the training speedups, when the model records it).
+        range, as ``(name, value, bound)``; their terms use the bound), ``outside_targets`` (the
+        prediction lies outside the range of the training speedups, when the model records it) and
+        ``novelty`` (:meth:`InteractionSearchRegressor.novelty`: above 1 the region is farther from the
+        training points than any of them is from the rest; NaN when the model does not record them).
 
     Raises
     ------
@@ -82,6 +84,7 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
     pred = float(inverse_transform(np.array([total]), model.transform)[0])
     if not np.isfinite(pred):
         raise ValueError("prediction overflow (input far outside the training range)")
+    novelty = float(model.novelty(frame)[0])
     tmin, tmax = getattr(model, "target_min_", np.nan), getattr(model, "target_max_", np.nan)
     outside = bool(np.isfinite(tmin) and np.isfinite(tmax) and not (tmin <= pred <= tmax))
     df.attrs.update(
@@ -92,5 +95,6 @@ def explain_prediction(model: InteractionSearchRegressor, x) -> pd.DataFrame:
         clipped=clipped,
         outside_targets=outside,
         target_range=(float(tmin), float(tmax)),
+        novelty=novelty,
     )
     return df

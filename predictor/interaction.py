@@ -239,6 +239,9 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         Training range of every input feature.
     target_min_, target_max_ : float
         Range of the training speedups (NaN for a model file that does not record it).
+    train_points_ : ndarray of shape (n_train, k)
+        The training points' values of the chosen features (for :meth:`novelty`; absent from model files
+        that do not record them).
     scores_ : DataFrame
         One row per scored subset: ``features`` (tuple), ``score`` (harmonic mean of split errors),
         ``mean_error`` (arithmetic mean), ``n_singular`` (singular splits), ``stage`` (1 or 2; always 2 for
@@ -398,8 +401,8 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         all_subsets = np.array(list(itertools.combinations(range(p), k)), dtype=np.int64).reshape(-1, k)
         req_idx = [kept.index(c) for c in required]
         if req_idx:
-            all_subsets = all_subsets[np.all(np.isin(np.array(req_idx)[:, None, None], all_subsets[None]).any(axis=2),
-                                             axis=0)]
+            keep = np.all([np.any(all_subsets == r, axis=1) for r in req_idx], axis=0)
+            all_subsets = all_subsets[keep].reshape(-1, k)
         if self.search == "exhaustive":
             subsets = all_subsets
             stage = np.full(len(subsets), 2, dtype=np.int8)
@@ -466,6 +469,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"singular design for the chosen subset {self.subset_} on all training data")
         self.coef_ = coef
         self.terms_ = term_names(self.subset_)
+        self.train_points_ = df[list(self.subset_)].to_numpy(dtype=np.float64).copy()
         self.n_train_ = n
         self.validation_size_ = n_test
         return self
@@ -499,6 +503,33 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             df = pd.DataFrame(arr[:, self.subset_indices_], columns=list(self.subset_))
         check_finite(df, "X")
         return df.to_numpy(dtype=np.float64)
+
+    def novelty(self, X) -> np.ndarray:
+        """How far each row lies from the training points, in the chosen features (standardised): the
+        distance to the nearest training point divided by the largest such distance among the training points
+        themselves (each to its nearest other). Above 1 a row is farther from the data than any training point
+        is from the rest: the interaction terms were never fitted near it, even when every feature on its own
+        is inside its range. NaN when the model does not record its training points.
+
+        Parameters
+        ----------
+        X : as for :meth:`predict`
+
+        Returns
+        -------
+        numpy.ndarray of shape (n,)
+        """
+        M = self._subset_matrix(X)
+        P = getattr(self, "train_points_", None)
+        if P is None or len(P) < 2:
+            return np.full(M.shape[0], np.nan)
+        Zp = (P - self.mean_) / self.scale_
+        Zx = (M - self.mean_) / self.scale_
+        dpp = np.sqrt(((Zp[:, None, :] - Zp[None, :, :]) ** 2).sum(axis=2))
+        np.fill_diagonal(dpp, np.inf)
+        spread = float(dpp.min(axis=1).max())
+        d = np.sqrt(((Zx[:, None, :] - Zp[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
+        return d / spread if spread > 0 else np.where(d > 0, np.inf, 0.0)
 
     def clip(self, M: np.ndarray) -> np.ndarray:
         """The chosen features' values (columns of ``M``, in ``subset_`` order) clipped to their training

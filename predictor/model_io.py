@@ -80,6 +80,8 @@ def model_to_dict(model: InteractionSearchRegressor, metadata: dict[str, Any] | 
         "target_range": [_finite_or_none(getattr(model, "target_min_", None)),
                          _finite_or_none(getattr(model, "target_max_", None))],
         "clip_features": bool(getattr(model, "clip_features", False)),
+        "training_points": ([[float(v) for v in row] for row in model.train_points_]
+                            if getattr(model, "train_points_", None) is not None else None),
         "required": [str(c) for c in getattr(model, "required", ())],
         "subset": list(model.subset_),
         "standardization": {"mean": [float(v) for v in model.mean_], "scale": [float(v) for v in model.scale_]},
@@ -239,6 +241,16 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     if not isinstance(clip, bool):
         raise _fail(src, "field 'clip_features' must be true or false")
     m.clip_features = clip
+    tp = doc.get("training_points")
+    if tp is not None:
+        try:
+            arr = np.array(tp, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise _fail(src, "field 'training_points' must be a list of rows of numbers") from None
+        if arr.ndim != 2 or arr.shape[1] != len(subset) or not np.isfinite(arr).all():
+            raise _fail(src, f"field 'training_points' must be finite rows of {len(subset)} values (one per subset "
+                             "feature)")
+        m.train_points_ = arr
     req = doc.get("required", [])
     if not (isinstance(req, list) and all(isinstance(c, str) and c in names for c in req)):
         raise _fail(src, "field 'required' must be a list of the model's feature names")

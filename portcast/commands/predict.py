@@ -193,6 +193,12 @@ def train(
     exclude_kernels: Optional[str] = typer.Option(
         None, "--exclude-kernels", help="Comma-separated values of the kernel column whose rows are left out of "
                                         "training (recorded in the model metadata)."),
+    require: Optional[str] = typer.Option(
+        None, "--require", help="Comma-separated features every candidate model must contain (e.g. the available "
+                                "parallelism)."),
+    clip: bool = typer.Option(True, "--clip/--no-clip",
+                              help="Clip each feature to its training range before predicting (the interaction "
+                                   "terms cannot then grow without bound outside the data); --no-clip as in XAPP."),
 ) -> None:
     """Fit the XAPP interaction model on a features table and save it as a JSON model file."""
     from predictor import InteractionSearchRegressor, ModelFileError, save_model
@@ -264,7 +270,9 @@ def train(
         def make():
             return InteractionSearchRegressor(k=k, transform=transform, weighting=weighting, n_splits=n_splits,
                                               validation_size=validation_size, search=search, backend=backend,
-                                              scheduler_address=scheduler, random_state=random_state)
+                                              scheduler_address=scheduler, random_state=random_state,
+                                              required=tuple(c.strip() for c in (require or "").split(",") if c.strip()),
+                                              clip_features=clip)
 
         est = make()
         with _progress() as prog, warnings.catch_warnings(record=True) as caught:

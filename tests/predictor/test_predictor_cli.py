@@ -44,11 +44,28 @@ def test_predict_prints_prediction_ranges_and_terms(trained):
     inp.write_text(json.dumps({"kernel": "mine", "ilp": 2.0, "mem": 1.0, "lbdiv": 5.0, "gbdiv": 1.0}))
     res = runner.invoke(app, ["predict", "--model", str(model), str(inp)])
     assert res.exit_code == 0, res.output
+    top = float(X["lbdiv"].max())  # lbdiv = 5 lies outside the data (< 3): clipped to the range by default
+    expect = np.exp(0.5 + 1.6 - 0.4 * top + 0.2 * top)
+    assert f"predicted speedup {expect:.3g}x" in res.output
+    assert "outside: clipped to the range" in res.output
+    assert "ilp*lbdiv" in res.output and "(intercept)" in res.output
+    assert f"outside the training data, so clipped to its range: lbdiv = 5 (used {top:.4g})" in res.output
+
+
+def test_predict_with_an_unclipped_model_extrapolates(trained):
+    d, X, _, _ = trained
+    model = d / "noclip.json"
+    res = runner.invoke(app, ["train", "--data", str(d / "train.csv"), "--target", "speedup", "--k", "2",
+                              "--transform", "log", "--n-splits", "5", "--validation-size", "8", "--no-clip",
+                              "--out", str(model)])
+    assert res.exit_code == 0, res.output
+    inp = d / "new2.json"
+    inp.write_text(json.dumps({"kernel": "mine", "ilp": 2.0, "mem": 1.0, "lbdiv": 5.0, "gbdiv": 1.0}))
+    res = runner.invoke(app, ["predict", "--model", str(model), str(inp)])
+    assert res.exit_code == 0, res.output
     expect = np.exp(0.5 + 1.6 - 2.0 + 1.0)
     assert f"predicted speedup {expect:.3g}x" in res.output
-    assert "outside: extrapolating" in res.output  # lbdiv = 5 > 3
-    assert "ilp*lbdiv" in res.output and "(intercept)" in res.output
-    assert "extrapolates" in res.output
+    assert "outside: extrapolating" in res.output and "extrapolates" in res.output
 
 
 def test_predict_many_rows_to_csv(trained):
