@@ -121,6 +121,8 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
         "portcast")
     add("ts_atomicDeps", "threadspace", "loads and stores of updates `a[k] op= v` that touch another thread's bytes "
         "(atomic updates on a GPU)", ">= 0", "portcast")
+    add("ts_sameValueRaces", "threadspace", "loads and stores touching bytes another thread stored the same "
+        "value to (a value every thread computes alike: a benign race a GPU port accepts)", ">= 0", "portcast")
     add("ts_parallelFraction", "threadspace", "records in launches of kernel loops without a carried dependence / "
         "N (unchecked: records with tid >= 0 / N)", FRACTION, "portcast")
     return e

@@ -14,7 +14,11 @@ threads:
 * **memory**: per byte, a LOAD of ``t`` reads a byte last stored by ``u`` (read after write), a STORE of ``t``
   writes a byte last stored by ``u`` (write after write) or read by another thread (write after read); when
   the record is the load or store of an update ``a[k] op= v`` it is an **atomic** update (a histogram), else
-  a carried dependence.
+  a carried dependence, except a **same-value race**: the store (each store, for write after write) writes a
+  value every thread of the launch computes alike (a constant, or computed from values of the host only,
+  not from loads or the loop variable), like a BFS marking a vertex ``level[u] = cur + 1``. GPU ports accept
+  such races (every writer stores the same value); they are counted apart and do not make a loop
+  sequential.
 
 A kernel loop with a carried dependence is **sequential** (its iterations are not independent threads),
 else **atomic** or **reduction** when it has those, else **parallel**. Memory is checked with a shadow of 8
@@ -43,7 +47,8 @@ PAGE = 1 << PAGE_SHIFT
 SHADOW_BUDGET_BYTES = 512 << 20
 
 #: dependence kinds (columns of the count tables)
-KINDS = ("carried_register", "reduction", "read_after_write", "write_after_read", "write_after_write", "atomic")
+KINDS = ("carried_register", "reduction", "read_after_write", "write_after_read", "write_after_write", "atomic",
+         "same_value_race")
 CARRIED_KINDS = (0, 2, 3, 4)
 N_KINDS = len(KINDS)
 #: loop statistics columns after the kind counts
@@ -109,8 +114,8 @@ def _end_launch(state, loop_stats):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, latch_loop, red_tok, wtag,
-           state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats):
+def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, latch_loop, red_tok, wtag, uni,
+           sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats):
     """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
     page and every page slot is in use by the current launch)."""
     n = pc.shape[0]
@@ -133,6 +138,7 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
             d = dst[i]
             if d > 0:
                 wtag[d] = 0
+                uni[d] = 1  # a host value: the same for every thread of the next launch
             continue
         if prev_host != 0 or t < last_tid:
             # a new launch
@@ -153,8 +159,7 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
             lmax = t
         if loop < 0 and latch_loop[p] >= 0:
             loop = latch_loop[p]
-        o = op[i]
-        is_mem = (o == LOAD or o == STORE) and mem_off == 0
+        is_mem = (op[i] == LOAD or op[i] == STORE) and mem_off == 0
         if is_mem:
             # room for the pages this access touches, checked before the record changes any state (it is
             # processed again from the start once the caller made room)
@@ -174,9 +179,12 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
         me = np.int64(t + 1)
         tag = (launch << 32) | me
         # registers
+        o = op[i]
+        same = o != LOAD and is_ind[p] == 0  # the record computes the same value in every thread
         for q in range(3):
             s = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
             if s > 0:
+                same = same and uni[s] != 0
                 w = wtag[s]
                 if w != 0 and (w >> 32) == launch and w != tag:
                     kind = 1 if red_tok[s] != 0 else 0
@@ -184,6 +192,7 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
         d = dst[i]
         if d > 0:
             wtag[d] = 0 if is_ind[p] != 0 else tag
+            uni[d] = 1 if same else 0
         # memory
         if is_mem:
             a0 = addr[i]
@@ -191,7 +200,12 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
             raw = 0
             war = 0
             waw = 0
+            race = 0
             other = np.int64(-1)
+            v = sval[p]
+            mine = me
+            if o == STORE and (v == 0 or (v > 0 and uni[v] != 0)):
+                mine = -me  # every thread stores the same value here
             b = a0
             while b < a1:
                 page = b >> PAGE_SHIFT
@@ -217,9 +231,13 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                 if o == LOAD:
                     for x in range(b - base, end - base):
                         w = wsh[slot, x]
-                        if w != 0 and w != me:
-                            raw = 1
-                            other = w - 1
+                        if w != 0 and w != me and w != -me:
+                            if w < 0:
+                                race = 1
+                                other = -w - 1
+                            else:
+                                raw = 1
+                                other = w - 1
                         r = rsh[slot, x]
                         if r == 0:
                             rsh[slot, x] = me
@@ -228,17 +246,24 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                 else:
                     for x in range(b - base, end - base):
                         w = wsh[slot, x]
-                        if w != 0 and w != me:
-                            waw = 1
-                            other = w - 1
+                        if w != 0 and w != me and w != -me:
+                            if w < 0 and mine < 0:
+                                race = 1
+                                other = -w - 1
+                            else:
+                                waw = 1
+                                other = (w if w > 0 else -w) - 1
                         r = rsh[slot, x]
                         if r != 0 and r != me:
-                            war = 1
+                            if mine < 0:
+                                race = 1
+                            else:
+                                war = 1
                             if r > 0:
                                 other = r - 1
-                        wsh[slot, x] = me
+                        wsh[slot, x] = mine
                 b = end
-            if raw + war + waw > 0:
+            if raw + war + waw + race > 0:
                 if is_upd[p] != 0:
                     _note(5, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
                 else:
@@ -248,6 +273,8 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                         _note(3, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
                     if waw:
                         _note(4, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+                    if race and raw + war + waw == 0:
+                        _note(6, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
         lrec += 1
     state[ST_LAST_TID] = last_tid
     state[ST_PREV_HOST] = prev_host
@@ -296,6 +323,8 @@ class ThreadSpaceChecker(Analyzer):
         self.latch_loop = np.zeros(0, np.int32)
         self.red_tok = np.zeros(0, np.uint8)
         self.wtag = np.zeros(0, np.int64)
+        self.uni = np.zeros(0, np.uint8)
+        self.sval = np.zeros(0, np.int32)
         self.state = np.zeros(N_STATE, np.int64)
         self.state[ST_PREV_HOST] = 1
         self.state[ST_LOOP] = -1
@@ -334,12 +363,16 @@ class ThreadSpaceChecker(Analyzer):
             self.is_ind[int(p)] = 1
         for p in meta.get("update_pcs") or []:
             self.is_upd[int(p)] = 1
+        vals = {int(p): int(v) for p, v in (meta.get("store_values") or {}).items()}
+        self._grow_pcs(max(vals, default=0) + 1)
+        for p, v in vals.items():
+            self.sval[p] = v
         for loop in loops:
             lp = int(loop.get("latch_pc") or 0)
             if lp > 0:
                 self.latch_loop[lp] = int(loop["id"])
         toks = [int(t) for t in (meta.get("reduction_tokens") or {})]
-        self._grow_tokens(max(toks, default=0) + 1)
+        self._grow_tokens(max(toks + list(vals.values()), default=0) + 1)
         for t in toks:
             self.red_tok[t] = 1
 
@@ -350,10 +383,12 @@ class ThreadSpaceChecker(Analyzer):
         self.counts = grow_1d(self.counts, n)
         self.pc_loop = grow_1d(self.pc_loop, n, -1)
         self.pc_ex = grow_1d(self.pc_ex, n)
+        self.sval = grow_1d(self.sval, n, -1)
 
     def _grow_tokens(self, n: int) -> None:
         self.red_tok = grow_1d(self.red_tok, n)
         self.wtag = grow_1d(self.wtag, n)
+        self.uni = grow_1d(self.uni, n)
 
     def consume(self, chunk: TraceChunk) -> None:
         n = len(chunk)
@@ -370,7 +405,8 @@ class ThreadSpaceChecker(Analyzer):
         i = 0
         while True:
             r = _check(chunk.pc, chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size,
-                       tid, i, self.is_ind, self.is_upd, self.latch_loop, self.red_tok, self.wtag, self.state,
+                       tid, i, self.is_ind, self.is_upd, self.latch_loop, self.red_tok, self.wtag, self.uni,
+                       self.sval, self.state,
                        self.pkeys, self.pslot, self.pepoch, self.wsh, self.rsh, self.counts, self.pc_loop,
                        self.pc_ex, self.loop_stats)
             if r >= 0:
@@ -435,7 +471,7 @@ class ThreadSpaceChecker(Analyzer):
     def result(self) -> dict[str, float]:
         if self.meta is None:
             return {"ts_checked": 0.0, "ts_kernels": 0.0, "ts_carriedDeps": 0.0, "ts_reductionDeps": 0.0,
-                    "ts_atomicDeps": 0.0, "ts_parallelFraction": ratio(self.n_par, self.n)}
+                    "ts_atomicDeps": 0.0, "ts_sameValueRaces": 0.0, "ts_parallelFraction": ratio(self.n_par, self.n)}
         stats = self._final_stats()
         kinds = stats[:, :N_KINDS].sum(axis=0)
         par_records = 0
@@ -448,6 +484,7 @@ class ThreadSpaceChecker(Analyzer):
             "ts_carriedDeps": float(sum(int(kinds[k]) for k in CARRIED_KINDS)),
             "ts_reductionDeps": float(kinds[1]),
             "ts_atomicDeps": float(kinds[5]),
+            "ts_sameValueRaces": float(kinds[6]),
             "ts_parallelFraction": ratio(par_records, self.n),
         }
 

@@ -92,6 +92,8 @@ def _verdict_text(loop: dict) -> str:
     if v == "atomic":
         what = ", ".join(a.split(" (")[0] for a in loop.get("atomics") or []) or "shared elements"
         return f"atomic updates of {what}"
+    if v == "parallel" and (loop.get("counts") or {}).get("same_value_race"):
+        return "parallel (benign races: every writer stores the same value)"
     return v
 
 
@@ -157,6 +159,7 @@ _DEPENDENCE = {
     "write_after_read": "thread {0} overwrites bytes thread {1} read",
     "write_after_write": "thread {0} overwrites bytes thread {1} wrote",
     "atomic": "threads {0} and {1} update the same element",
+    "same_value_race": "threads {0} and {1} store the same value to the same element",
 }
 
 

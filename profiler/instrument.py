@@ -158,6 +158,7 @@ class Program:
         self.reduction_tokens: dict[int, str] = {}  # register token of a reduction variable -> description
         self.update_pcs: list[int] = []  # LOAD and STORE of `a[i] op= v`: a GPU port does them as one atomic update
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
+        self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
         self.root: FuncInfo | None = None
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
 
@@ -808,6 +809,7 @@ class _Rewriter:
                 self.emit(self.be.rec(pc, Op.OTHER))
             else:
                 pc = self.pc(tgt, "store", [vt] + it + [bt], 0)
+                self.prog.store_values[pc] = int(vt or 0)
                 self.emit(self.be.rec_mem(pc, Op.STORE, base, idx))
         elif isinstance(tgt, ast.Attribute):
             base, bt = self.expr(tgt.value)
@@ -883,6 +885,7 @@ class _Rewriter:
             else:
                 spc = self.pc(tgt, "store", [rtk] + it + [bt], 0)
                 self.prog.update_pcs.append(spc)
+                self.prog.store_values[spc] = int(rtk)
                 self.emit(self.be.rec_mem(spc, Op.STORE, base, idx))
             return
         if isinstance(tgt, ast.Attribute):
@@ -1265,6 +1268,7 @@ class Instrumenter:
         meta["induction_pcs"] = sorted(set(prog.induction_pcs))
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
+        meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
         prog.thread_space = meta
         prog.parallel_loops = [loop["location"] for loop in meta["loops"]]
 

@@ -17,6 +17,8 @@ def reference(rows, meta):
     """Per loop (id -> dict) and per (pc, kind) counts, straight from the definitions in the module docstring."""
     ind = set(meta["induction_pcs"])
     upd = set(meta["update_pcs"])
+    sval = {int(p): int(v) for p, v in meta.get("store_values", {}).items()}
+    uni: dict = {}
     red = {int(t) for t in meta["reduction_tokens"]}
     latch = {loop["latch_pc"]: loop["id"] for loop in meta["loops"] if loop["latch_pc"]}
     stats: dict = {}
@@ -42,6 +44,7 @@ def reference(rows, meta):
             prev_host = True
             if dst:
                 wtag[dst] = None
+                uni[dst] = True
             continue
         if prev_host or tid < last_tid:
             end()
@@ -57,30 +60,43 @@ def reference(rows, meta):
                 w = wtag.get(s)
                 if w is not None and w[0] == launch and w[1] != tid:
                     note(1 if s in red else 0, pc)
+        same = op != LOAD and pc not in ind and all(uni.get(s, False) for s in srcs if s)
         if dst:
             wtag[dst] = None if pc in ind else (launch, tid)
+            uni[dst] = same
         if op in (LOAD, STORE):
-            raw = war = waw = False
+            raw = war = waw = race = False
+            v = sval.get(pc, -1)
+            mine_same = op == STORE and (v == 0 or (v > 0 and uni.get(v, False)))
             for b in range(addr, addr + size):
                 w = wbyte.get(b)
                 rb = rbyte.get(b)
+                other_writer = w is not None and w[0] == launch and w[1] != tid
                 if op == LOAD:
-                    raw |= w is not None and w[0] == launch and w[1] != tid
+                    if other_writer:
+                        race |= w[2]
+                        raw |= not w[2]
                     if rb is None or rb[0] != launch:
                         rbyte[b] = (launch, {tid})
                     else:
                         rb[1].add(tid)
                 else:
-                    waw |= w is not None and w[0] == launch and w[1] != tid
-                    war |= rb is not None and rb[0] == launch and bool(rb[1] - {tid})
-                    wbyte[b] = (launch, tid)
-            if raw or war or waw:
+                    if other_writer:
+                        race |= w[2] and mine_same
+                        waw |= not (w[2] and mine_same)
+                    if rb is not None and rb[0] == launch and bool(rb[1] - {tid}):
+                        race |= mine_same
+                        war |= not mine_same
+                    wbyte[b] = (launch, tid, mine_same)
+            if raw or war or waw or race:
                 if pc in upd:
                     note(5, pc)
                 else:
                     for flag, kind in ((raw, 2), (war, 3), (waw, 4)):
                         if flag:
                             note(kind, pc)
+                    if race and not (raw or war or waw):
+                        note(6, pc)
         lrec += 1
     end()
     return stats, per_pc
@@ -134,6 +150,7 @@ def checker_tables(c):
 
 
 META = {"induction_pcs": [3], "update_pcs": [6, 7], "reduction_tokens": {"5": "s (+)"},
+        "store_values": {"4": 0, "7": 6, "8": 2, "10": 3, "12": 1},
         "loops": [{"id": 0, "latch_pc": 2}, {"id": 1, "latch_pc": 9}], "how": "marked"}
 
 
@@ -204,14 +221,29 @@ def test_a_carried_register_a_reduction_and_an_atomic_update():
     c = run(rows, META)
     res = c.result()
     assert res == {"ts_checked": 1.0, "ts_kernels": 1.0, "ts_carriedDeps": 2.0, "ts_reductionDeps": 1.0,
-                   "ts_atomicDeps": 2.0, "ts_parallelFraction": 0.0}
+                   "ts_atomicDeps": 2.0, "ts_sameValueRaces": 0.0, "ts_parallelFraction": 0.0}
     loop = c.report(None)["loops"][0]
     assert loop["verdict"] == "sequential" and loop["launches"] == 1 and loop["threads"] == 2 and loop["records"] == 13
     assert loop["counts"] == {"carried_register": 1, "reduction": 1, "read_after_write": 0, "write_after_read": 1,
-                              "write_after_write": 0, "atomic": 2}
+                              "write_after_write": 0, "atomic": 2, "same_value_race": 0}
     assert {(e["kind"], e["pc"], tuple(e["threads"])) for e in c.report(None, examples=10)["loops"][0]["examples"]} \
         == {("carried_register", 12, (1, 0)), ("reduction", 11, (1, 0)), ("atomic", 6, (1, 0)), ("atomic", 7, (1, 0)),
             ("write_after_read", 8, (1, 0))}
+
+
+def test_threads_storing_the_same_value_race_benignly():
+    """BFS style: a host value (register 3, written at tid -1) plus one is stored by two threads to the same
+    element, and a third reads it: same-value races, not dependences. A stored loaded value is a dependence."""
+    rows = [(1, ALU, (0, 0, 0), 3, 0, 0, -1)]
+    rows += [(11, ALU, (3, 0, 0), 2, 0, 0, t) for t in range(1)]
+    rows += [(8, STORE, (2, 0, 0), 0, 400, 4, 0), (8, STORE, (2, 0, 0), 0, 400, 4, 1),
+             (5, LOAD, (0, 0, 0), 0, 400, 4, 2), (5, LOAD, (0, 0, 0), 1, 500, 4, 2), (12, STORE, (1, 0, 0), 0, 400, 4, 2)]
+    c = run(rows, META)
+    assert c.report(None)["loops"][-1]["counts"]["same_value_race"] == 2
+    assert c.result()["ts_sameValueRaces"] == 2.0
+    assert c.result()["ts_carriedDeps"] == 2.0  # pc 12 stores a loaded value over what threads 0/1 wrote and read
+    ref_stats, ref_pc = reference(rows, META)
+    assert checker_tables(c)[1] == ref_pc
 
 
 def test_launches_are_ordered_and_independent_threads_are_parallel():
@@ -232,5 +264,5 @@ def test_without_metadata_nothing_is_checked():
     c.configure(None)
     c.consume(chunk_of(rows))
     assert c.result() == {"ts_checked": 0.0, "ts_kernels": 0.0, "ts_carriedDeps": 0.0, "ts_reductionDeps": 0.0,
-                          "ts_atomicDeps": 0.0, "ts_parallelFraction": pytest.approx(2 / 3)}
+                          "ts_atomicDeps": 0.0, "ts_sameValueRaces": 0.0, "ts_parallelFraction": pytest.approx(2 / 3)}
     assert c.report(None) == {"checked": False, "loops": []}
