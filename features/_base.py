@@ -10,6 +10,23 @@ from numba import njit
 from profiler.trace import TraceChunk, TraceError
 
 
+def env_int(name: str, minimum: int = 1) -> int | None:
+    """The integer value of environment variable ``name`` (None when unset or empty); a value that is not an
+    integer, or is below ``minimum``, raises ValueError naming the variable."""
+    import os
+
+    env = os.environ.get(name)
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise ValueError(f"{name}={env!r} is not an integer") from None
+    if n < minimum:
+        raise ValueError(f"{name}={env!r} must be >= {minimum}")
+    return n
+
+
 def ratio(num, den) -> float:
     """``num / den`` as a float, 0.0 when ``den`` is 0 (the features never contain NaN)."""
     return float(num) / float(den) if den else 0.0

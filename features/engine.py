@@ -13,7 +13,7 @@ from numba import njit
 
 from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
 
-from ._base import MAX_PC, Analyzer, pc_capacity
+from ._base import MAX_PC, Analyzer, env_int, pc_capacity
 from ._blocks import BlockMap
 from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
@@ -64,14 +64,8 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 def default_threads() -> int:
     """Threads the engine uses unless told otherwise: ``PORTCAST_FEATURE_THREADS`` when set, else the
     processors this process may run on, at most 4 (beyond that the serial block mapping dominates)."""
-    env = os.environ.get("PORTCAST_FEATURE_THREADS")
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"PORTCAST_FEATURE_THREADS={env!r} is not an integer") from None
-        if n < 1:
-            raise ValueError(f"PORTCAST_FEATURE_THREADS={env!r} must be >= 1")
+    n = env_int("PORTCAST_FEATURE_THREADS")
+    if n is not None:
         return n
     try:
         cpus = len(os.sched_getaffinity(0))

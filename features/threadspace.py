@@ -32,14 +32,12 @@ checked: ``ts_checked`` is 0 and ``ts_parallelFraction`` is the share of records
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, ratio
+from ._base import Analyzer, env_int, grow_1d, ratio
 
 PAGE_SHIFT = 12
 PAGE = 1 << PAGE_SHIFT
@@ -66,16 +64,9 @@ _HMUL = np.int64(-7046029254386353131)
 
 
 def shadow_budget() -> int:
-    env = os.environ.get("PORTCAST_SHADOW_MB")
-    if env:
-        try:
-            mb = int(env)
-        except ValueError:
-            raise ValueError(f"PORTCAST_SHADOW_MB={env!r} is not an integer") from None
-        if mb < 1:
-            raise ValueError(f"PORTCAST_SHADOW_MB={env!r} must be >= 1")
-        return mb << 20
-    return SHADOW_BUDGET_BYTES
+    """Bytes of memory shadow allowed: ``PORTCAST_SHADOW_MB`` MiB when set, else :data:`SHADOW_BUDGET_BYTES`."""
+    mb = env_int("PORTCAST_SHADOW_MB")
+    return SHADOW_BUDGET_BYTES if mb is None else mb << 20
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -109,6 +109,36 @@ def unwrap_callable(obj):
     return obj
 
 
+def resolve_static(node, local_names, namespace: dict) -> tuple[bool, Any]:
+    """(True, value) of a global name or module attribute chain as a function's code would see it (its
+    globals and closure in ``namespace``, then the builtins), (False, None) for a local or anything else."""
+    if isinstance(node, ast.Name):
+        if node.id in local_names:
+            return False, None
+        if node.id in namespace:
+            return True, namespace[node.id]
+        if hasattr(builtins, node.id):
+            return True, getattr(builtins, node.id)
+        return False, None
+    if isinstance(node, ast.Attribute):
+        ok, base = resolve_static(node.value, local_names, namespace)
+        if ok and isinstance(base, pytypes.ModuleType) and hasattr(base, node.attr):
+            return True, getattr(base, node.attr)
+    return False, None
+
+
+def closure_namespace(fn) -> dict:
+    """The names a function's code sees besides its locals: its globals, overlaid with its closure cells."""
+    ns = dict(fn.__globals__)
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+            try:
+                ns[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return ns
+
+
 def is_user_function(obj) -> bool:
     fn = unwrap_callable(obj)
     if not isinstance(fn, pytypes.FunctionType) or fn.__name__ == "<lambda>":
@@ -455,19 +485,7 @@ class _Rewriter:
 
     def resolve(self, node) -> tuple[bool, Any]:
         """Static value of a global name or attribute chain (not of locals)."""
-        if isinstance(node, ast.Name):
-            if node.id in self.locals:
-                return False, None
-            if node.id in self.ns:
-                return True, self.ns[node.id]
-            if hasattr(builtins, node.id):
-                return True, getattr(builtins, node.id)
-            return False, None
-        if isinstance(node, ast.Attribute):
-            ok, base = self.resolve(node.value)
-            if ok and isinstance(base, pytypes.ModuleType) and hasattr(base, node.attr):
-                return True, getattr(base, node.attr)
-        return False, None
+        return resolve_static(node, self.locals, self.ns)
 
     def in_thread_space(self) -> bool:
         """Whether code being rewritten runs inside the region's thread space (a kernel loop's iteration, or a
@@ -1185,13 +1203,7 @@ class Instrumenter:
         return all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
 
     def _namespace(self, fn) -> dict:
-        ns = dict(fn.__globals__)
-        if fn.__closure__:
-            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-                try:
-                    ns[name] = cell.cell_contents
-                except ValueError:
-                    pass
+        ns = closure_namespace(fn)
         ns.update(_PRIMS)
         ns["range"] = range
         return ns

@@ -231,21 +231,9 @@ class FuncFacts:
 
     # -- name resolution, as the rewriter does it ------------------------------------------------------------
     def resolve(self, node) -> tuple[bool, Any]:
-        import builtins
+        from .instrument import resolve_static
 
-        if isinstance(node, ast.Name):
-            if node.id in self.locals:
-                return False, None
-            if node.id in self.ns:
-                return True, self.ns[node.id]
-            if hasattr(builtins, node.id):
-                return True, getattr(builtins, node.id)
-            return False, None
-        if isinstance(node, ast.Attribute):
-            ok, base = self.resolve(node.value)
-            if ok and isinstance(base, pytypes.ModuleType) and hasattr(base, node.attr):
-                return True, getattr(base, node.attr)
-        return False, None
+        return resolve_static(node, self.locals, self.ns)
 
     def callee_of(self, call: ast.Call):
         """The user function a call runs (traced by the instrumenter), or None."""
@@ -921,7 +909,7 @@ class Analysis:
 
     # -- facts --------------------------------------------------------------------------------------------------
     def facts(self, fn) -> FuncFacts | None:
-        from .instrument import SourceUnavailable, function_source
+        from .instrument import SourceUnavailable, closure_namespace, function_source
 
         key = fn.__code__
         if key in self._facts:
@@ -931,15 +919,8 @@ class Analysis:
             fdef, file = function_source(fn)
         except SourceUnavailable:
             return None
-        ns = dict(fn.__globals__)
-        if fn.__closure__:
-            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
-                try:
-                    ns[name] = cell.cell_contents
-                except ValueError:
-                    pass
         params = list(inspect.signature(fn).parameters)
-        f = FuncFacts(key, fn.__qualname__, file, fdef, ns, params, self)
+        f = FuncFacts(key, fn.__qualname__, file, fdef, closure_namespace(fn), params, self)
         self._facts[key] = f
         f.collect()
         return f
