@@ -39,7 +39,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-import types as pytypes
 from typing import Any
 
 from . import markers as _markers
