@@ -277,8 +277,8 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
     already be opened; called again from there, the kernel goes on as if it had not stopped.
 
-    A record of the same lane as the previous one is appended without branches (its address and size are
-    written in any case and kept only for LOAD/STORE); a change of tid is the rare path."""
+    A record of the same lane as the previous one is appended to the buffer (and its address and size when it
+    is a LOAD or STORE); a change of tid is the rare path."""
     n = op.shape[0]
     scr = np.empty((7, WARP), np.int64)  # the lockstep's scratch rows
     scr32 = np.empty((2, WARP), np.int32)
@@ -342,11 +342,12 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
         rec[nrec] = ((np.int64(pc[i]) << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
                      | (np.int64(taken[i]) & np.int64(br)))
         nrec += 1
-        sz = size[i]
-        maddr[nmem] = addr[i]
-        msize[nmem] = sz
-        nmem += mem
-        nbytes += sz * np.int64(mem)
+        if mem:
+            sz = size[i]
+            maddr[nmem] = addr[i]
+            msize[nmem] = sz
+            nmem += 1
+            nbytes += sz
         nfp += (o >= FP_ALU) & (o <= FP_SPECIAL)
         npar += 1
     st[S_NREC] = nrec
