@@ -97,17 +97,23 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     add("mica_dataPages", "footprint", "distinct 4 KiB pages touched by LOAD/STORE", ">= 0", "mica")
     add("mica_instrFootprint", "footprint", "distinct static instructions (pc) executed", ">= 0", "mica")
     # ---- warp
-    add("warp_coalescing", "warp", "ideal sectors / distinct 32-byte sectors, over groups of 32 consecutive "
-        "instances of each static LOAD/STORE (ideal = ceil(group bytes / 32))", FRACTION, "warp")
-    add("warp_sectorsPerGroup", "warp", "distinct 32-byte sectors per group of 32 instances of a static "
-        "LOAD/STORE", ">= 0", "warp")
-    add("warp_idealSectorsPerGroup", "warp", "ceil(group bytes / 32) per group of 32 instances", ">= 0", "warp")
-    add("warp_bdiv", "warp", "divergent (static BRANCH, warp) groups / groups; warp = tid // 32, both outcomes "
-        "seen = divergent", FRACTION, "warp")
+    add("warp_coalescing", "warp", "ideal / actual 32-byte sectors summed over warp LOAD/STORE instructions (warps "
+        "in lockstep by the minimum-PC rule; actual = distinct sectors of the active threads' bytes, ideal = "
+        "ceil(distinct bytes / 32)); 0 without memory instructions", "0..1", "warp")
+    add("warp_sectorsPerGroup", "warp", "actual 32-byte sectors per warp memory instruction", ">= 0", "warp")
+    add("warp_idealSectorsPerGroup", "warp", "ideal sectors, ceil(distinct bytes / 32), per warp memory "
+        "instruction", ">= 0", "warp")
+    add("warp_bdiv", "warp", "warp branches whose active threads do not all take the same direction / warp "
+        "branches", FRACTION, "warp")
+    add("warp_simdEfficiency", "warp", "mean over warp instructions of active threads / threads of the warp "
+        "instance", FRACTION, "warp")
     add("warp_threads", "warp", "distinct tids >= 0 (available parallelism: the parallel loop's trip count)",
         ">= 0", "warp")
+    add("warp_launches", "warp", "launches of the thread space (a launch starts at the first record with tid >= 0, "
+        "after a record with tid -1, and where the tid falls below the latest earlier one)", ">= 0", "warp")
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
-    add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored", ">= 0", "warp")
+    add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored, records with tid >= 0", ">= 0",
+        "warp")
     # ---- thread space checked on the trace (features/threadspace.py)
     add("ts_checked", "threadspace", "1 when the thread space was checked (its loops are known from the region "
         "metadata), else 0", "0 or 1", "portcast")

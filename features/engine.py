@@ -46,7 +46,7 @@ _CATALOGUED = frozenset(FEATURE_NAMES)
 #: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
 #: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
 COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
-           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "threadspace": 6.0, "blockmap": 7.0}
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 9.0, "threadspace": 6.0, "blockmap": 7.0}
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()

@@ -21,7 +21,7 @@ KEY_FEATURES: tuple[tuple[str, str, str], ...] = (
     ("ilp16384", "{:.1f}", "ILP in a 16384-instruction window (independent work overall)"),
     ("warp_coalescing", "{:.3f}", "ideal / actual 32-byte sectors per warp access (1 = fully coalesced)"),
     ("locStrideOther", "{:.3f}", "share of per-instruction strides > 128 B (memory divergence)"),
-    ("warp_bdiv", "{:.3f}", "share of warp branch groups that diverge"),
+    ("warp_bdiv", "{:.3f}", "share of warp branches whose threads diverge (lockstep warps)"),
     ("Lbdiv_32", "{:.3f}", "share of per-branch 32-outcome groups that diverge"),
     ("warp_arithIntensity", "{:.3f}", "FP operations per byte moved (compute vs bandwidth bound)"),
     ("spf", "{:.3f}", "share of special-function operations (fast on GPU SFUs)"),

@@ -267,42 +267,91 @@ def ppm(recs, histories=(4, 8, 12)):
     return out
 
 
+def warp_instances(recs):
+    """The region's warp instances, literally as docs/features.md defines them: a list of (launch, warp,
+    records in trace order); records with tid -1 belong to none. A launch starts at a record with tid >= 0
+    that is the first such record, follows a record with tid -1, or has a smaller tid than the latest earlier
+    record with tid >= 0; an instance is a maximal run of consecutive records of one launch and one warp."""
+    out = []
+    launch = -1
+    latest = None  # tid of the latest earlier record with tid >= 0
+    prev_outside = False
+    for r in recs:
+        t = r["tid"]
+        if t < 0:
+            prev_outside = True
+            continue
+        starts = latest is None or prev_outside or t < latest
+        if starts:
+            launch += 1
+        if starts or out[-1][1] != t // 32:  # else the record before it is in the same launch and warp
+            out.append((launch, t // 32, []))
+        out[-1][2].append(r)
+        latest = t
+        prev_outside = False
+    return out, launch + 1
+
+
+def lockstep(instance_recs):
+    """Warp instructions of one warp instance by the minimum-PC rule: a list of the active records of each."""
+    lanes = {}
+    for r in instance_recs:
+        lanes.setdefault(r["tid"] % 32, []).append(r)
+    head = {lane: 0 for lane in lanes}
+    steps = []
+    while True:
+        live = [lane for lane in lanes if head[lane] < len(lanes[lane])]
+        if not live:
+            return steps, len(lanes)
+        pc = min(lanes[lane][head[lane]]["pc"] for lane in live)
+        active = [lane for lane in live if lanes[lane][head[lane]]["pc"] == pc]
+        steps.append([lanes[lane][head[lane]] for lane in active])
+        for lane in active:
+            head[lane] += 1
+
+
+def warp_totals(recs):
+    """Integer totals of the warp views (and the exact SIMD efficiency as a Fraction)."""
+    from fractions import Fraction
+
+    instances, launches = warp_instances(recs)
+    t = dict(instances=len(instances), launches=launches, instructions=0, active=0, mem=0, sectors=0, ideal=0,
+             branches=0, divergent=0, simd=Fraction(0))
+    for _, _, inst in instances:
+        steps, threads = lockstep(inst)
+        for active in steps:
+            t["instructions"] += 1
+            t["active"] += len(active)
+            t["simd"] += Fraction(len(active), threads)
+            mem = [r for r in active if r["op"] in (LOAD, STORE)]
+            if mem:
+                touched = set()
+                for r in mem:
+                    touched.update(range(r["addr"], r["addr"] + r["size"]))
+                t["mem"] += 1
+                t["sectors"] += len({b >> 5 for b in touched})
+                t["ideal"] += -(-len(touched) // 32)
+            br = [r for r in active if r["op"] == BRANCH]
+            if br:
+                t["branches"] += 1
+                t["divergent"] += len({r["taken"] for r in br}) > 1
+    return t
+
+
 def warp(recs):
-    groups = {}  # pc -> list of groups (lists of records)
-    for r in recs:
-        if r["op"] in (LOAD, STORE):
-            g = groups.setdefault(r["pc"], [[]])
-            if len(g[-1]) == 32:
-                g.append([])
-            g[-1].append(r)
-    n_groups = sectors = ideal = 0
-    for gs in groups.values():
-        for g in gs:
-            n_groups += 1
-            secs = set()
-            for r in g:
-                secs.update(range(r["addr"] >> 5, ((r["addr"] + r["size"] - 1) >> 5) + 1))
-            sectors += len(secs)
-            ideal += -(-sum(r["size"] for r in g) // 32)
-    runs = {}  # pc -> list of [warp, outcomes set]
-    for r in recs:
-        if r["op"] == BRANCH and r["tid"] >= 0:
-            lst = runs.setdefault(r["pc"], [])
-            w = r["tid"] // 32
-            if not lst or lst[-1][0] != w:
-                lst.append([w, set()])
-            lst[-1][1].add(r["taken"])
-    bg = sum(len(v) for v in runs.values())
-    bd = sum(1 for v in runs.values() for _, s in v if len(s) == 2)
-    fp = sum(1 for r in recs if FP_ALU <= r["op"] <= FP_SPECIAL)
-    nbytes = sum(r["size"] for r in recs if r["op"] in (LOAD, STORE))
+    t = warp_totals(recs)
+    inside = [r for r in recs if r["tid"] >= 0]
+    fp = sum(1 for r in inside if FP_ALU <= r["op"] <= FP_SPECIAL)
+    nbytes = sum(r["size"] for r in inside if r["op"] in (LOAD, STORE))
     return {
-        "warp_coalescing": _div(ideal, sectors),
-        "warp_sectorsPerGroup": _div(sectors, n_groups),
-        "warp_idealSectorsPerGroup": _div(ideal, n_groups),
-        "warp_bdiv": _div(bd, bg),
-        "warp_threads": float(len({r["tid"] for r in recs if r["tid"] >= 0})),
-        "warp_parallelFraction": _div(sum(1 for r in recs if r["tid"] >= 0), len(recs)),
+        "warp_coalescing": _div(t["ideal"], t["sectors"]),
+        "warp_sectorsPerGroup": _div(t["sectors"], t["mem"]),
+        "warp_idealSectorsPerGroup": _div(t["ideal"], t["mem"]),
+        "warp_bdiv": _div(t["divergent"], t["branches"]),
+        "warp_simdEfficiency": float(t["simd"] / t["instructions"]) if t["instructions"] else 0.0,
+        "warp_threads": float(len({r["tid"] for r in inside})),
+        "warp_launches": float(t["launches"]),
+        "warp_parallelFraction": _div(len(inside), len(recs)),
         "warp_arithIntensity": _div(fp, nbytes),
     }
 

@@ -5,7 +5,8 @@
   64 positions (group boundaries, compactions);
 * PPM keeping only the stored orders (features/branch.py: _branch_kernel_stored), the rare sum over
   descendants for unseen contexts, and the switch to the full kernel (_fill_orders);
-* warp coalescing's union of sectors (sorted, hashed and sorted-merge paths).
+* the warp views on traces of many short threads (the union of bytes and sectors is tested in
+  test_features_warp.py).
 """
 
 import numpy as np
@@ -17,7 +18,6 @@ from hypothesis import strategies as st
 from features import BranchAnalyzer, FeatureEngine, FootprintAnalyzer, ReuseDistanceAnalyzer
 from features._blocks import BlockMap
 from features.branch import _fill_orders, stored_orders
-from features.warp import _union_size
 from profiler.trace import Op, TraceChunk
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,25 +213,6 @@ def test_filled_tables_equal_the_full_kernel_tables(histories):
 
 
 # --------------------------------------------------------------------------------------------- warp
-
-
-def _union_ref(lo, hi):
-    return len(set().union(*(range(a, b + 1) for a, b in zip(lo, hi))))
-
-
-@settings(max_examples=200, **SETTINGS)
-@given(st.lists(st.tuples(st.integers(-50, 400), st.sampled_from([0, 0, 0, 1, 3])), min_size=1, max_size=32),
-       st.booleans())
-def test_union_size_paths(intervals, sort_first):
-    """One-sector intervals sorted (counted in one pass) or not (hash set), and wider ones (sort, merge)."""
-    if sort_first:
-        intervals = sorted(intervals)
-    lo = np.array([a for a, _ in intervals], np.int64)
-    hi = np.array([a + w for a, w in intervals], np.int64)
-    sa = np.empty(64, np.int64)
-    sb = np.empty(64, np.int64)
-    assert _union_size(lo, hi, len(lo), sa, sb) == _union_ref(lo, hi)
-    assert _union_size(lo, lo, len(lo), sa, sb) == len(set(lo.tolist()))
 
 
 @settings(max_examples=30, **SETTINGS)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from features import FeatureEngine
 from features import engine as engine_mod
-from features.engine import FeatureSink, _groups, default_threads
+from features.engine import COST_NS, FeatureSink, _groups, default_threads
 from features.mix import MixAnalyzer
 from features.synthetic import synthetic_trace
 from profiler.session import trace_function
@@ -83,8 +83,10 @@ class _Boom(MixAnalyzer):
 
 def test_an_analyzer_failing_on_a_pool_thread_raises_in_the_caller():
     # first split by COST_NS (boom: the default 3.0; the caller's group starts with the block mapping, 7.0):
-    # caller: nothing | boom + ilp | reuse + warp, so boom fails on a pool thread
-    e = FeatureEngine([_Boom(), "ilp", "reuse", "warp"], threads=3)
+    # caller: nothing | warp | ilp | reuse + boom, so boom fails on a pool thread
+    e = FeatureEngine([_Boom(), "ilp", "reuse", "warp"], threads=4)
+    costs = [COST_NS.get(a.family, 3.0) for a in e.analyzers]
+    assert _groups(costs, 4, first_load=COST_NS["blockmap"]) == [[], [3], [1], [0, 2]]
     e.min_parallel_records = 1
     with pytest.raises(RuntimeError, match="analyzer failed on purpose"):
         e.consume(synthetic_trace(5000, seed=0))
