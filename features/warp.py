@@ -271,7 +271,8 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act):
+def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
+          skip):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
@@ -333,13 +334,17 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
             tidbits[t >> 3] |= np.uint8(1 << (t & 7))
             latest = t
             outside = 0
+        p = pc[i]
+        if p < skip.shape[0] and skip[p] != 0:  # a kernel loop's own latch: no instruction of a GPU thread
+            npar += 1
+            continue
         if nrec >= rcap or nmem >= mcap:
             stop = i
             break
         o = op[i]
         br = o == BRANCH
         mem = (o == LOAD) | (o == STORE)
-        rec[nrec] = ((np.int64(pc[i]) << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
+        rec[nrec] = ((np.int64(p) << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
                      | (np.int64(taken[i]) & np.int64(br)))
         nrec += 1
         if mem:
@@ -452,6 +457,16 @@ class WarpAnalyzer(Analyzer):
         self.tot = np.zeros(N_TOTALS, np.int64)
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
+        self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
+
+    def configure(self, meta: dict | None) -> None:
+        """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
+        (``control_pcs``: the loop variable's update and the loop's BRANCH) are left out of the warps. A GPU
+        thread computes its index and runs no loop around its body; in a collapsed nest the latches of row
+        ends would otherwise show as divergent branches in every warp that holds one."""
+        pcs = [int(p) for p in ((meta or {}).get("control_pcs") or [])]
+        self.skip = np.zeros(max(pcs, default=0) + 1, np.uint8)
+        self.skip[pcs] = 1
 
     # ---- buffers
     def buffer_bytes(self) -> tuple[int, int]:
@@ -498,7 +513,8 @@ class WarpAnalyzer(Analyzer):
         i = 0
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
-                      self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act)
+                      self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
+                      self.skip)
             if i >= n:
                 break
             tt = int(chunk.tid[i])

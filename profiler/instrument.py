@@ -189,6 +189,7 @@ class Program:
         self.update_pcs: list[int] = []  # LOAD and STORE of `a[i] op= v`: a GPU port does them as one atomic update
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
+        self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
         self.root: FuncInfo | None = None
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
 
@@ -944,6 +945,7 @@ class _Rewriter:
         role = self._role(s)
         is_tid = role is not None
         lin = f"_pc_lin{role[0]}" if role is not None and role[2] > 1 else None
+        first_pc = len(self.prog._src)
         it = s.iter
         iter_src = None
         if isinstance(it, ast.Call):
@@ -956,6 +958,8 @@ class _Rewriter:
                 iter_src = f"range({', '.join(parts)})"
         if iter_src is None:
             iter_src, _ = self.expr(it)
+        if is_tid and role[1] > 0:  # an inner loop of a collapsed nest: its bounds are index arithmetic
+            self.prog.control_pcs += list(range(first_pc, len(self.prog._src)))
         self.cur = s
         if isinstance(s.target, ast.Name):
             ind = self.var(s.target.id)
@@ -968,6 +972,7 @@ class _Rewriter:
         be_pc = self.pc(s, "branch:loop", [ind], 0, text=f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}")
         self.prog.induction_pcs.append(inc_pc)
         if is_tid:
+            self.prog.control_pcs += [inc_pc, be_pc]
             self._enter_kernel_loop(role, be_pc, lin)
         self.emit(f"{flag} = 0")
         if brk:
@@ -1281,6 +1286,7 @@ class Instrumenter:
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
         meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
+        meta["control_pcs"] = sorted(set(prog.control_pcs))
         prog.thread_space = meta
         prog.parallel_loops = [loop["location"] for loop in meta["loops"]]
 

@@ -51,7 +51,7 @@ def test_conjugate_gradient_kernels_live_in_the_helpers_under_a_host_loop(mode):
     assert [r["location"] for r in ts["rejected"]] == [line_of("cg.iterations")]
     assert "`rho` is read before it is assigned" in ts["rejected"][0]["why"][0]
     assert f["ts_carriedDeps"] == 0 and f["ts_reductionDeps"] == 7 * 63 and f["ts_atomicDeps"] == 0
-    assert f["warp_threads"] == 64 and f["ts_kernels"] == 4
+    assert f["warp_threads"] == 64 and f["ts_kernels"] == 4 and f["warp_launches"] == 19
     assert f["ts_parallelFraction"] == pytest.approx(f["warp_parallelFraction"])
     assert 0.98 < f["ts_parallelFraction"] < 1
     assert no_prediction_reason(f) is None
@@ -71,6 +71,9 @@ def test_multigrid_vcycle_smoother_and_restriction_are_3d_kernels(mode):
            "`coarse[i, j, k]` in restrict3d)" in why[line_of("mg.down")][0]
     assert "every iteration stores `levels_tmp[lev]` (as `out[i, j, k]` in smooth3d)" in why[line_of("mg.sweeps")][0]
     assert f["ts_carriedDeps"] == 0 and f["warp_threads"] == 512
+    # branch-free 3-D nests: lockstep warps never diverge and run full (the nests' own latches and bounds are
+    # index arithmetic, not thread instructions)
+    assert f["warp_bdiv"] == 0 and f["warp_simdEfficiency"] == 1.0 and 0 < f["warp_coalescing"] <= 1
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -150,6 +153,7 @@ def test_black_scholes_options_are_threads(mode):
     res, f, ts, _ = profile(P.black_scholes, (S, S * 1.1, rng.random(64) + 0.1, 0.02, 0.3, call, put), mode)
     assert loops_of(ts) == [(line_of("bs.options"), 1, "parallel", 1, 64)]
     assert f["ts_parallelFraction"] == 1.0 and f["spf"] > 0.05
+    assert f["warp_bdiv"] == 0 and f["warp_simdEfficiency"] == 1.0 and f["warp_launches"] == 1
     assert no_prediction_reason(f) is None
 
 
@@ -159,6 +163,7 @@ def test_pairwise_distances_is_a_2d_thread_space(mode):
     D = np.zeros((20, 20))
     res, f, ts, _ = profile(P.pairwise_distances, (X, D), mode)
     assert loops_of(ts) == [(line_of("pd.pairs"), 2, "parallel", 1, 400)]
+    assert f["warp_bdiv"] == 0 and f["warp_simdEfficiency"] == 1.0
     np.testing.assert_allclose(D, np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1)))
 
 
@@ -179,3 +184,5 @@ def test_mandelbrot_pixels_are_a_2d_thread_space_with_sequential_escape_loops(mo
     res, f, ts, _ = profile(P.mandelbrot, (out, -2.0, -1.0, 0.3, 0.25, 30), mode)
     assert loops_of(ts) == [(line_of("mb.rows"), 2, "parallel", 1, 80)]
     assert f["ts_parallelFraction"] > 0.999 and out.max() == 30 and out.min() >= 1
+    # escape loops of different lengths: threads of a warp leave at different times
+    assert f["warp_bdiv"] > 0.05 and f["warp_simdEfficiency"] < 0.8
