@@ -2,22 +2,23 @@
 
 from numba import njit
 
-from ._i32x8 import (LANES, LOAD, PREFETCH_AHEAD, STORE, block_insert, block_slot, lane_events, uget, uset, vadd,
-                     vget, vinc_eq, vload, vmax, vset, vsplat, vstore)
-from ._prefetch import prefetch
+from ._i32x8 import LANES, LOAD, STORE, lane_events, uget, uset, vadd, vget, vinc_eq, vload, vmax, vset, vsplat, vstore
+from ._ilp_mem import BLOCK_SHIFT, GROUPS_PER_STORE, PREFETCH_AHEAD, mem_ready, mem_store, prefetch_access
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
+def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mstate, mshift, W, Y, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table
-    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the block table's limit).
+    records without a destination); ``cells``, ``W``, ``Y``: the table of stored blocks, the rows of their
+    words and bytes (``mstate`` = [blocks, limit, byte-row groups, limit], ``mshift`` = 64 - log2 of the
+    cells; see ``features/_ilp_mem.py``; the cell and row of a LOAD/STORE PREFETCH_AHEAD records ahead are
+    prefetched); ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``);
+    ``st`` rows: clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of
+    the lanes in use. Returns the first record not processed (a STORE that could pass the block table's or
+    the byte rows' limit).
     """
     o0 = offs[0]
     m0 = rmask[0]
@@ -49,33 +50,35 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslo
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    bmask = bkeys.shape[0] - 1
-    bn = bstate[0]
-    blim = bstate[1]
+    mmask = cells.shape[0] // 2 - 2
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
+    ahead = hi - PREFETCH_AHEAD
     for i in range(lo, hi):
+        if i < ahead:
+            oa = uget(op, i + PREFETCH_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_access(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):
-                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))
+            t = mem_ready(t, ad, ad + uget(size, i), cells, mmask, mshift, W, Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
-            b0 = ad >> 6
-            b1 = (ad + uget(size, i) - 1) >> 6
-            if bn + (b1 - b0 + 1) > blim:
+            en = ad + uget(size, i)
+            nb = ((en - 1) >> BLOCK_SHIFT) - (ad >> BLOCK_SHIFT) + 1
+            if bn + nb > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(b0, b1 + 1):
-                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)
-                if new:
-                    bn += 1
-                vstore(B, s + 1, t1)
+            bn, gn = mem_store(t1, ad, en, cells, mmask, mshift, bn, W, Y, gn)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -140,7 +143,8 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslo
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
+    mstate[0] = bn
+    mstate[2] = gn
     return stop
 
 
@@ -149,16 +153,18 @@ DEFAULT_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
+def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mstate, mshift, W, Y, G, st,
         offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table
-    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the block table's limit).
+    records without a destination); ``cells``, ``W``, ``Y``: the table of stored blocks, the rows of their
+    words and bytes (``mstate`` = [blocks, limit, byte-row groups, limit], ``mshift`` = 64 - log2 of the
+    cells; see ``features/_ilp_mem.py``; the cell and row of a LOAD/STORE PREFETCH_AHEAD records ahead are
+    prefetched); ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``);
+    ``st`` rows: clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of
+    the lanes in use. Returns the first record not processed (a STORE that could pass the block table's or
+    the byte rows' limit).
     Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
     """
     o0 = 0
@@ -188,33 +194,35 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    bmask = bkeys.shape[0] - 1
-    bn = bstate[0]
-    blim = bstate[1]
+    mmask = cells.shape[0] // 2 - 2
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
+    ahead = hi - PREFETCH_AHEAD
     for i in range(lo, hi):
+        if i < ahead:
+            oa = uget(op, i + PREFETCH_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_access(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):
-                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))
+            t = mem_ready(t, ad, ad + uget(size, i), cells, mmask, mshift, W, Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
-            b0 = ad >> 6
-            b1 = (ad + uget(size, i) - 1) >> 6
-            if bn + (b1 - b0 + 1) > blim:
+            en = ad + uget(size, i)
+            nb = ((en - 1) >> BLOCK_SHIFT) - (ad >> BLOCK_SHIFT) + 1
+            if bn + nb > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(b0, b1 + 1):
-                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)
-                if new:
-                    bn += 1
-                vstore(B, s + 1, t1)
+            bn, gn = mem_store(t1, ad, en, cells, mmask, mshift, bn, W, Y, gn)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -273,304 +281,6 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
-    return stop
-
-
-# The same passes reading the engine's dense block ids (features/_blocks.py) instead of hashing blocks.
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
-        offs, rmask, windows, lanes):
-    """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
-
-    ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); blocks come as the engine's dense ids (features/_blocks.py): the
-    memory record at reference ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, and ``cur[0]`` advances
-    with each LOAD/STORE; ``brow[id]`` is the id's row in ``B`` (0 = never stored, a row of zeros), rows
-    given in order of first store (``bstate`` = [rows used, limit]); the row of the block ids
-    PREFETCH_AHEAD references ahead is prefetched. ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the rows of ``B``).
-    """
-    o0 = offs[0]
-    m0 = rmask[0]
-    w0 = windows[0]
-    o1 = offs[1]
-    m1 = rmask[1]
-    w1 = windows[1]
-    o2 = offs[2]
-    m2 = rmask[2]
-    w2 = windows[2]
-    o3 = offs[3]
-    m3 = rmask[3]
-    w3 = windows[3]
-    o4 = offs[4]
-    m4 = rmask[4]
-    w4 = windows[4]
-    o5 = offs[5]
-    m5 = rmask[5]
-    w5 = windows[5]
-    o6 = offs[6]
-    m6 = rmask[6]
-    w6 = windows[6]
-    o7 = offs[7]
-    m7 = rmask[7]
-    w7 = windows[7]
-    c = vload(st, 0)
-    x = vload(st, 1)
-    rem = vload(st, 2)
-    one = vsplat(1)
-    zero = vsplat(0)
-    evmask = lanes | (lanes << LANES)
-    r = cur[0]
-    nref = roff.shape[0] - 1
-    nids = roff[nref]
-    bn = bstate[0]
-    blim = bstate[1]
-    stop = hi
-    for i in range(lo, hi):
-        t = vmax(c, vload(R, uget(r1, i)))
-        t = vmax(t, vload(R, uget(r2, i)))
-        t = vmax(t, vload(R, uget(r3, i)))
-        o = uget(op, i)
-        if o == LOAD:
-            k0 = uget(roff, r)
-            k1 = uget(roff, r + 1)
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            for k in range(k0, k1):
-                t = vmax(t, vload(B, uget(brow, uget(rids, k))))
-            r += 1
-            t1 = vadd(t, one)
-        elif o == STORE:
-            k0 = uget(roff, r)
-            k1 = uget(roff, r + 1)
-            if bn + (k1 - k0) > blim:
-                stop = i
-                break
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            t1 = vadd(t, one)
-            for k in range(k0, k1):
-                b = uget(rids, k)
-                s = uget(brow, b)
-                if s == 0:
-                    bn += 1
-                    s = bn
-                    uset(brow, b, s)
-                vstore(B, s, t1)
-            r += 1
-        else:
-            t1 = vadd(t, one)
-        d = uget(rd, i)
-        vstore(R, d if d != 0 else sink, t1)
-        rem = vadd(rem, vsplat(-1))
-        ev = lane_events(t1, x, rem, zero) & evmask
-        if ev != 0:
-            p = pos0 + i
-            # a lane whose running max rises (t == x): record i is the first issued at time x
-            if ev & 1:
-                uset(G, o0 + (vget(x, 0) & m0), p)
-            if ev & 2:
-                uset(G, o1 + (vget(x, 1) & m1), p)
-            if ev & 4:
-                uset(G, o2 + (vget(x, 2) & m2), p)
-            if ev & 8:
-                uset(G, o3 + (vget(x, 3) & m3), p)
-            if ev & 16:
-                uset(G, o4 + (vget(x, 4) & m4), p)
-            if ev & 32:
-                uset(G, o5 + (vget(x, 5) & m5), p)
-            if ev & 64:
-                uset(G, o6 + (vget(x, 6) & m6), p)
-            if ev & 128:
-                uset(G, o7 + (vget(x, 7) & m7), p)
-            x = vmax(x, t1)
-            # a lane whose window is full: the clock advances, the new head is the first record issued
-            # at the new clock (or the next record when none was issued yet: the window is empty)
-            c = vinc_eq(c, rem, zero)
-            if ev & 256:
-                ck = vget(c, 0)
-                h = uget(G, o0 + (ck & m0)) if ck < vget(x, 0) else p + 1
-                rem = vset(rem, 0, h + w0 - 1 - p)
-            if ev & 512:
-                ck = vget(c, 1)
-                h = uget(G, o1 + (ck & m1)) if ck < vget(x, 1) else p + 1
-                rem = vset(rem, 1, h + w1 - 1 - p)
-            if ev & 1024:
-                ck = vget(c, 2)
-                h = uget(G, o2 + (ck & m2)) if ck < vget(x, 2) else p + 1
-                rem = vset(rem, 2, h + w2 - 1 - p)
-            if ev & 2048:
-                ck = vget(c, 3)
-                h = uget(G, o3 + (ck & m3)) if ck < vget(x, 3) else p + 1
-                rem = vset(rem, 3, h + w3 - 1 - p)
-            if ev & 4096:
-                ck = vget(c, 4)
-                h = uget(G, o4 + (ck & m4)) if ck < vget(x, 4) else p + 1
-                rem = vset(rem, 4, h + w4 - 1 - p)
-            if ev & 8192:
-                ck = vget(c, 5)
-                h = uget(G, o5 + (ck & m5)) if ck < vget(x, 5) else p + 1
-                rem = vset(rem, 5, h + w5 - 1 - p)
-            if ev & 16384:
-                ck = vget(c, 6)
-                h = uget(G, o6 + (ck & m6)) if ck < vget(x, 6) else p + 1
-                rem = vset(rem, 6, h + w6 - 1 - p)
-            if ev & 32768:
-                ck = vget(c, 7)
-                h = uget(G, o7 + (ck & m7)) if ck < vget(x, 7) else p + 1
-                rem = vset(rem, 7, h + w7 - 1 - p)
-    vstore(st, 0, c)
-    vstore(st, 1, x)
-    vstore(st, 2, rem)
-    bstate[0] = bn
-    cur[0] = r
-    return stop
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
-        offs, rmask, windows, lanes):
-    """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
-
-    ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); blocks come as the engine's dense ids (features/_blocks.py): the
-    memory record at reference ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, and ``cur[0]`` advances
-    with each LOAD/STORE; ``brow[id]`` is the id's row in ``B`` (0 = never stored, a row of zeros), rows
-    given in order of first store (``bstate`` = [rows used, limit]); the row of the block ids
-    PREFETCH_AHEAD references ahead is prefetched. ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the rows of ``B``).
-    Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
-    """
-    o0 = 0
-    m0 = 63
-    w0 = 32
-    o1 = 64
-    m1 = 127
-    w1 = 64
-    o2 = 192
-    m2 = 255
-    w2 = 128
-    o3 = 448
-    m3 = 511
-    w3 = 256
-    o4 = 960
-    m4 = 4095
-    w4 = 2048
-    o5 = 5056
-    m5 = 32767
-    w5 = 16384
-    o6 = 37824
-    m6 = 131071
-    w6 = 65536
-    c = vload(st, 0)
-    x = vload(st, 1)
-    rem = vload(st, 2)
-    one = vsplat(1)
-    zero = vsplat(0)
-    evmask = lanes | (lanes << LANES)
-    r = cur[0]
-    nref = roff.shape[0] - 1
-    nids = roff[nref]
-    bn = bstate[0]
-    blim = bstate[1]
-    stop = hi
-    for i in range(lo, hi):
-        t = vmax(c, vload(R, uget(r1, i)))
-        t = vmax(t, vload(R, uget(r2, i)))
-        t = vmax(t, vload(R, uget(r3, i)))
-        o = uget(op, i)
-        if o == LOAD:
-            k0 = uget(roff, r)
-            k1 = uget(roff, r + 1)
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            for k in range(k0, k1):
-                t = vmax(t, vload(B, uget(brow, uget(rids, k))))
-            r += 1
-            t1 = vadd(t, one)
-        elif o == STORE:
-            k0 = uget(roff, r)
-            k1 = uget(roff, r + 1)
-            if bn + (k1 - k0) > blim:
-                stop = i
-                break
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            t1 = vadd(t, one)
-            for k in range(k0, k1):
-                b = uget(rids, k)
-                s = uget(brow, b)
-                if s == 0:
-                    bn += 1
-                    s = bn
-                    uset(brow, b, s)
-                vstore(B, s, t1)
-            r += 1
-        else:
-            t1 = vadd(t, one)
-        d = uget(rd, i)
-        vstore(R, d if d != 0 else sink, t1)
-        rem = vadd(rem, vsplat(-1))
-        ev = lane_events(t1, x, rem, zero) & evmask
-        if ev != 0:
-            p = pos0 + i
-            # a lane whose running max rises (t == x): record i is the first issued at time x
-            if ev & 1:
-                uset(G, o0 + (vget(x, 0) & m0), p)
-            if ev & 2:
-                uset(G, o1 + (vget(x, 1) & m1), p)
-            if ev & 4:
-                uset(G, o2 + (vget(x, 2) & m2), p)
-            if ev & 8:
-                uset(G, o3 + (vget(x, 3) & m3), p)
-            if ev & 16:
-                uset(G, o4 + (vget(x, 4) & m4), p)
-            if ev & 32:
-                uset(G, o5 + (vget(x, 5) & m5), p)
-            if ev & 64:
-                uset(G, o6 + (vget(x, 6) & m6), p)
-            x = vmax(x, t1)
-            # a lane whose window is full: the clock advances, the new head is the first record issued
-            # at the new clock (or the next record when none was issued yet: the window is empty)
-            c = vinc_eq(c, rem, zero)
-            if ev & 256:
-                ck = vget(c, 0)
-                h = uget(G, o0 + (ck & m0)) if ck < vget(x, 0) else p + 1
-                rem = vset(rem, 0, h + w0 - 1 - p)
-            if ev & 512:
-                ck = vget(c, 1)
-                h = uget(G, o1 + (ck & m1)) if ck < vget(x, 1) else p + 1
-                rem = vset(rem, 1, h + w1 - 1 - p)
-            if ev & 1024:
-                ck = vget(c, 2)
-                h = uget(G, o2 + (ck & m2)) if ck < vget(x, 2) else p + 1
-                rem = vset(rem, 2, h + w2 - 1 - p)
-            if ev & 2048:
-                ck = vget(c, 3)
-                h = uget(G, o3 + (ck & m3)) if ck < vget(x, 3) else p + 1
-                rem = vset(rem, 3, h + w3 - 1 - p)
-            if ev & 4096:
-                ck = vget(c, 4)
-                h = uget(G, o4 + (ck & m4)) if ck < vget(x, 4) else p + 1
-                rem = vset(rem, 4, h + w4 - 1 - p)
-            if ev & 8192:
-                ck = vget(c, 5)
-                h = uget(G, o5 + (ck & m5)) if ck < vget(x, 5) else p + 1
-                rem = vset(rem, 5, h + w5 - 1 - p)
-            if ev & 16384:
-                ck = vget(c, 6)
-                h = uget(G, o6 + (ck & m6)) if ck < vget(x, 6) else p + 1
-                rem = vset(rem, 6, h + w6 - 1 - p)
-    vstore(st, 0, c)
-    vstore(st, 1, x)
-    vstore(st, 2, rem)
-    bstate[0] = bn
-    cur[0] = r
+    mstate[0] = bn
+    mstate[2] = gn
     return stop

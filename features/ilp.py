@@ -7,12 +7,13 @@ from numba import njit
 
 from profiler.trace import TraceChunk
 
-from ._base import grow_1d, ratio
-from ._blocks import BlockAnalyzer, BlockRefs
+from ._base import Analyzer, ratio
 from ._hash import HashIndex, find, insert
+from ._i32x8 import LANES
+from ._ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact
+from ._ilp_mem import rebase as rebase_rows
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._i32x8 import LANES, block_insert
-from ._ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
+from ._ilp_unrolled import ilp_lanes, ilp_windows_default
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
@@ -105,19 +106,6 @@ def _prune(ready, n, c, nl):
     return slot_map, j
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
-def _block_rehash(old_keys, old_slots, keys, slots, shift, slot_map):
-    """Re-insert the block table's entries with their new slots (``slot_map``; -1 drops the entry)."""
-    mask = keys.shape[0] - 1
-    for i in range(old_keys.shape[0]):
-        s = old_slots[i]
-        if s < 0:
-            continue
-        ns = slot_map[s]
-        if ns >= 0:
-            block_insert(keys, slots, mask, shift, old_keys[i], ns)
-
-
 def _rows(n: int) -> np.ndarray:
     return np.zeros((n, LANES), np.int32)
 
@@ -146,38 +134,92 @@ class _RegTable:
         self.state[:] = (n_live, self.index.limit)
 
 
-class _BlockTable:
-    """64-byte blocks stored to -> ready rows (slot s in row s + 1, row 0 always 0): an open-addressing table
-    with Fibonacci hashing (``_i32x8.block_slot``); entries whose ready time is at or below every
-    lane's clock are dropped when it fills."""
+class _MemTable:
+    """Ready rows of the stored bytes (``features/_ilp_mem.py``): a hash table of 64-byte blocks whose cells
+    hold eight word rows each (``W``) and the byte rows ``Y`` of the words written in part. When the table
+    or the byte rows fill, the blocks whose every ready time is at or below every lane's clock (they can no
+    longer delay anything) are dropped: the live ones move into a second set of arrays, of the same size
+    when they fit (the two sets then take turns, so no memory is mapped anew), else of a size for them."""
 
-    def __init__(self, capacity: int = 4096) -> None:
-        self._alloc(capacity)
-        self.ready = _rows(self.limit + 1)
-        self.state = np.array([0, self.limit], np.int64)
+    def __init__(self, capacity: int = 4096, groups: int = 256) -> None:
+        self.cells, self.W, self.limit, self.shift = self._table(capacity)
+        self.Y, self.glimit = self._groups(groups)
+        self._spare: tuple | None = None  # (cells, W) of the same capacity, to compact into
+        self._spare_y: np.ndarray | None = None
+        self.state = np.array([0, self.limit, 0, self.glimit], np.int64)
+        #: how often the table was compacted (dead blocks dropped)
+        self.compactions = 0
 
-    def _alloc(self, cap: int) -> None:
-        self.keys = np.zeros(cap, np.int64)
-        self.slots = np.full(cap, -1, np.int64)
-        self.limit = cap // 2
-        self.shift = 64 - (cap.bit_length() - 1)
+    @staticmethod
+    def _table(cap: int) -> tuple:
+        """(cells, W, limit, shift) of an empty table of ``cap`` cells."""
+        # cell ``cap`` is the sentinel of absent blocks (empty, rows of zeros); np.zeros leaves the rows of
+        # cells never used unmapped
+        cells = np.zeros(2 * (cap + 1), np.int64)
+        cells[0::2] = EMPTY
+        return cells, _rows((cap + 1) * WPB), cap // 2, 64 - (cap.bit_length() - 1)
 
-    def make_room(self, c: np.ndarray, nl: int, need: int) -> None:
-        n = int(self.state[0])
-        slot_map, n_live = _prune(self.ready, n, c, nl)
-        want = n_live + need + 64
-        cap = self.keys.shape[0]
+    @staticmethod
+    def _groups(groups: int) -> tuple:
+        """(Y, limit) for ``groups`` byte-row groups."""
+        return _rows((groups + 1) * GROUP_ROWS), groups
+
+    @property
+    def capacity(self) -> int:
+        """Cells of the table (a power of two)."""
+        return self.cells.shape[0] // 2 - 1
+
+    @property
+    def n(self) -> int:
+        """Blocks in the table."""
+        return int(self.state[0])
+
+    def _sizes(self, live: int, groups: int, need: int) -> tuple[int, int]:
+        """(cells, groups) for ``live`` blocks and ``groups`` groups plus room to go on: the present sizes
+        unless those leave less than the live ones free, or hold 4 times what is wanted."""
+        want = live + need + 64
+        cap = self.capacity
         while cap // 2 < 2 * want:
             cap <<= 1
         while cap > 4096 and cap // 8 > want:
             cap >>= 1
-        old_keys, old_slots = self.keys, self.slots
-        self._alloc(cap)
-        _block_rehash(old_keys, old_slots, self.keys, self.slots, self.shift, slot_map)
-        ready = _rows(self.limit + 1)
-        ready[: n_live + 1] = self.ready[: n_live + 1]
-        self.ready = ready
-        self.state[:] = (n_live, self.limit)
+        gwant = 2 * (groups + GROUPS_PER_STORE + 16)
+        gcap = self.glimit if gwant <= self.glimit <= 4 * gwant else max(256, gwant)
+        return cap, gcap
+
+    def make_room(self, st: np.ndarray, lanes: int, need: int) -> None:
+        """Drop the dead blocks; size the table for the live ones plus ``need`` more and the byte rows for the
+        live groups plus room to go on.
+
+        Parameters
+        ----------
+        st : the lane group's state rows (row 0: the clock of each lane)
+        lanes : bit mask of the lanes in use
+        need : blocks that must fit after the live ones
+        """
+        old = (self.cells, self.W, self.Y)
+        if self._spare is not None and self._spare_y is not None:  # same sizes: the arrays take turns
+            cells, W = self._spare
+            cells[0::2] = EMPTY  # rows need no clearing: a block's rows are written when it enters
+            cells[1::2] = 0
+            new = (cells, W, self.limit, self.shift, self._spare_y, self.glimit)
+        else:
+            new = self._table(self.capacity) + self._groups(self.glimit)
+        live, groups, moved = compact(*old, st, lanes, new[0], new[3], new[1], new[4], new[5])
+        cap, gcap = self._sizes(int(live), int(groups), need)
+        same = cap == self.capacity and gcap == self.glimit
+        if not (moved and same):
+            new = self._table(cap) + self._groups(gcap)
+            live, groups, moved = compact(*old, st, lanes, new[0], new[3], new[1], new[4], new[5])
+        self._spare = old[:2] if same else None
+        self._spare_y = old[2] if same else None
+        self.cells, self.W, self.limit, self.shift, self.Y, self.glimit = new
+        self.state[:] = (live, self.limit, groups, self.glimit)
+        self.compactions += 1
+
+    def rebase(self, base: np.ndarray) -> None:
+        """Subtract ``base`` (int32 per lane) from every stored time, clamping at 0."""
+        rebase_rows(self.cells, self.W, self.Y, base)
 
 
 class _LaneGroup:
@@ -205,16 +247,9 @@ class _LaneGroup:
         self.tbase = np.zeros(LANES, np.int64)  # times of lane k are kept minus tbase[k]
         self.default = tuple(int(w) for w in windows) == UNROLLED_DEFAULT
         self.kernel = ilp_windows_default if self.default else ilp_lanes
-        self.kernel_refs = ilp_windows_default_refs if self.default else ilp_lanes_refs
         self.rdirect = _rows(65)  # ready rows by register token (direct mode); the last row is the sink
         self.regs = _RegTable()
-        self.blocks = _BlockTable()
-        # refs mode (fed the engine's dense block ids): row of each block id in ``bref`` (0 = never stored),
-        # rows given in order of first store; ``bref_state`` = [rows used, last usable row]
-        self.brow = np.zeros(0, np.int32)
-        self.bref = _rows(1024)
-        self.bref_state = np.array([0, self.bref.shape[0] - 1], np.int64)
-        self.cur = np.zeros(1, np.int64)
+        self.mem = _MemTable()
 
     def c(self) -> np.ndarray:
         return self.st[0, : self.nl].astype(np.int64) + self.tbase[: self.nl]
@@ -254,18 +289,16 @@ class _LaneGroup:
         base = np.zeros(LANES, np.int64)
         base[:nl] = self.st[0, :nl] & ~self.rmask
         b32 = base.astype(np.int32)
-        for arr in (self.rdirect, self.regs.ready, self.blocks.ready, self.bref):
+        for arr in (self.rdirect, self.regs.ready):
             np.maximum(arr - b32[None, :], 0, out=arr)
+        self.mem.rebase(b32)
         self.st[0] -= b32
         self.st[1] -= b32
         self.tbase += base
 
-    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs | None = None) -> None:
-        if refs is not None:
-            self._consume_refs(chunk, direct, pos0, bufs, refs)
-            return
+    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs) -> None:
         n = len(chunk)
-        r, b = self.regs, self.blocks
+        r, b = self.regs, self.mem
         nl = self.nl
         i = 0
         while i < n:
@@ -274,8 +307,8 @@ class _LaneGroup:
             hi = min(n, i + SEGMENT)
             if direct:
                 j = self.kernel(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3,
-                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.keys, b.slots, b.state, b.shift,
-                                b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.cells, b.state, b.shift, b.W,
+                                b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
                 mapped = hi
             else:
                 m1, m2, m3, md = bufs
@@ -284,64 +317,17 @@ class _LaneGroup:
                 j = i
                 if mapped > i:
                     j = i + self.kernel(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0, mapped - i,
-                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.keys, b.slots, b.state, b.shift,
-                                        b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
-            if j < mapped:  # stopped at a STORE whose new blocks could pass the block table's limit
+                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.cells, b.state, b.shift, b.W, b.Y,
+                                        self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE that could pass the block table's or the byte rows' limit
                 a, sz = int(chunk.addr[j]), int(chunk.size[j])
-                b.make_room(self.st[0], nl, ((a + sz - 1) >> 6) - (a >> 6) + 1)
+                b.make_room(self.st, self.lanes, ((a + sz - 1) >> BLOCK_SHIFT) - (a >> BLOCK_SHIFT) + 1)
             elif j < hi:  # the register table is full (records mapped and not run are mapped again)
                 r.make_room(self.st[0], nl, 1)
             i = j
 
 
-    def _grow_bref(self, need: int) -> None:
-        """Room in ``bref`` for ``need`` more stored blocks (geometric growth)."""
-        used = int(self.bref_state[0])
-        rows = self.bref.shape[0]
-        if used + need + 1 > rows:
-            grown = _rows(max(2 * rows, used + need + 1))
-            grown[: used + 1] = self.bref[: used + 1]
-            self.bref = grown
-            self.bref_state[1] = grown.shape[0] - 1
-
-    def _consume_refs(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs) -> None:
-        """As :meth:`consume`, the blocks read from the engine's dense ids (``refs``) instead of hashed."""
-        n = len(chunk)
-        if self.brow.shape[0] < refs.n_after:
-            self.brow = grow_1d(self.brow, refs.n_after)
-        r = self.regs
-        nl = self.nl
-        self.cur[0] = 0
-        roff, rids = refs.off, refs.ids
-        i = 0
-        while i < n:
-            if int(self.st[1, :nl].max()) >= REBASE_AT:
-                self.rebase()
-            hi = min(n, i + SEGMENT)
-            if direct:
-                j = self.kernel_refs(chunk.op, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3, chunk.dst,
-                                     self.rdirect.shape[0] - 1, self.rdirect, roff, rids, self.cur, self.brow,
-                                     self.bref_state, self.bref, self.G, self.st, self.offs8, self.rmask8, self.win8,
-                                     self.lanes)
-                mapped = hi
-            else:
-                m1, m2, m3, md = bufs
-                mapped = _reg_map(chunk.src1, chunk.src2, chunk.src3, chunk.dst, i, hi, r.index.keys, r.index.slots,
-                                  r.state, m1, m2, m3, md)
-                j = i
-                if mapped > i:
-                    j = i + self.kernel_refs(chunk.op[i:mapped], 0, mapped - i, pos0 + i, m1, m2, m3, md, r.sink,
-                                             r.ready, roff, rids, self.cur, self.brow, self.bref_state, self.bref,
-                                             self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
-            if j < mapped:  # stopped at a STORE whose blocks could pass the rows of bref
-                k = int(self.cur[0])
-                self._grow_bref(int(roff[k + 1] - roff[k]))
-            elif j < hi:  # the register table is full (records mapped and not run are mapped again)
-                r.make_room(self.st[0], nl, 1)
-            i = j
-
-
-class IlpAnalyzer(BlockAnalyzer):
+class IlpAnalyzer(Analyzer):
     """ILP for every window size at once; drained (``ilpW = N / max(t + 1)``).
 
     Parameters
@@ -350,9 +336,9 @@ class IlpAnalyzer(BlockAnalyzer):
 
     How it runs (results identical to the step-by-step FIFO of docs/features.md; the tests compare them):
     the windows are the lanes of an 8 x int32 vector (groups of eight when there are more): each register's
-    and block's ready times for all windows are one row, so an instruction's issue times are three vector
-    loads and maxima. The FIFO is not stored. With in-order retirement every issue time is at most one more
-    than the largest issued so far (M): an entry is at most the clock, or one more than an earlier entry
+    and stored word's ready times for all windows are one row, so an instruction's issue times are three
+    vector loads and maxima. The FIFO is not stored. With in-order retirement every issue time is at most one
+    more than the largest issued so far (M): an entry is at most the clock, or one more than an earlier entry
     still in the window, and the clock is at most M + 1 (it advances by one only when the window is full,
     and every entry was issued at or after the clock). So M passes through every value, and the first
     record issued at time v is the record at which M reached v; it is kept in a ring of 2W positions per
@@ -368,20 +354,19 @@ class IlpAnalyzer(BlockAnalyzer):
     subtracted from all of them (dead ready times clamp to 0), which changes no comparison and no ring slot;
     the offset is added back in :meth:`cycles`.
 
+    Memory dependences are on exact bytes: a LOAD waits for the last STORE to each byte it reads, so
+    neighbouring elements of an array do not depend on each other, wherever the allocator put the array.
+
     State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
-    below :data:`DIRECT_TOKENS`, else hashed) and for 64-byte blocks written by stores. Fed alone
-    (:meth:`consume`), the blocks are hashed in ILP's own table of blocks that can still delay an instruction
-    (entries whose ready time is at or below every window's clock are dropped when it fills), so memory is
-    bounded by windows and live values, never by the trace length. Fed by a
-    :class:`features.engine.FeatureEngine` (:meth:`consume_refs`), the blocks come as the engine's dense ids
-    (features/_blocks.py): a block's row is ``brow[id]`` (an int32 per distinct block, 0 = never stored: a
-    row of zeros), rows given in order of first store, so that state grows with the distinct blocks (as the
-    engine's block map does) and no block is hashed twice.
+    below :data:`DIRECT_TOKENS`, else hashed) and for the bytes written by stores (``features/_ilp_mem.py``:
+    a hash table of 64-byte blocks, a row per 8-byte word, eight byte rows besides for a word written in
+    part), holding only the blocks that can still delay an instruction: blocks whose ready times are all at
+    or below every window's clock are dropped when the table fills, so memory is bounded by the windows and
+    the values in flight, never by the trace length or the size of the arrays. The engine feeds ILP the
+    chunks as they are (ILP does not read the engine's block ids).
     """
 
     family = "ilp"
-    #: the engine maps blocks for ILP only together with an analyzer that needs the map (see FeatureEngine)
-    blocks_optional = True
 
     def __init__(self, windows=ILP_WINDOWS) -> None:
         super().__init__()
@@ -398,8 +383,6 @@ class IlpAnalyzer(BlockAnalyzer):
         self.default = len(self.groups) == 1 and self.groups[0].default
         self.direct = True
         self._bufs = tuple(np.zeros(0, np.int32) for _ in range(4))
-        #: how the blocks are read, fixed by the first non-empty chunk: "own" (hashed here) or "refs" (ids)
-        self.mode: str | None = None
         #: (chunk, its largest register token) when the engine computed it for the next chunk (used once, by
         #: that very chunk object only, then cleared)
         self.next_max_token: tuple | None = None
@@ -410,9 +393,9 @@ class IlpAnalyzer(BlockAnalyzer):
         return self.groups[0].regs
 
     @property
-    def blocks(self) -> _BlockTable:
-        """The block table of the first lane group."""
-        return self.groups[0].blocks
+    def mem(self) -> _MemTable:
+        """The stored bytes' table of the first lane group."""
+        return self.groups[0].mem
 
     @property
     def c(self) -> np.ndarray:
@@ -423,36 +406,17 @@ class IlpAnalyzer(BlockAnalyzer):
         return np.concatenate([g.x() for g in self.groups])
 
     def consume(self, chunk: TraceChunk) -> None:
-        """Feed the next chunk; blocks hashed in ILP's own table (or, once fed by the engine, mapped by its
-        block map).
+        """Feed the next chunk.
 
         Parameters
         ----------
         chunk : TraceChunk
         """
-        if self.mode == "refs":
-            self.consume_refs(chunk, self.blockmap.map(chunk))
-        else:
-            self._consume(chunk, None)
-
-    def consume_refs(self, chunk: TraceChunk, refs: BlockRefs) -> None:
-        """Feed the next chunk with its memory references as dense block ids (``self.blockmap.map(chunk)``).
-
-        Parameters
-        ----------
-        chunk : TraceChunk
-        refs : BlockRefs
-        """
-        self._consume(chunk, None if self.mode == "own" else refs)
-
-    def _consume(self, chunk: TraceChunk, refs: BlockRefs | None) -> None:
         hint, self.next_max_token = self.next_max_token, None
         top = hint[1] if hint is not None and hint[0] is chunk else None
         n = len(chunk)
         if not n:
             return
-        if self.mode is None:
-            self.mode = "own" if refs is None else "refs"
         if self.direct:
             if top is None:
                 top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
@@ -466,7 +430,7 @@ class IlpAnalyzer(BlockAnalyzer):
         if not self.direct and self._bufs[0].shape[0] < min(n, SEGMENT):
             self._bufs = tuple(np.zeros(min(n, SEGMENT), np.int32) for _ in range(4))
         for g in self.groups:
-            g.consume(chunk, self.direct, self.n, self._bufs, refs)
+            g.consume(chunk, self.direct, self.n, self._bufs)
         self.n += n
 
     def cycles(self, drained: bool = True) -> dict[int, int]:
