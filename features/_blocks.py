@@ -1,8 +1,8 @@
 """The engine's shared block index: dense ids of the 64-byte blocks (and 4 KiB pages) of loads and stores.
 
-Several families look blocks up (footprint, reuse distance). Instead of each hashing every block number,
-the engine maps each chunk's memory references ONCE (:meth:`BlockMap.map`) and hands the result, a
-:class:`BlockRefs`, to every analyzer that takes one (``consume_refs(chunk, refs)``):
+Several families look blocks up (footprint, reuse distance and, next to them, ILP). Instead of each hashing every
+block number, the engine maps each chunk's memory references ONCE (:meth:`BlockMap.map`) and hands the
+result, a :class:`BlockRefs`, to every analyzer that takes one (``consume_refs(chunk, refs)``):
 
 * ``rec[r]``: index in the chunk of the r-th LOAD/STORE record (program order);
 * ``ids[off[r]:off[r + 1]]``: the dense ids of the blocks that record touches, in address order (a record
@@ -305,6 +305,9 @@ class BlockAnalyzer(Analyzer):
     """
 
     uses_blocks = True
+    #: True: the analyzer also runs on its own blocks, faster than on a map made for it alone, so the engine
+    #: gives it the shared map only when an analyzer that needs the map is fed by it too
+    blocks_optional = False
 
     def __init__(self) -> None:
         super().__init__()

@@ -3,22 +3,26 @@
 from numba import njit
 
 from ._i32x8 import LANES, LOAD, STORE, lane_events, uget, uset, vadd, vget, vinc_eq, vload, vmax, vset, vsplat, vstore
-from ._ilp_mem import BLOCK_SHIFT, GROUPS_PER_STORE, PREFETCH_AHEAD, mem_ready, mem_store, prefetch_access
+from ._ilp_mem import (BLOCK_SHIFT, GROUP_ROWS, GROUPS_PER_STORE, HALF_AHEAD, PREFETCH_AHEAD, WORD, WORD_SHIFT, WPB,
+                       WPB_SHIFT, bytes_ready, find_slot, insert_slot, new_block, prefetch_cell, prefetch_word,
+                       prefetch_word_refs)
+from ._prefetch import prefetch
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mstate, mshift, W, Y, G, st,
-        offs, rmask, windows, lanes):
+def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshift, mstate, W, M, K, Y, G,
+        st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``cells``, ``W``, ``Y``: the table of stored blocks, the rows of their
-    words and bytes (``mstate`` = [blocks, limit, byte-row groups, limit], ``mshift`` = 64 - log2 of the
-    cells; see ``features/_ilp_mem.py``; the cell and row of a LOAD/STORE PREFETCH_AHEAD records ahead are
-    prefetched); ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``);
-    ``st`` rows: clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of
-    the lanes in use. Returns the first record not processed (a STORE that could pass the block table's or
-    the byte rows' limit).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    found through the hash table ``cells`` (``mshift`` = 64 - log2 of its cells); the cell of the
+    LOAD/STORE PREFETCH_AHEAD records ahead and the word row of the one HALF_AHEAD ahead are prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     """
     o0 = offs[0]
     m0 = rmask[0]
@@ -50,25 +54,40 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, msta
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    mmask = cells.shape[0] // 2 - 2
+    mmask = cells.shape[0] // 2 - 1
+    ahead = hi - PREFETCH_AHEAD
     bn = mstate[0]
     blim = mstate[1]
     gn = mstate[2]
     glim = mstate[3]
     stop = hi
-    ahead = hi - PREFETCH_AHEAD
     for i in range(lo, hi):
         if i < ahead:
             oa = uget(op, i + PREFETCH_AHEAD)
             if oa == LOAD or oa == STORE:
-                prefetch_access(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift, W)
+                prefetch_cell(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift)
+            oa = uget(op, i + HALF_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_word(uget(addr, i + HALF_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            t = mem_ready(t, ad, ad + uget(size, i), cells, mmask, mshift, W, Y)
+            en = ad + uget(size, i)
+            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                s = find_slot(cells, mmask, mshift, b)
+                if s != 0:
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    meta = uget(M, s)
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        k = w & (WPB - 1)
+                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                        else:
+                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
@@ -78,7 +97,42 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, msta
                 stop = i
                 break
             t1 = vadd(t, one)
-            bn, gn = mem_store(t1, ad, en, cells, mmask, mshift, bn, W, Y, gn)
+            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                if new:
+                    bn += 1
+                    new_block(s, b, W, M, K)
+                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                        k = w & (WPB - 1)
+                        vstore(W, (s << WPB_SHIFT) + k, t1)
+                        meta = uget(M, s)
+                        if (meta >> k) & 1:
+                            uset(M, s, meta & ~(1 << k))
+                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
+                        k = w & (WPB - 1)
+                        wr = (s << WPB_SHIFT) + k
+                        meta = uget(M, s)
+                        if (meta >> k) & 1 == 0:
+                            if meta >> 8 == 0:
+                                gn += 1
+                                meta = gn << 8
+                            meta |= 1 << k
+                            uset(M, s, meta)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            old = vload(W, wr)
+                            for j in range(WORD):
+                                vstore(Y, y + j, old)
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        wa = w << WORD_SHIFT
+                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                            vstore(Y, y + j, t1)
+                        m = vload(Y, y)
+                        for j in range(1, WORD):
+                            m = vmax(m, vload(Y, y + j))
+                        vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -153,18 +207,19 @@ DEFAULT_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mstate, mshift, W, Y, G, st,
-        offs, rmask, windows, lanes):
+def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshift, mstate, W, M, K, Y, G,
+        st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``cells``, ``W``, ``Y``: the table of stored blocks, the rows of their
-    words and bytes (``mstate`` = [blocks, limit, byte-row groups, limit], ``mshift`` = 64 - log2 of the
-    cells; see ``features/_ilp_mem.py``; the cell and row of a LOAD/STORE PREFETCH_AHEAD records ahead are
-    prefetched); ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``);
-    ``st`` rows: clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of
-    the lanes in use. Returns the first record not processed (a STORE that could pass the block table's or
-    the byte rows' limit).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    found through the hash table ``cells`` (``mshift`` = 64 - log2 of its cells); the cell of the
+    LOAD/STORE PREFETCH_AHEAD records ahead and the word row of the one HALF_AHEAD ahead are prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
     """
     o0 = 0
@@ -194,25 +249,40 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, c
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    mmask = cells.shape[0] // 2 - 2
+    mmask = cells.shape[0] // 2 - 1
+    ahead = hi - PREFETCH_AHEAD
     bn = mstate[0]
     blim = mstate[1]
     gn = mstate[2]
     glim = mstate[3]
     stop = hi
-    ahead = hi - PREFETCH_AHEAD
     for i in range(lo, hi):
         if i < ahead:
             oa = uget(op, i + PREFETCH_AHEAD)
             if oa == LOAD or oa == STORE:
-                prefetch_access(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift, W)
+                prefetch_cell(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift)
+            oa = uget(op, i + HALF_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_word(uget(addr, i + HALF_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            t = mem_ready(t, ad, ad + uget(size, i), cells, mmask, mshift, W, Y)
+            en = ad + uget(size, i)
+            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                s = find_slot(cells, mmask, mshift, b)
+                if s != 0:
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    meta = uget(M, s)
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        k = w & (WPB - 1)
+                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                        else:
+                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
@@ -222,7 +292,42 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, c
                 stop = i
                 break
             t1 = vadd(t, one)
-            bn, gn = mem_store(t1, ad, en, cells, mmask, mshift, bn, W, Y, gn)
+            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                if new:
+                    bn += 1
+                    new_block(s, b, W, M, K)
+                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                        k = w & (WPB - 1)
+                        vstore(W, (s << WPB_SHIFT) + k, t1)
+                        meta = uget(M, s)
+                        if (meta >> k) & 1:
+                            uset(M, s, meta & ~(1 << k))
+                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
+                        k = w & (WPB - 1)
+                        wr = (s << WPB_SHIFT) + k
+                        meta = uget(M, s)
+                        if (meta >> k) & 1 == 0:
+                            if meta >> 8 == 0:
+                                gn += 1
+                                meta = gn << 8
+                            meta |= 1 << k
+                            uset(M, s, meta)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            old = vload(W, wr)
+                            for j in range(WORD):
+                                vstore(Y, y + j, old)
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        wa = w << WORD_SHIFT
+                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                            vstore(Y, y + j, t1)
+                        m = vload(Y, y)
+                        for j in range(1, WORD):
+                            m = vmax(m, vload(Y, y + j))
+                        vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -283,4 +388,423 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, c
     vstore(st, 2, rem)
     mstate[0] = bn
     mstate[2] = gn
+    return stop
+
+
+# The same passes reading the engine's dense block ids (features/_blocks.py) instead of hashing blocks.
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def ilp_lanes_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i0, roff, rids, cur, brow,
+        mstate, W, M, K, Y, G, st, offs, rmask, windows, lanes):
+    """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
+
+    ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    the blocks given as the engine's dense ids (features/_blocks.py): the memory record at reference
+    ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, ``cur[0]`` advancing with each LOAD/STORE; a block
+    id's slot is ``brow[id]`` (0 = none); ``rec[r] - i0`` is the index of the record of reference r. The
+    slot number of the reference PREFETCH_AHEAD ahead and the word row of the one HALF_AHEAD ahead are
+    prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
+    """
+    o0 = offs[0]
+    m0 = rmask[0]
+    w0 = windows[0]
+    o1 = offs[1]
+    m1 = rmask[1]
+    w1 = windows[1]
+    o2 = offs[2]
+    m2 = rmask[2]
+    w2 = windows[2]
+    o3 = offs[3]
+    m3 = rmask[3]
+    w3 = windows[3]
+    o4 = offs[4]
+    m4 = rmask[4]
+    w4 = windows[4]
+    o5 = offs[5]
+    m5 = rmask[5]
+    w5 = windows[5]
+    o6 = offs[6]
+    m6 = rmask[6]
+    w6 = windows[6]
+    o7 = offs[7]
+    m7 = rmask[7]
+    w7 = windows[7]
+    c = vload(st, 0)
+    x = vload(st, 1)
+    rem = vload(st, 2)
+    one = vsplat(1)
+    zero = vsplat(0)
+    evmask = lanes | (lanes << LANES)
+    r = cur[0]
+    nref = roff.shape[0] - 1
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
+    stop = hi
+    for i in range(lo, hi):
+        t = vmax(c, vload(R, uget(r1, i)))
+        t = vmax(t, vload(R, uget(r2, i)))
+        t = vmax(t, vload(R, uget(r3, i)))
+        o = uget(op, i)
+        if o == LOAD:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
+            k0 = uget(roff, r)
+            k1 = uget(roff, r + 1)
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            b = ad >> BLOCK_SHIFT
+            for kk in range(k0, k1):
+                s = uget(brow, uget(rids, kk))
+                if s != 0:
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    meta = uget(M, s)
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        k = w & (WPB - 1)
+                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                        else:
+                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                b += 1
+            r += 1
+            t1 = vadd(t, one)
+        elif o == STORE:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
+            k0 = uget(roff, r)
+            k1 = uget(roff, r + 1)
+            if bn + (k1 - k0) > blim or gn + GROUPS_PER_STORE > glim:
+                stop = i
+                break
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            t1 = vadd(t, one)
+            b = ad >> BLOCK_SHIFT
+            for kk in range(k0, k1):
+                bid = uget(rids, kk)
+                s = uget(brow, bid)
+                if s == 0:
+                    bn += 1
+                    s = bn
+                    uset(brow, bid, s)
+                    new_block(s, bid, W, M, K)
+                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                        k = w & (WPB - 1)
+                        vstore(W, (s << WPB_SHIFT) + k, t1)
+                        meta = uget(M, s)
+                        if (meta >> k) & 1:
+                            uset(M, s, meta & ~(1 << k))
+                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
+                        k = w & (WPB - 1)
+                        wr = (s << WPB_SHIFT) + k
+                        meta = uget(M, s)
+                        if (meta >> k) & 1 == 0:
+                            if meta >> 8 == 0:
+                                gn += 1
+                                meta = gn << 8
+                            meta |= 1 << k
+                            uset(M, s, meta)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            old = vload(W, wr)
+                            for j in range(WORD):
+                                vstore(Y, y + j, old)
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        wa = w << WORD_SHIFT
+                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                            vstore(Y, y + j, t1)
+                        m = vload(Y, y)
+                        for j in range(1, WORD):
+                            m = vmax(m, vload(Y, y + j))
+                        vstore(W, wr, m)
+                b += 1
+            r += 1
+        else:
+            t1 = vadd(t, one)
+        d = uget(rd, i)
+        vstore(R, d if d != 0 else sink, t1)
+        rem = vadd(rem, vsplat(-1))
+        ev = lane_events(t1, x, rem, zero) & evmask
+        if ev != 0:
+            p = pos0 + i
+            # a lane whose running max rises (t == x): record i is the first issued at time x
+            if ev & 1:
+                uset(G, o0 + (vget(x, 0) & m0), p)
+            if ev & 2:
+                uset(G, o1 + (vget(x, 1) & m1), p)
+            if ev & 4:
+                uset(G, o2 + (vget(x, 2) & m2), p)
+            if ev & 8:
+                uset(G, o3 + (vget(x, 3) & m3), p)
+            if ev & 16:
+                uset(G, o4 + (vget(x, 4) & m4), p)
+            if ev & 32:
+                uset(G, o5 + (vget(x, 5) & m5), p)
+            if ev & 64:
+                uset(G, o6 + (vget(x, 6) & m6), p)
+            if ev & 128:
+                uset(G, o7 + (vget(x, 7) & m7), p)
+            x = vmax(x, t1)
+            # a lane whose window is full: the clock advances, the new head is the first record issued
+            # at the new clock (or the next record when none was issued yet: the window is empty)
+            c = vinc_eq(c, rem, zero)
+            if ev & 256:
+                ck = vget(c, 0)
+                h = uget(G, o0 + (ck & m0)) if ck < vget(x, 0) else p + 1
+                rem = vset(rem, 0, h + w0 - 1 - p)
+            if ev & 512:
+                ck = vget(c, 1)
+                h = uget(G, o1 + (ck & m1)) if ck < vget(x, 1) else p + 1
+                rem = vset(rem, 1, h + w1 - 1 - p)
+            if ev & 1024:
+                ck = vget(c, 2)
+                h = uget(G, o2 + (ck & m2)) if ck < vget(x, 2) else p + 1
+                rem = vset(rem, 2, h + w2 - 1 - p)
+            if ev & 2048:
+                ck = vget(c, 3)
+                h = uget(G, o3 + (ck & m3)) if ck < vget(x, 3) else p + 1
+                rem = vset(rem, 3, h + w3 - 1 - p)
+            if ev & 4096:
+                ck = vget(c, 4)
+                h = uget(G, o4 + (ck & m4)) if ck < vget(x, 4) else p + 1
+                rem = vset(rem, 4, h + w4 - 1 - p)
+            if ev & 8192:
+                ck = vget(c, 5)
+                h = uget(G, o5 + (ck & m5)) if ck < vget(x, 5) else p + 1
+                rem = vset(rem, 5, h + w5 - 1 - p)
+            if ev & 16384:
+                ck = vget(c, 6)
+                h = uget(G, o6 + (ck & m6)) if ck < vget(x, 6) else p + 1
+                rem = vset(rem, 6, h + w6 - 1 - p)
+            if ev & 32768:
+                ck = vget(c, 7)
+                h = uget(G, o7 + (ck & m7)) if ck < vget(x, 7) else p + 1
+                rem = vset(rem, 7, h + w7 - 1 - p)
+    vstore(st, 0, c)
+    vstore(st, 1, x)
+    vstore(st, 2, rem)
+    mstate[0] = bn
+    mstate[2] = gn
+    cur[0] = r
+    return stop
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def ilp_windows_default_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i0, roff, rids, cur, brow,
+        mstate, W, M, K, Y, G, st, offs, rmask, windows, lanes):
+    """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
+
+    ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    the blocks given as the engine's dense ids (features/_blocks.py): the memory record at reference
+    ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, ``cur[0]`` advancing with each LOAD/STORE; a block
+    id's slot is ``brow[id]`` (0 = none); ``rec[r] - i0`` is the index of the record of reference r. The
+    slot number of the reference PREFETCH_AHEAD ahead and the word row of the one HALF_AHEAD ahead are
+    prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
+    Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
+    """
+    o0 = 0
+    m0 = 63
+    w0 = 32
+    o1 = 64
+    m1 = 127
+    w1 = 64
+    o2 = 192
+    m2 = 255
+    w2 = 128
+    o3 = 448
+    m3 = 511
+    w3 = 256
+    o4 = 960
+    m4 = 4095
+    w4 = 2048
+    o5 = 5056
+    m5 = 32767
+    w5 = 16384
+    o6 = 37824
+    m6 = 131071
+    w6 = 65536
+    c = vload(st, 0)
+    x = vload(st, 1)
+    rem = vload(st, 2)
+    one = vsplat(1)
+    zero = vsplat(0)
+    evmask = lanes | (lanes << LANES)
+    r = cur[0]
+    nref = roff.shape[0] - 1
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
+    stop = hi
+    for i in range(lo, hi):
+        t = vmax(c, vload(R, uget(r1, i)))
+        t = vmax(t, vload(R, uget(r2, i)))
+        t = vmax(t, vload(R, uget(r3, i)))
+        o = uget(op, i)
+        if o == LOAD:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
+            k0 = uget(roff, r)
+            k1 = uget(roff, r + 1)
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            b = ad >> BLOCK_SHIFT
+            for kk in range(k0, k1):
+                s = uget(brow, uget(rids, kk))
+                if s != 0:
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    meta = uget(M, s)
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        k = w & (WPB - 1)
+                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                        else:
+                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                b += 1
+            r += 1
+            t1 = vadd(t, one)
+        elif o == STORE:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
+            k0 = uget(roff, r)
+            k1 = uget(roff, r + 1)
+            if bn + (k1 - k0) > blim or gn + GROUPS_PER_STORE > glim:
+                stop = i
+                break
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            t1 = vadd(t, one)
+            b = ad >> BLOCK_SHIFT
+            for kk in range(k0, k1):
+                bid = uget(rids, kk)
+                s = uget(brow, bid)
+                if s == 0:
+                    bn += 1
+                    s = bn
+                    uset(brow, bid, s)
+                    new_block(s, bid, W, M, K)
+                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                        k = w & (WPB - 1)
+                        vstore(W, (s << WPB_SHIFT) + k, t1)
+                        meta = uget(M, s)
+                        if (meta >> k) & 1:
+                            uset(M, s, meta & ~(1 << k))
+                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
+                        k = w & (WPB - 1)
+                        wr = (s << WPB_SHIFT) + k
+                        meta = uget(M, s)
+                        if (meta >> k) & 1 == 0:
+                            if meta >> 8 == 0:
+                                gn += 1
+                                meta = gn << 8
+                            meta |= 1 << k
+                            uset(M, s, meta)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            old = vload(W, wr)
+                            for j in range(WORD):
+                                vstore(Y, y + j, old)
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        wa = w << WORD_SHIFT
+                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                            vstore(Y, y + j, t1)
+                        m = vload(Y, y)
+                        for j in range(1, WORD):
+                            m = vmax(m, vload(Y, y + j))
+                        vstore(W, wr, m)
+                b += 1
+            r += 1
+        else:
+            t1 = vadd(t, one)
+        d = uget(rd, i)
+        vstore(R, d if d != 0 else sink, t1)
+        rem = vadd(rem, vsplat(-1))
+        ev = lane_events(t1, x, rem, zero) & evmask
+        if ev != 0:
+            p = pos0 + i
+            # a lane whose running max rises (t == x): record i is the first issued at time x
+            if ev & 1:
+                uset(G, o0 + (vget(x, 0) & m0), p)
+            if ev & 2:
+                uset(G, o1 + (vget(x, 1) & m1), p)
+            if ev & 4:
+                uset(G, o2 + (vget(x, 2) & m2), p)
+            if ev & 8:
+                uset(G, o3 + (vget(x, 3) & m3), p)
+            if ev & 16:
+                uset(G, o4 + (vget(x, 4) & m4), p)
+            if ev & 32:
+                uset(G, o5 + (vget(x, 5) & m5), p)
+            if ev & 64:
+                uset(G, o6 + (vget(x, 6) & m6), p)
+            x = vmax(x, t1)
+            # a lane whose window is full: the clock advances, the new head is the first record issued
+            # at the new clock (or the next record when none was issued yet: the window is empty)
+            c = vinc_eq(c, rem, zero)
+            if ev & 256:
+                ck = vget(c, 0)
+                h = uget(G, o0 + (ck & m0)) if ck < vget(x, 0) else p + 1
+                rem = vset(rem, 0, h + w0 - 1 - p)
+            if ev & 512:
+                ck = vget(c, 1)
+                h = uget(G, o1 + (ck & m1)) if ck < vget(x, 1) else p + 1
+                rem = vset(rem, 1, h + w1 - 1 - p)
+            if ev & 1024:
+                ck = vget(c, 2)
+                h = uget(G, o2 + (ck & m2)) if ck < vget(x, 2) else p + 1
+                rem = vset(rem, 2, h + w2 - 1 - p)
+            if ev & 2048:
+                ck = vget(c, 3)
+                h = uget(G, o3 + (ck & m3)) if ck < vget(x, 3) else p + 1
+                rem = vset(rem, 3, h + w3 - 1 - p)
+            if ev & 4096:
+                ck = vget(c, 4)
+                h = uget(G, o4 + (ck & m4)) if ck < vget(x, 4) else p + 1
+                rem = vset(rem, 4, h + w4 - 1 - p)
+            if ev & 8192:
+                ck = vget(c, 5)
+                h = uget(G, o5 + (ck & m5)) if ck < vget(x, 5) else p + 1
+                rem = vset(rem, 5, h + w5 - 1 - p)
+            if ev & 16384:
+                ck = vget(c, 6)
+                h = uget(G, o6 + (ck & m6)) if ck < vget(x, 6) else p + 1
+                rem = vset(rem, 6, h + w6 - 1 - p)
+    vstore(st, 0, c)
+    vstore(st, 1, x)
+    vstore(st, 2, rem)
+    mstate[0] = bn
+    mstate[2] = gn
+    cur[0] = r
     return stop

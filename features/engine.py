@@ -175,12 +175,15 @@ class FeatureEngine:
             else:
                 raise ValueError(f"unknown feature family {f!r}; known: {', '.join(FAMILIES)}")
         self.n = 0
-        # One block index for every analyzer that reads block ids (footprint, reuse): each chunk's memory
-        # references are hashed once (features/_blocks.py). Analyzers that consumed something on their own
-        # keep their map. (ILP reads byte addresses, not blocks: it is fed the chunk.)
+        # One block index for every analyzer that reads block ids: each chunk's memory references are
+        # hashed once (features/_blocks.py). Analyzers that consumed something on their own keep their map.
         self.blockmap = BlockMap()
+        # An analyzer with ``blocks_optional`` (ILP) hashes its blocks faster than a map made for it alone:
+        # it joins the shared map only when an analyzer that needs it (footprint, reuse) is mapped too.
         self._mapped = [a for a in self.analyzers
                         if getattr(a, "uses_blocks", False) and a.n == 0 and a.blockmap.n_blocks == 0]
+        if all(getattr(a, "blocks_optional", False) for a in self._mapped):
+            self._mapped = []
         for a in self._mapped:
             a.blockmap = self.blockmap
         self._is_mapped = [any(a is b for b in self._mapped) for a in self.analyzers]

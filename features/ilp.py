@@ -7,13 +7,13 @@ from numba import njit
 
 from profiler.trace import TraceChunk
 
-from ._base import Analyzer, ratio
+from ._base import grow_1d, ratio
+from ._blocks import BlockAnalyzer, BlockRefs
 from ._hash import HashIndex, find, insert
 from ._i32x8 import LANES
-from ._ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact
-from ._ilp_mem import rebase as rebase_rows
+from ._ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact, rehash
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._ilp_unrolled import ilp_lanes, ilp_windows_default
+from ._ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
@@ -135,91 +135,90 @@ class _RegTable:
 
 
 class _MemTable:
-    """Ready rows of the stored bytes (``features/_ilp_mem.py``): a hash table of 64-byte blocks whose cells
-    hold eight word rows each (``W``) and the byte rows ``Y`` of the words written in part. When the table
-    or the byte rows fill, the blocks whose every ready time is at or below every lane's clock (they can no
-    longer delay anything) are dropped: the live ones move into a second set of arrays, of the same size
-    when they fit (the two sets then take turns, so no memory is mapped anew), else of a size for them."""
+    """Ready rows of the stored bytes (``features/_ilp_mem.py``): slots of stored 64-byte blocks, each with
+    eight word rows (``W``), its byte-row group and key (``M``, ``K``), the byte rows ``Y`` of the words
+    written in part, and the hash table ``cells`` (block -> slot) used when ILP looks blocks up itself. When
+    the slots or the groups run out, the blocks whose every ready time is at or below every lane's clock
+    (they can no longer delay anything) are dropped and the others renumbered, and the arrays are sized for
+    them."""
 
-    def __init__(self, capacity: int = 4096, groups: int = 256) -> None:
-        self.cells, self.W, self.limit, self.shift = self._table(capacity)
-        self.Y, self.glimit = self._groups(groups)
-        self._spare: tuple | None = None  # (cells, W) of the same capacity, to compact into
-        self._spare_y: np.ndarray | None = None
-        self.state = np.array([0, self.limit, 0, self.glimit], np.int64)
-        #: how often the table was compacted (dead blocks dropped)
+    def __init__(self, slots: int = 2048, groups: int = 256) -> None:
+        self.W = _rows((slots + 1) * WPB)
+        self.M = np.zeros(slots + 1, np.int64)
+        self.K = np.zeros(slots + 1, np.int64)
+        self.Y = _rows((groups + 1) * GROUP_ROWS)
+        self._spare_y: np.ndarray | None = None  # byte rows of the same size, to compact into
+        self.cells, self.shift = self._cells(slots)
+        self.state = np.array([0, slots, 0, groups], np.int64)
+        #: how often dead blocks were dropped
         self.compactions = 0
 
     @staticmethod
-    def _table(cap: int) -> tuple:
-        """(cells, W, limit, shift) of an empty table of ``cap`` cells."""
-        # cell ``cap`` is the sentinel of absent blocks (empty, rows of zeros); np.zeros leaves the rows of
-        # cells never used unmapped
-        cells = np.zeros(2 * (cap + 1), np.int64)
+    def _cells(slots: int) -> tuple[np.ndarray, int]:
+        """An empty hash table for ``slots`` blocks (at most half full) and its Fibonacci shift."""
+        cap = 2 * slots
+        cells = np.zeros(2 * cap, np.int64)
         cells[0::2] = EMPTY
-        return cells, _rows((cap + 1) * WPB), cap // 2, 64 - (cap.bit_length() - 1)
-
-    @staticmethod
-    def _groups(groups: int) -> tuple:
-        """(Y, limit) for ``groups`` byte-row groups."""
-        return _rows((groups + 1) * GROUP_ROWS), groups
-
-    @property
-    def capacity(self) -> int:
-        """Cells of the table (a power of two)."""
-        return self.cells.shape[0] // 2 - 1
+        return cells, 64 - (cap.bit_length() - 1)
 
     @property
     def n(self) -> int:
-        """Blocks in the table."""
+        """Blocks held (slots 1..n)."""
         return int(self.state[0])
 
-    def _sizes(self, live: int, groups: int, need: int) -> tuple[int, int]:
-        """(cells, groups) for ``live`` blocks and ``groups`` groups plus room to go on: the present sizes
-        unless those leave less than the live ones free, or hold 4 times what is wanted."""
-        want = live + need + 64
-        cap = self.capacity
-        while cap // 2 < 2 * want:
-            cap <<= 1
-        while cap > 4096 and cap // 8 > want:
-            cap >>= 1
-        gwant = 2 * (groups + GROUPS_PER_STORE + 16)
-        gcap = self.glimit if gwant <= self.glimit <= 4 * gwant else max(256, gwant)
-        return cap, gcap
-
-    def make_room(self, st: np.ndarray, lanes: int, need: int) -> None:
-        """Drop the dead blocks; size the table for the live ones plus ``need`` more and the byte rows for the
-        live groups plus room to go on.
+    def make_room(self, st: np.ndarray, lanes: int, need: int, brow: np.ndarray | None = None) -> None:
+        """Drop the dead blocks and renumber the others; size the slots for them plus ``need`` more and the
+        byte rows for their groups plus room to go on.
 
         Parameters
         ----------
         st : the lane group's state rows (row 0: the clock of each lane)
         lanes : bit mask of the lanes in use
         need : blocks that must fit after the live ones
+        brow : when the blocks are the engine's ids, their slot numbers (kept in step); else the hash table is
+            rebuilt
         """
-        old = (self.cells, self.W, self.Y)
-        if self._spare is not None and self._spare_y is not None:  # same sizes: the arrays take turns
-            cells, W = self._spare
-            cells[0::2] = EMPTY  # rows need no clearing: a block's rows are written when it enters
-            cells[1::2] = 0
-            new = (cells, W, self.limit, self.shift, self._spare_y, self.glimit)
-        else:
-            new = self._table(self.capacity) + self._groups(self.glimit)
-        live, groups, moved = compact(*old, st, lanes, new[0], new[3], new[1], new[4], new[5])
-        cap, gcap = self._sizes(int(live), int(groups), need)
-        same = cap == self.capacity and gcap == self.glimit
-        if not (moved and same):
-            new = self._table(cap) + self._groups(gcap)
-            live, groups, moved = compact(*old, st, lanes, new[0], new[3], new[1], new[4], new[5])
-        self._spare = old[:2] if same else None
-        self._spare_y = old[2] if same else None
-        self.cells, self.W, self.limit, self.shift, self.Y, self.glimit = new
-        self.state[:] = (live, self.limit, groups, self.glimit)
+        n, slots, glim = int(self.state[0]), int(self.state[1]), int(self.state[3])
+        nY = self._spare_y if self._spare_y is not None else _rows((glim + 1) * GROUP_ROWS)
+        refs = brow is not None
+        live, groups = (int(v) for v in compact(self.W, self.M, self.K, self.Y, n, st, lanes, nY,
+                                                 brow if refs else np.zeros(1, np.int32), refs))
+        want = live + need + 64
+        new_slots = slots
+        while new_slots < 2 * want:
+            new_slots <<= 1
+        while new_slots > 2048 and new_slots // 8 > want:
+            new_slots >>= 1
+        gwant = 2 * (groups + GROUPS_PER_STORE + 16)
+        new_g = glim if gwant <= glim <= 8 * gwant else max(256, gwant)
+        if new_slots != slots:
+            keep = (live + 1) * WPB
+            W = _rows((new_slots + 1) * WPB)
+            W[:keep] = self.W[:keep]
+            M = np.zeros(new_slots + 1, np.int64)
+            M[: live + 1] = self.M[: live + 1]
+            K = np.zeros(new_slots + 1, np.int64)
+            K[: live + 1] = self.K[: live + 1]
+            self.W, self.M, self.K = W, M, K
+        if new_g != glim:
+            Y = _rows((new_g + 1) * GROUP_ROWS)
+            Y[: (groups + 1) * GROUP_ROWS] = nY[: (groups + 1) * GROUP_ROWS]
+            self._spare_y, self.Y = None, Y
+        else:  # the two sets of byte rows take turns
+            self._spare_y, self.Y = self.Y, nY
+        if not refs:
+            if new_slots != slots:
+                self.cells, self.shift = self._cells(new_slots)
+            else:
+                self.cells[0::2] = EMPTY
+            rehash(self.cells, self.shift, self.K, live)
+        self.state[:] = (live, new_slots, groups, new_g)
         self.compactions += 1
 
     def rebase(self, base: np.ndarray) -> None:
         """Subtract ``base`` (int32 per lane) from every stored time, clamping at 0."""
-        rebase_rows(self.cells, self.W, self.Y, base)
+        for arr in (self.W[WPB: (self.n + 1) * WPB], self.Y[GROUP_ROWS: (int(self.state[2]) + 1) * GROUP_ROWS]):
+            np.maximum(arr - base[None, :], 0, out=arr)
 
 
 class _LaneGroup:
@@ -247,9 +246,13 @@ class _LaneGroup:
         self.tbase = np.zeros(LANES, np.int64)  # times of lane k are kept minus tbase[k]
         self.default = tuple(int(w) for w in windows) == UNROLLED_DEFAULT
         self.kernel = ilp_windows_default if self.default else ilp_lanes
+        self.kernel_refs = ilp_windows_default_refs if self.default else ilp_lanes_refs
         self.rdirect = _rows(65)  # ready rows by register token (direct mode); the last row is the sink
         self.regs = _RegTable()
         self.mem = _MemTable()
+        # refs mode (fed the engine's dense block ids): the slot of each block id (0 = none)
+        self.brow = np.zeros(0, np.int32)
+        self.cur = np.zeros(1, np.int64)
 
     def c(self) -> np.ndarray:
         return self.st[0, : self.nl].astype(np.int64) + self.tbase[: self.nl]
@@ -296,7 +299,10 @@ class _LaneGroup:
         self.st[1] -= b32
         self.tbase += base
 
-    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs) -> None:
+    def consume(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs | None = None) -> None:
+        if refs is not None:
+            self._consume_refs(chunk, direct, pos0, bufs, refs)
+            return
         n = len(chunk)
         r, b = self.regs, self.mem
         nl = self.nl
@@ -307,8 +313,8 @@ class _LaneGroup:
             hi = min(n, i + SEGMENT)
             if direct:
                 j = self.kernel(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3,
-                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.cells, b.state, b.shift, b.W,
-                                b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.cells, b.shift, b.state, b.W,
+                                b.M, b.K, b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
                 mapped = hi
             else:
                 m1, m2, m3, md = bufs
@@ -317,17 +323,54 @@ class _LaneGroup:
                 j = i
                 if mapped > i:
                     j = i + self.kernel(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0, mapped - i,
-                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.cells, b.state, b.shift, b.W, b.Y,
-                                        self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
-            if j < mapped:  # stopped at a STORE that could pass the block table's or the byte rows' limit
+                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.cells, b.shift, b.state, b.W,
+                                        b.M, b.K, b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE that could pass the slots' or the byte-row groups' limit
                 a, sz = int(chunk.addr[j]), int(chunk.size[j])
                 b.make_room(self.st, self.lanes, ((a + sz - 1) >> BLOCK_SHIFT) - (a >> BLOCK_SHIFT) + 1)
             elif j < hi:  # the register table is full (records mapped and not run are mapped again)
                 r.make_room(self.st[0], nl, 1)
             i = j
 
+    def _consume_refs(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs) -> None:
+        """As :meth:`consume`, the blocks read from the engine's dense ids (``refs``) instead of hashed."""
+        n = len(chunk)
+        if self.brow.shape[0] < refs.n_after:
+            self.brow = grow_1d(self.brow, refs.n_after)
+        r, b = self.regs, self.mem
+        nl = self.nl
+        self.cur[0] = 0
+        rec, roff, rids = refs.rec, refs.off, refs.ids
+        i = 0
+        while i < n:
+            if int(self.st[1, :nl].max()) >= REBASE_AT:
+                self.rebase()
+            hi = min(n, i + SEGMENT)
+            if direct:
+                j = self.kernel_refs(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2,
+                                     chunk.src3, chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, rec, 0, roff, rids,
+                                     self.cur, self.brow, b.state, b.W, b.M, b.K, b.Y, self.G, self.st, self.offs8,
+                                     self.rmask8, self.win8, self.lanes)
+                mapped = hi
+            else:
+                m1, m2, m3, md = bufs
+                mapped = _reg_map(chunk.src1, chunk.src2, chunk.src3, chunk.dst, i, hi, r.index.keys, r.index.slots,
+                                  r.state, m1, m2, m3, md)
+                j = i
+                if mapped > i:
+                    j = i + self.kernel_refs(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0,
+                                             mapped - i, pos0 + i, m1, m2, m3, md, r.sink, r.ready, rec, i, roff, rids,
+                                             self.cur, self.brow, b.state, b.W, b.M, b.K, b.Y, self.G, self.st,
+                                             self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE that could pass the slots' or the byte-row groups' limit
+                k = int(self.cur[0])
+                b.make_room(self.st, self.lanes, int(roff[k + 1] - roff[k]), self.brow)
+            elif j < hi:  # the register table is full (records mapped and not run are mapped again)
+                r.make_room(self.st[0], nl, 1)
+            i = j
 
-class IlpAnalyzer(Analyzer):
+
+class IlpAnalyzer(BlockAnalyzer):
     """ILP for every window size at once; drained (``ilpW = N / max(t + 1)``).
 
     Parameters
@@ -359,14 +402,19 @@ class IlpAnalyzer(Analyzer):
 
     State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
     below :data:`DIRECT_TOKENS`, else hashed) and for the bytes written by stores (``features/_ilp_mem.py``:
-    a hash table of 64-byte blocks, a row per 8-byte word, eight byte rows besides for a word written in
-    part), holding only the blocks that can still delay an instruction: blocks whose ready times are all at
-    or below every window's clock are dropped when the table fills, so memory is bounded by the windows and
-    the values in flight, never by the trace length or the size of the arrays. The engine feeds ILP the
-    chunks as they are (ILP does not read the engine's block ids).
+    a slot per stored 64-byte block with a row per 8-byte word, eight byte rows besides for a word written in
+    part), holding only the blocks that can still delay an instruction: when the slots run out, blocks whose
+    ready times are all at or below every window's clock are dropped, so this memory is bounded by the
+    windows and the values in flight, never by the trace length or the size of the arrays. Fed alone
+    (:meth:`consume`), ILP finds a block's slot in its own hash table. Fed by a
+    :class:`features.engine.FeatureEngine` together with footprint or reuse (:meth:`consume_refs`), it reads
+    the engine's dense block ids (features/_blocks.py) and the bytes within them from the addresses: a
+    block's slot is ``brow[id]`` (an int32 per distinct block, 0 = none), so no block is hashed twice.
     """
 
     family = "ilp"
+    #: the engine maps blocks for ILP only together with an analyzer that needs the map (see FeatureEngine)
+    blocks_optional = True
 
     def __init__(self, windows=ILP_WINDOWS) -> None:
         super().__init__()
@@ -383,6 +431,8 @@ class IlpAnalyzer(Analyzer):
         self.default = len(self.groups) == 1 and self.groups[0].default
         self.direct = True
         self._bufs = tuple(np.zeros(0, np.int32) for _ in range(4))
+        #: how the blocks are read, fixed by the first non-empty chunk: "own" (hashed here) or "refs" (ids)
+        self.mode: str | None = None
         #: (chunk, its largest register token) when the engine computed it for the next chunk (used once, by
         #: that very chunk object only, then cleared)
         self.next_max_token: tuple | None = None
@@ -406,17 +456,36 @@ class IlpAnalyzer(Analyzer):
         return np.concatenate([g.x() for g in self.groups])
 
     def consume(self, chunk: TraceChunk) -> None:
-        """Feed the next chunk.
+        """Feed the next chunk; blocks hashed in ILP's own table (or, once fed by the engine, mapped by its
+        block map).
 
         Parameters
         ----------
         chunk : TraceChunk
         """
+        if self.mode == "refs":
+            self.consume_refs(chunk, self.blockmap.map(chunk))
+        else:
+            self._consume(chunk, None)
+
+    def consume_refs(self, chunk: TraceChunk, refs: BlockRefs) -> None:
+        """Feed the next chunk with its memory references as dense block ids (``self.blockmap.map(chunk)``).
+
+        Parameters
+        ----------
+        chunk : TraceChunk
+        refs : BlockRefs
+        """
+        self._consume(chunk, None if self.mode == "own" else refs)
+
+    def _consume(self, chunk: TraceChunk, refs: BlockRefs | None) -> None:
         hint, self.next_max_token = self.next_max_token, None
         top = hint[1] if hint is not None and hint[0] is chunk else None
         n = len(chunk)
         if not n:
             return
+        if self.mode is None:
+            self.mode = "own" if refs is None else "refs"
         if self.direct:
             if top is None:
                 top = int(_max_token(chunk.src1, chunk.src2, chunk.src3, chunk.dst))
@@ -430,7 +499,7 @@ class IlpAnalyzer(Analyzer):
         if not self.direct and self._bufs[0].shape[0] < min(n, SEGMENT):
             self._bufs = tuple(np.zeros(min(n, SEGMENT), np.int32) for _ in range(4))
         for g in self.groups:
-            g.consume(chunk, self.direct, self.n, self._bufs)
+            g.consume(chunk, self.direct, self.n, self._bufs, refs)
         self.n += n
 
     def cycles(self, drained: bool = True) -> dict[int, int]:

@@ -1,12 +1,12 @@
-"""Round 4 of the engine's speed work (ILP fed by the engine, the shared register-token pass), as it stands
-since ILP's memory dependences are on exact bytes.
+"""Round 4 of the engine's speed work: ILP on the engine's shared block ids, the shared register-token pass.
 
-ILP does not read the engine's 64-byte block ids (footprint and reuse do): fed by a :class:`FeatureEngine`
-it gets the chunks as they are and keeps its own table of stored words. Engine-fed ILP is compared here
-with the literal FIFO machine and the slow reference (tests/features/featref.py), at several chunk sizes,
-with more than eight windows, forced time rebases, hashed registers and growth and pruning of the word
-table. The engine computes the largest register token of a chunk once for ILP and register traffic
-(``FeatureEngine.hint_max_token``).
+ILP fed by a :class:`FeatureEngine` finds the blocks of LOADs and STOREs through the engine's dense ids
+(``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/_ilp_unrolled.py``; the bytes within a
+block from the addresses) instead of hashing them; fed alone it keeps its own table. Both are compared here
+with the literal FIFO machine (memory dependences on exact bytes) and the slow reference
+(tests/features/featref.py), at several chunk sizes, with more than eight windows, forced time rebases,
+hashed registers and the dropping and renumbering of stored blocks. The engine computes the largest register token
+of a chunk once for ILP and register traffic (``FeatureEngine.hint_max_token``).
 """
 
 import numpy as np
@@ -26,8 +26,8 @@ from profiler.trace import Op, TraceChunk
 
 
 def _engine_ilp(recs_or_chunk, windows, chunk_records, families=("footprint",)):
-    """ILP fed through the engine together with families that read the engine's block map (ILP itself does
-    not); returns (engine, the ILP analyzer)."""
+    """ILP fed through the engine together with families that need the block map (so ILP reads the engine's
+    block ids); returns (engine, the ILP analyzer)."""
     chunk = recs_or_chunk if isinstance(recs_or_chunk, TraceChunk) else _chunk(recs_or_chunk)
     ilp = IlpAnalyzer(windows)
     e = FeatureEngine([ilp, *families])
@@ -38,7 +38,7 @@ def _engine_ilp(recs_or_chunk, windows, chunk_records, families=("footprint",)):
 
 @st.composite
 def wide_record(draw):
-    """A record of dep_record's kind, with addresses that straddle word and block boundaries, and more of them."""
+    """A record of dep_record's kind, with addresses that straddle word and block boundaries, and more blocks."""
     op = draw(st.sampled_from([Op.INT_ALU, Op.FP_MUL, Op.LOAD, Op.LOAD, Op.STORE, Op.STORE, Op.MOVE]))
     src = [draw(st.sampled_from([0, 0, 1, 2, 3, 4])) for _ in range(3)]
     dst = draw(st.sampled_from([0, 1, 2, 3, 4]))
@@ -53,7 +53,8 @@ def wide_record(draw):
        st.lists(st.integers(1, 12), min_size=1, max_size=4), st.sampled_from([1, 4, 7, 4096]))
 def test_engine_fed_ilp_matches_fifo(recs, windows, chunk_records):
     e, ilp = _engine_ilp(recs, windows, chunk_records)
-    assert e._mapped == [e.analyzers[1]]  # footprint reads the block map, ILP does not
+    assert ilp.blockmap is e.blockmap
+    assert ilp.mode == ("refs" if recs else None)
     ws = sorted(set(windows))
     want = {w: fifo_machine(recs, w) for w in ws}
     assert ilp.cycles() == {w: want[w][0] for w in ws}
@@ -75,8 +76,8 @@ def test_engine_fed_ilp_with_two_lane_groups(recs, chunk_records):
 @given(st.lists(st.one_of(dep_record(), wide_record()), min_size=0, max_size=200),
        st.sampled_from([(1, 2, 3), (32, 64, 128, 256, 2048, 16384, 65536)]), st.sampled_from([1, 3, 50]))
 def test_engine_fed_ilp_time_rebase(recs, windows, segment):
-    """The stored words' rows (whole-word and byte rows) are rebased with the others (forced whenever a lane
-    reaches 5)."""
+    """The stored blocks' rows (word and byte rows) of the refs path are rebased with the others (forced whenever
+    a lane reaches 5)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ilp_mod, "REBASE_AT", 5)
         mp.setattr(ilp_mod, "SEGMENT", segment)
@@ -98,42 +99,50 @@ def _random_chunk(seed, n, ntok, nblk):
 
 
 @pytest.mark.parametrize("big_tokens", [False, True])
-def test_engine_fed_ilp_compacts_stored_blocks_and_hashes_registers(big_tokens):
+def test_engine_fed_ilp_drops_dead_blocks_and_hashes_registers(big_tokens):
     """Stores over 5000 blocks at any byte offset and size (words written whole, in part and straddled): the
-    table of stored blocks fills and is compacted, the kernel stopping at the STORE that needs room; register
-    tokens beyond the direct table (hash mode) or not."""
+    slots of stored blocks run out and the dead blocks are dropped several times (the kernel stopping at the
+    STORE that needs room, the engine's block ids following), with register tokens beyond the direct table
+    (hash mode) or not."""
     chunk = _random_chunk(12, 12_000, ilp_mod.DIRECT_TOKENS if big_tokens else 0, 5000)
     windows = (1, 3, 32, 4096)
     e, ilp = _engine_ilp(chunk, windows, 1500, families=("regs", "footprint"))
-    assert ilp.direct is not big_tokens
-    stored = {a >> 6 for a, s, o in zip(chunk.addr, chunk.size, chunk.op) if o == Op.STORE}
-    assert ilp.mem.compactions > 0 and ilp.mem.n < len(stored)  # dead blocks were dropped
+    assert ilp.mode == "refs" and ilp.direct is not big_tokens
+    assert ilp.mem.compactions > 1 and ilp.mem.n < e.blockmap.n_blocks
     recs = records(chunk)
     assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in windows}
     alone = IlpAnalyzer(windows)
     for c in chunk.split(999):
         alone.consume(c)
-    assert alone.result() == ilp.result()
+    assert alone.mode == "own" and alone.mem.compactions > 1 and alone.result() == ilp.result()
     got = e.result()
     want = regs_ref(recs)
     assert {k: float(got[k]) for k in want} == pytest.approx(want, rel=1e-12, abs=0)
 
 
-def test_ilp_fed_alone_then_by_the_engine_continues_its_trace():
-    """An analyzer that consumed a first part alone goes on in an engine (and alone again) as one trace."""
+def test_ilp_fed_alone_first_keeps_its_own_blocks_in_the_engine():
     chunk = synthetic_trace(30_000, seed=5)
+    first, rest = chunk.slice(0, 10_000), chunk.slice(10_000, 30_000)
     ilp = IlpAnalyzer()
-    ilp.consume(chunk.slice(0, 10_000))
+    ilp.consume(first)
     e = FeatureEngine([ilp, "reuse"])
-    assert e._mapped == [e.analyzers[1]]
-    for c in chunk.slice(10_000, 24_000).split(4096):
+    assert ilp.blockmap is not e.blockmap and ilp.mode == "own"
+    for c in rest.split(4096):
         e.consume(c)
-    ilp.consume(chunk.slice(24_000, 30_000))
     plain = IlpAnalyzer()
     plain.consume(chunk)
-    assert ilp.result() == plain.result()
-    got, recs = ilp.cycles(), records(chunk)
-    assert {w: got[w] for w in (32, 2048, 65536)} == {w: ilp_cycles(recs, w) for w in (32, 2048, 65536)}
+    assert ilp.mode == "own" and ilp.result() == plain.result()
+
+
+def test_engine_fed_ilp_consumed_directly_afterwards_stays_on_block_ids():
+    """Once on block ids, a direct ``consume`` maps the chunk with the (shared) map and goes on."""
+    chunk = synthetic_trace(20_000, seed=9)
+    windows = (4, 32, 256)
+    e, ilp = _engine_ilp(chunk.slice(0, 8000), windows, 3000)
+    ilp.consume(chunk.slice(8000, 20_000))
+    plain = IlpAnalyzer(windows)
+    plain.consume(chunk)
+    assert ilp.mode == "refs" and ilp.result() == plain.result()
 
 
 def test_token_hint_is_computed_once_and_only_used_for_its_chunk():
@@ -167,21 +176,23 @@ def test_engine_with_token_hint_equals_analyzers_alone(chunk_records):
         e.consume(c)
         ilp.consume(c)
         regs.consume(c)
-    assert not e._mapped  # no analyzer reads the block map
+    # no analyzer needing the block map: ILP hashes its own blocks (faster than a map made for it alone)
+    assert e.analyzers[0].mode == "own" and e.analyzers[0].blockmap is not e.blockmap and not e._mapped
     assert not e.analyzers[0].direct and e.analyzers[1].direct
     got = e.result()
     alone = {**ilp.result(), **regs.result()}
     assert {k: float(got[k]) for k in alone} == alone
 
 
-def test_ilp_never_joins_the_shared_block_map():
+def test_ilp_joins_the_shared_map_only_with_an_analyzer_that_needs_it():
     chunk = synthetic_trace(5000, seed=4)
     alone = FeatureEngine(["ilp", "mix"])
+    assert alone._mapped == []
     both = FeatureEngine(["ilp", "footprint"])
-    assert alone._mapped == [] and both._mapped == [both.analyzers[1]]
-    assert not hasattr(both.analyzers[0], "blockmap")
+    assert both._mapped == both.analyzers and all(a.blockmap is both.blockmap for a in both.analyzers)
     alone.consume(chunk)
     both.consume(chunk)
+    assert alone.analyzers[0].mode == "own" and both.analyzers[0].mode == "refs"
     assert alone.analyzers[0].result() == both.analyzers[0].result()
 
 
