@@ -104,12 +104,15 @@ def bytes_ready(t, lo, hi, w, y, Y):
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def new_block(s, key, W, M, K):
-    """Slot ``s`` starts holding block ``key``: no byte stored yet."""
+    """Slot ``s`` starts holding block ``key``: no byte stored yet. The rows of slot s + 1, the next new
+    block's, are prefetched: slots are reused after a compaction, and their rows have left the cache since."""
     zero = vsplat(0)
     for k in range(WPB):
         vstore(W, (s << WPB_SHIFT) + k, zero)
     uset(M, s, 0)
     uset(K, s, key)
+    for k in range(0, WPB, 2):  # two rows per cache line
+        vprefetch(W, ((s + 1) << WPB_SHIFT) + k)
 
 
 # ---------------------------------------------------------------- blocks through ILP's own hash table

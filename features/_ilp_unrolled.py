@@ -76,18 +76,29 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshi
         if o == LOAD:
             ad = uget(addr, i)
             en = ad + uget(size, i)
-            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
-                s = find_slot(cells, mmask, mshift, b)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = find_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT)
                 if s != 0:
-                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
                     meta = uget(M, s)
-                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                        k = w & (WPB - 1)
-                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
-                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
-                        else:
-                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s = find_slot(cells, mmask, mshift, b)
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
@@ -97,42 +108,53 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshi
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
-                s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                s, new = insert_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT, bn + 1)
                 if new:
                     bn += 1
-                    new_block(s, b, W, M, K)
-                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
-                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
-                        k = w & (WPB - 1)
-                        vstore(W, (s << WPB_SHIFT) + k, t1)
-                        meta = uget(M, s)
-                        if (meta >> k) & 1:
-                            uset(M, s, meta & ~(1 << k))
-                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
-                        k = w & (WPB - 1)
-                        wr = (s << WPB_SHIFT) + k
-                        meta = uget(M, s)
-                        if (meta >> k) & 1 == 0:
-                            if meta >> 8 == 0:
-                                gn += 1
-                                meta = gn << 8
-                            meta |= 1 << k
-                            uset(M, s, meta)
+                    new_block(s, ad >> BLOCK_SHIFT, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                    if new:
+                        bn += 1
+                        new_block(s, b, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
                             y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                            old = vload(W, wr)
-                            for j in range(WORD):
-                                vstore(Y, y + j, old)
-                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                        wa = w << WORD_SHIFT
-                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
-                            vstore(Y, y + j, t1)
-                        m = vload(Y, y)
-                        for j in range(1, WORD):
-                            m = vmax(m, vload(Y, y + j))
-                        vstore(W, wr, m)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -271,18 +293,29 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, c
         if o == LOAD:
             ad = uget(addr, i)
             en = ad + uget(size, i)
-            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
-                s = find_slot(cells, mmask, mshift, b)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = find_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT)
                 if s != 0:
-                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
                     meta = uget(M, s)
-                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                        k = w & (WPB - 1)
-                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
-                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
-                        else:
-                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s = find_slot(cells, mmask, mshift, b)
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
@@ -292,42 +325,53 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, c
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
-                s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                s, new = insert_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT, bn + 1)
                 if new:
                     bn += 1
-                    new_block(s, b, W, M, K)
-                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
-                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
-                        k = w & (WPB - 1)
-                        vstore(W, (s << WPB_SHIFT) + k, t1)
-                        meta = uget(M, s)
-                        if (meta >> k) & 1:
-                            uset(M, s, meta & ~(1 << k))
-                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
-                        k = w & (WPB - 1)
-                        wr = (s << WPB_SHIFT) + k
-                        meta = uget(M, s)
-                        if (meta >> k) & 1 == 0:
-                            if meta >> 8 == 0:
-                                gn += 1
-                                meta = gn << 8
-                            meta |= 1 << k
-                            uset(M, s, meta)
+                    new_block(s, ad >> BLOCK_SHIFT, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                    if new:
+                        bn += 1
+                        new_block(s, b, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
                             y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                            old = vload(W, wr)
-                            for j in range(WORD):
-                                vstore(Y, y + j, old)
-                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                        wa = w << WORD_SHIFT
-                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
-                            vstore(Y, y + j, t1)
-                        m = vload(Y, y)
-                        for j in range(1, WORD):
-                            m = vmax(m, vload(Y, y + j))
-                        vstore(W, wr, m)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -464,20 +508,31 @@ def ilp_lanes_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i
                 q = uget(rec, r + HALF_AHEAD) - i0
                 if q < hi:
                     prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
-            b = ad >> BLOCK_SHIFT
-            for kk in range(k0, k1):
-                s = uget(brow, uget(rids, kk))
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = uget(brow, uget(rids, k0))
                 if s != 0:
-                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
                     meta = uget(M, s)
-                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                        k = w & (WPB - 1)
-                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
-                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
-                        else:
-                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
-                b += 1
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    s = uget(brow, uget(rids, kk))
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    b += 1
             r += 1
             t1 = vadd(t, one)
         elif o == STORE:
@@ -494,47 +549,61 @@ def ilp_lanes_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i
                 if q < hi:
                     prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
             t1 = vadd(t, one)
-            b = ad >> BLOCK_SHIFT
-            for kk in range(k0, k1):
-                bid = uget(rids, kk)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                bid = uget(rids, k0)
                 s = uget(brow, bid)
                 if s == 0:
                     bn += 1
                     s = bn
                     uset(brow, bid, s)
                     new_block(s, bid, W, M, K)
-                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
-                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
-                        k = w & (WPB - 1)
-                        vstore(W, (s << WPB_SHIFT) + k, t1)
-                        meta = uget(M, s)
-                        if (meta >> k) & 1:
-                            uset(M, s, meta & ~(1 << k))
-                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
-                        k = w & (WPB - 1)
-                        wr = (s << WPB_SHIFT) + k
-                        meta = uget(M, s)
-                        if (meta >> k) & 1 == 0:
-                            if meta >> 8 == 0:
-                                gn += 1
-                                meta = gn << 8
-                            meta |= 1 << k
-                            uset(M, s, meta)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    bid = uget(rids, kk)
+                    s = uget(brow, bid)
+                    if s == 0:
+                        bn += 1
+                        s = bn
+                        uset(brow, bid, s)
+                        new_block(s, bid, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
                             y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                            old = vload(W, wr)
-                            for j in range(WORD):
-                                vstore(Y, y + j, old)
-                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                        wa = w << WORD_SHIFT
-                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
-                            vstore(Y, y + j, t1)
-                        m = vload(Y, y)
-                        for j in range(1, WORD):
-                            m = vmax(m, vload(Y, y + j))
-                        vstore(W, wr, m)
-                b += 1
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
+                    b += 1
             r += 1
         else:
             t1 = vadd(t, one)
@@ -674,20 +743,31 @@ def ilp_windows_default_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink,
                 q = uget(rec, r + HALF_AHEAD) - i0
                 if q < hi:
                     prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
-            b = ad >> BLOCK_SHIFT
-            for kk in range(k0, k1):
-                s = uget(brow, uget(rids, kk))
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = uget(brow, uget(rids, k0))
                 if s != 0:
-                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
                     meta = uget(M, s)
-                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                        k = w & (WPB - 1)
-                        if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
-                            t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
-                        else:
-                            t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
-                b += 1
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    s = uget(brow, uget(rids, kk))
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    b += 1
             r += 1
             t1 = vadd(t, one)
         elif o == STORE:
@@ -704,47 +784,61 @@ def ilp_windows_default_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink,
                 if q < hi:
                     prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
             t1 = vadd(t, one)
-            b = ad >> BLOCK_SHIFT
-            for kk in range(k0, k1):
-                bid = uget(rids, kk)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                bid = uget(rids, k0)
                 s = uget(brow, bid)
                 if s == 0:
                     bn += 1
                     s = bn
                     uset(brow, bid, s)
                     new_block(s, bid, W, M, K)
-                ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
-                be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
-                for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
-                    if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
-                        k = w & (WPB - 1)
-                        vstore(W, (s << WPB_SHIFT) + k, t1)
-                        meta = uget(M, s)
-                        if (meta >> k) & 1:
-                            uset(M, s, meta & ~(1 << k))
-                    else:  # part of the word: its bytes get rows of their own (at the word's time) if they have none
-                        k = w & (WPB - 1)
-                        wr = (s << WPB_SHIFT) + k
-                        meta = uget(M, s)
-                        if (meta >> k) & 1 == 0:
-                            if meta >> 8 == 0:
-                                gn += 1
-                                meta = gn << 8
-                            meta |= 1 << k
-                            uset(M, s, meta)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    bid = uget(rids, kk)
+                    s = uget(brow, bid)
+                    if s == 0:
+                        bn += 1
+                        s = bn
+                        uset(brow, bid, s)
+                        new_block(s, bid, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
                             y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                            old = vload(W, wr)
-                            for j in range(WORD):
-                                vstore(Y, y + j, old)
-                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
-                        wa = w << WORD_SHIFT
-                        for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
-                            vstore(Y, y + j, t1)
-                        m = vload(Y, y)
-                        for j in range(1, WORD):
-                            m = vmax(m, vload(Y, y + j))
-                        vstore(W, wr, m)
-                b += 1
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
+                    b += 1
             r += 1
         else:
             t1 = vadd(t, one)
