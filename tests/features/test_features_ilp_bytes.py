@@ -125,3 +125,27 @@ def test_overlapping_accesses_of_any_size_match_the_reference(recs_, windows, ch
     recs = records(chunk)
     got = _cycles(chunk, windows, chunk_records)
     assert got[0] == {w: ilp_cycles(recs, w) for w in windows}
+
+
+@pytest.mark.parametrize("engine", [False, True])
+def test_state_stays_bounded_over_a_large_array(engine):
+    """60,000 float32 elements written once each (every STORE writes half a word) and read back 500 elements
+    later: ILP keeps only the stored blocks that can still delay something, not one entry per byte or block
+    ever stored (the array spans 3,750 blocks; the table holds a few hundred), with the reference's cycles."""
+    n, lag = 60_000, 500
+    rows = []
+    for i in range(n):
+        rows.append((1, Op.STORE, 0, 1, 0, 0, 0, 0x100000 + 4 * i, 4, 0))
+        if i >= lag:
+            rows.append((2, Op.LOAD, 0, 0, 0, 0, 1, 0x100000 + 4 * (i - lag), 4, 0))
+    chunk = TraceChunk.from_records(rows)
+    windows = (32, 256)
+    ilp = IlpAnalyzer(windows)
+    e = FeatureEngine([ilp, "footprint"]) if engine else None
+    for c in chunk.split(20_000):
+        (e or ilp).consume(c)
+    assert ilp.mode == ("refs" if engine else "own")
+    mem = ilp.mem
+    assert mem.compactions > 3 and mem.n < 400 and int(mem.state[1]) <= 2048 and int(mem.state[3]) <= 1024
+    recs = records(chunk)
+    assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in windows}
