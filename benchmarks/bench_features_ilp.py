@@ -7,12 +7,13 @@ Each benchmark feeds 4 x 2^20 records in chunks of 2^20 to one analyzer and stor
 round, CPU time of this process) and ``cpu_records_per_s`` (M records per CPU-second) in ``extra_info``
 (``--benchmark-json=FILE`` keeps them). Traces: the synthetic loop of ``features/synthetic.py`` (the
 engine's benchmark trace), a serial chain (every record depends on the previous one: ILP 1, the window
-clocks advance on every record, the worst case of the lane pass's event branch) and random registers and
-blocks (irregular events, many live blocks). ``test_ilp_refs`` feeds ILP as the engine does next to footprint
-or reuse: the blocks as the engine's dense ids (``IlpAnalyzer.consume_refs``), mapped outside the timing.
-``PORTCAST_BENCH_BASELINE=DIR`` puts ``DIR`` first on the
-import path before ``features`` is imported, so an older copy of the package can be measured with the same
-file (``DIR/features``).
+clocks advance on every record, the worst case of the lane pass's event branch), random registers and
+blocks (irregular events, many live blocks) and narrow elements (a loop over 4-byte and 1-byte arrays:
+every STORE writes part of an 8-byte word, the byte-exact path of ILP's memory dependences).
+``test_ilp_refs`` feeds ILP as the engine does next to footprint or reuse: the blocks as the engine's dense
+ids (``IlpAnalyzer.consume_refs``), mapped outside the timing. ``PORTCAST_BENCH_BASELINE=DIR`` puts ``DIR``
+first on the import path before ``features`` is imported, so an older copy of the package can be measured
+with the same file (``DIR/features``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,24 @@ def _random(n: int, start: int) -> TraceChunk:
         size=np.where(mem, 8, 0))
 
 
-TRACES = {"synthetic": lambda n, s: synthetic_trace(n, seed=7, start=s), "serial": _serial, "random": _random}
+def _narrow(n: int, start: int) -> TraceChunk:
+    """``y[i] = x[i] * y[i] + c; f[i] = 1`` over float32 ``x``, ``y`` and a byte array ``f`` (8 records an
+    iteration: the 4-byte and 1-byte elements share words with their neighbours)."""
+    idx = np.arange(start, start + n, dtype=np.int64)
+    it, pos = idx // 8, idx % 8
+    body_op = np.array([Op.LOAD, Op.LOAD, Op.FP_MUL, Op.FP_ALU, Op.STORE, Op.STORE, Op.INT_ALU, Op.BRANCH], np.uint8)
+    body_dst = np.array([1, 2, 3, 4, 0, 0, 5, 0], np.int32)
+    body_s1 = np.array([5, 5, 1, 3, 4, 6, 5, 5], np.int32)
+    body_s2 = np.array([0, 0, 2, 0, 5, 5, 0, 0], np.int32)
+    base = np.array([0x10000000, 0x20000000, 0, 0, 0x20000000, 0x30000000, 0, 0], np.int64)
+    width = np.array([4, 4, 0, 0, 4, 1, 0, 0], np.int64)
+    return TraceChunk.from_columns(
+        pc=(pos + 1).astype(np.int32), op=body_op[pos], taken=(pos == 7).astype(np.uint8), src1=body_s1[pos],
+        src2=body_s2[pos], dst=body_dst[pos], addr=base[pos] + width[pos] * it, size=width[pos], tid=it)
+
+
+TRACES = {"synthetic": lambda n, s: synthetic_trace(n, seed=7, start=s), "serial": _serial, "random": _random,
+          "narrow": _narrow}
 
 
 @pytest.fixture(scope="module", params=list(TRACES))
@@ -96,7 +114,8 @@ def test_ilp(benchmark, pool):
 
 
 def test_ilp_refs(benchmark, pool):
-    """ILP as the engine feeds it (round 4): blocks as the engine's dense ids, mapped outside the timing."""
+    """ILP as the engine feeds it next to footprint or reuse: blocks as the engine's dense ids (the bytes
+    within them from the addresses), mapped outside the timing."""
     from features._blocks import BlockMap, BlockRefs
 
     if not hasattr(IlpAnalyzer, "consume_refs"):

@@ -1,20 +1,18 @@
 """Eight int32 lanes as one SIMD vector for Numba kernels (LLVM ``<8 x i32>``, one AVX2 register), and the
 small helpers the generated ILP passes (``features/_ilp_unrolled.py``) share: unchecked element access and
-the block hash table. See ``features/_gen_ilp.py`` for how the passes use them."""
+the hashing constant of the word table (``features/_ilp_mem.py``). See ``features/_gen_ilp.py`` for how the
+passes use them."""
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic, models, register_model
-
-from ._prefetch import prefetch
 
 LOAD = np.uint8(8)
 STORE = np.uint8(9)
 LANES = 8
-#: how many block ids ahead the refs passes prefetch a block's row index
-PREFETCH_AHEAD = 16
-#: Fibonacci hashing multiplier (2^64 / golden ratio, as signed 64-bit) of the block table
+#: Fibonacci hashing multiplier (2^64 / golden ratio, as signed 64-bit) of the word table
 HASH_MUL = np.int64(-7046029254386353131)
 
 _I32 = ir.IntType(32)
@@ -63,6 +61,23 @@ def vstore(typingctx, arr, row, v):
     def codegen(context, builder, sig, args):
         row = context.cast(builder, args[1], sig.args[1], types.intp)
         builder.store(args[2], _row_pointer(context, builder, sig.args[0], args[0], row), align=4)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
+def vprefetch(typingctx, arr, row):
+    """Hint that row ``row`` of an int32 array of shape (rows, 8) will be read soon (LLVM's prefetch; never
+    faults, so ``row`` need not be in bounds)."""
+    sig = types.void(arr, types.intp)
+
+    def codegen(context, builder, sig, args):
+        row = context.cast(builder, args[1], sig.args[1], types.intp)
+        i8p = ir.PointerType(ir.IntType(8))
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, _I32, _I32, _I32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch")
+        ptr = builder.bitcast(_row_pointer(context, builder, sig.args[0], args[0], row), i8p)
+        builder.call(fn, [ptr, _I32(0), _I32(3), _I32(1)])  # read, high temporal locality, data cache
         return context.get_dummy_value()
     return sig, codegen
 
@@ -168,30 +183,3 @@ def uset(typingctx, arr, i, v):
         return context.get_dummy_value()
     return sig, codegen
 
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def block_slot(keys, slots, mask, shift, key):
-    """Slot of block ``key`` in the block table (Fibonacci hashing, linear probing), -1 when absent."""
-    h = ((key * HASH_MUL) >> shift) & mask
-    while True:
-        s = uget(slots, h)
-        if s < 0:
-            return -1
-        if uget(keys, h) == key:
-            return s
-        h = (h + 1) & mask
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def block_insert(keys, slots, mask, shift, key, new_slot):
-    """Slot of block ``key``, inserted with ``new_slot`` when absent. Returns (slot, inserted)."""
-    h = ((key * HASH_MUL) >> shift) & mask
-    while True:
-        s = uget(slots, h)
-        if s < 0:
-            uset(keys, h, key)
-            uset(slots, h, new_slot)
-            return new_slot, True
-        if uget(keys, h) == key:
-            return s, False
-        h = (h + 1) & mask

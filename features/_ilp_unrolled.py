@@ -2,22 +2,27 @@
 
 from numba import njit
 
-from ._i32x8 import (LANES, LOAD, PREFETCH_AHEAD, STORE, block_insert, block_slot, lane_events, uget, uset, vadd,
-                     vget, vinc_eq, vload, vmax, vset, vsplat, vstore)
+from ._i32x8 import LANES, LOAD, STORE, lane_events, uget, uset, vadd, vget, vinc_eq, vload, vmax, vset, vsplat, vstore
+from ._ilp_mem import (BLOCK_SHIFT, GROUP_ROWS, GROUPS_PER_STORE, HALF_AHEAD, PREFETCH_AHEAD, WORD, WORD_SHIFT, WPB,
+                       WPB_SHIFT, bytes_ready, find_slot, insert_slot, new_block, prefetch_cell, prefetch_word,
+                       prefetch_word_refs)
 from ._prefetch import prefetch
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
-        offs, rmask, windows, lanes):
+def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshift, mstate, W, M, K, Y, G,
+        st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table
-    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the block table's limit).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    found through the hash table ``cells`` (``mshift`` = 64 - log2 of its cells); the cell of the
+    LOAD/STORE PREFETCH_AHEAD records ahead and the word row of the one HALF_AHEAD ahead are prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     """
     o0 = offs[0]
     m0 = rmask[0]
@@ -49,33 +54,107 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslo
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    bmask = bkeys.shape[0] - 1
-    bn = bstate[0]
-    blim = bstate[1]
+    mmask = cells.shape[0] // 2 - 1
+    ahead = hi - PREFETCH_AHEAD
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
     for i in range(lo, hi):
+        if i < ahead:
+            oa = uget(op, i + PREFETCH_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_cell(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift)
+            oa = uget(op, i + HALF_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_word(uget(addr, i + HALF_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):
-                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))
+            en = ad + uget(size, i)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = find_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT)
+                if s != 0:
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
+                    meta = uget(M, s)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s = find_slot(cells, mmask, mshift, b)
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
-            b0 = ad >> 6
-            b1 = (ad + uget(size, i) - 1) >> 6
-            if bn + (b1 - b0 + 1) > blim:
+            en = ad + uget(size, i)
+            nb = ((en - 1) >> BLOCK_SHIFT) - (ad >> BLOCK_SHIFT) + 1
+            if bn + nb > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(b0, b1 + 1):
-                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                s, new = insert_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT, bn + 1)
                 if new:
                     bn += 1
-                vstore(B, s + 1, t1)
+                    new_block(s, ad >> BLOCK_SHIFT, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                    if new:
+                        bn += 1
+                        new_block(s, b, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -140,7 +219,8 @@ def ilp_lanes(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslo
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
+    mstate[0] = bn
+    mstate[2] = gn
     return stop
 
 
@@ -149,16 +229,19 @@ DEFAULT_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, bkeys, bslots, bstate, bshift, B, G, st,
-        offs, rmask, windows, lanes):
+def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, cells, mshift, mstate, W, M, K, Y, G,
+        st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); ``B``: ready rows of the blocks (slot s in row s + 1) behind the table
-    ``bkeys``/``bslots`` (``bstate`` = [n, limit], ``bshift`` = 64 - log2 of its size); ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the block table's limit).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    found through the hash table ``cells`` (``mshift`` = 64 - log2 of its cells); the cell of the
+    LOAD/STORE PREFETCH_AHEAD records ahead and the word row of the one HALF_AHEAD ahead are prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
     """
     o0 = 0
@@ -188,33 +271,107 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
     one = vsplat(1)
     zero = vsplat(0)
     evmask = lanes | (lanes << LANES)
-    bmask = bkeys.shape[0] - 1
-    bn = bstate[0]
-    blim = bstate[1]
+    mmask = cells.shape[0] // 2 - 1
+    ahead = hi - PREFETCH_AHEAD
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
     for i in range(lo, hi):
+        if i < ahead:
+            oa = uget(op, i + PREFETCH_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_cell(uget(addr, i + PREFETCH_AHEAD), cells, mmask, mshift)
+            oa = uget(op, i + HALF_AHEAD)
+            if oa == LOAD or oa == STORE:
+                prefetch_word(uget(addr, i + HALF_AHEAD), cells, mmask, mshift, W)
         t = vmax(c, vload(R, uget(r1, i)))
         t = vmax(t, vload(R, uget(r2, i)))
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
             ad = uget(addr, i)
-            for b in range(ad >> 6, ((ad + uget(size, i) - 1) >> 6) + 1):
-                t = vmax(t, vload(B, block_slot(bkeys, bslots, bmask, bshift, b) + 1))
+            en = ad + uget(size, i)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = find_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT)
+                if s != 0:
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
+                    meta = uget(M, s)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s = find_slot(cells, mmask, mshift, b)
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
             t1 = vadd(t, one)
         elif o == STORE:
             ad = uget(addr, i)
-            b0 = ad >> 6
-            b1 = (ad + uget(size, i) - 1) >> 6
-            if bn + (b1 - b0 + 1) > blim:
+            en = ad + uget(size, i)
+            nb = ((en - 1) >> BLOCK_SHIFT) - (ad >> BLOCK_SHIFT) + 1
+            if bn + nb > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
             t1 = vadd(t, one)
-            for b in range(b0, b1 + 1):
-                s, new = block_insert(bkeys, bslots, bmask, bshift, b, bn)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                s, new = insert_slot(cells, mmask, mshift, ad >> BLOCK_SHIFT, bn + 1)
                 if new:
                     bn += 1
-                vstore(B, s + 1, t1)
+                    new_block(s, ad >> BLOCK_SHIFT, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                for b in range(ad >> BLOCK_SHIFT, ((en - 1) >> BLOCK_SHIFT) + 1):
+                    s, new = insert_slot(cells, mmask, mshift, b, bn + 1)
+                    if new:
+                        bn += 1
+                        new_block(s, b, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
         else:
             t1 = vadd(t, one)
         d = uget(rd, i)
@@ -273,7 +430,8 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
+    mstate[0] = bn
+    mstate[2] = gn
     return stop
 
 
@@ -281,19 +439,22 @@ def ilp_windows_default(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, b
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
-        offs, rmask, windows, lanes):
+def ilp_lanes_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i0, roff, rids, cur, brow,
+        mstate, W, M, K, Y, G, st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); blocks come as the engine's dense ids (features/_blocks.py): the
-    memory record at reference ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, and ``cur[0]`` advances
-    with each LOAD/STORE; ``brow[id]`` is the id's row in ``B`` (0 = never stored, a row of zeros), rows
-    given in order of first store (``bstate`` = [rows used, limit]); the row of the block ids
-    PREFETCH_AHEAD references ahead is prefetched. ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the rows of ``B``).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    the blocks given as the engine's dense ids (features/_blocks.py): the memory record at reference
+    ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, ``cur[0]`` advancing with each LOAD/STORE; a block
+    id's slot is ``brow[id]`` (0 = none); ``rec[r] - i0`` is the index of the record of reference r. The
+    slot number of the reference PREFETCH_AHEAD ahead and the word row of the one HALF_AHEAD ahead are
+    prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     """
     o0 = offs[0]
     m0 = rmask[0]
@@ -327,9 +488,10 @@ def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, b
     evmask = lanes | (lanes << LANES)
     r = cur[0]
     nref = roff.shape[0] - 1
-    nids = roff[nref]
-    bn = bstate[0]
-    blim = bstate[1]
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
     for i in range(lo, hi):
         t = vmax(c, vload(R, uget(r1, i)))
@@ -337,31 +499,111 @@ def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, b
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
             k0 = uget(roff, r)
             k1 = uget(roff, r + 1)
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            for k in range(k0, k1):
-                t = vmax(t, vload(B, uget(brow, uget(rids, k))))
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = uget(brow, uget(rids, k0))
+                if s != 0:
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
+                    meta = uget(M, s)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    s = uget(brow, uget(rids, kk))
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    b += 1
             r += 1
             t1 = vadd(t, one)
         elif o == STORE:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
             k0 = uget(roff, r)
             k1 = uget(roff, r + 1)
-            if bn + (k1 - k0) > blim:
+            if bn + (k1 - k0) > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
             t1 = vadd(t, one)
-            for k in range(k0, k1):
-                b = uget(rids, k)
-                s = uget(brow, b)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                bid = uget(rids, k0)
+                s = uget(brow, bid)
                 if s == 0:
                     bn += 1
                     s = bn
-                    uset(brow, b, s)
-                vstore(B, s, t1)
+                    uset(brow, bid, s)
+                    new_block(s, bid, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    bid = uget(rids, kk)
+                    s = uget(brow, bid)
+                    if s == 0:
+                        bn += 1
+                        s = bn
+                        uset(brow, bid, s)
+                        new_block(s, bid, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
+                    b += 1
             r += 1
         else:
             t1 = vadd(t, one)
@@ -427,25 +669,29 @@ def ilp_lanes_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, b
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
+    mstate[0] = bn
+    mstate[2] = gn
     cur[0] = r
     return stop
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, rids, cur, brow, bstate, B, G, st,
-        offs, rmask, windows, lanes):
+def ilp_windows_default_refs(op, addr, size, lo, hi, pos0, r1, r2, r3, rd, sink, R, rec, i0, roff, rids, cur, brow,
+        mstate, W, M, K, Y, G, st, offs, rmask, windows, lanes):
     """Records lo..hi-1 (absolute position of record i: pos0 + i) through the windows of one lane group.
 
     ``R``: ready rows of the registers (row r1[i] etc.; row 0 always 0, row ``sink`` takes the result of
-    records without a destination); blocks come as the engine's dense ids (features/_blocks.py): the
-    memory record at reference ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, and ``cur[0]`` advances
-    with each LOAD/STORE; ``brow[id]`` is the id's row in ``B`` (0 = never stored, a row of zeros), rows
-    given in order of first store (``bstate`` = [rows used, limit]); the row of the block ids
-    PREFETCH_AHEAD references ahead is prefetched. ``G``: per lane a ring
-    of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows: clock c, x = max(t + 1),
-    records left until the window is next full. ``lanes``: bit mask of the lanes in use. Returns the first
-    record not processed (a STORE whose new blocks could pass the rows of ``B``).
+    records without a destination). ``W``, ``M``, ``K``, ``Y``: the rows, byte-row groups and keys of the
+    stored blocks' slots (``mstate`` = [slots used, limit, groups used, limit]; see features/_ilp_mem.py),
+    the blocks given as the engine's dense ids (features/_blocks.py): the memory record at reference
+    ``cur[0]`` touches ``rids[roff[r]:roff[r + 1]]``, ``cur[0]`` advancing with each LOAD/STORE; a block
+    id's slot is ``brow[id]`` (0 = none); ``rec[r] - i0`` is the index of the record of reference r. The
+    slot number of the reference PREFETCH_AHEAD ahead and the word row of the one HALF_AHEAD ahead are
+    prefetched.
+    ``G``: per lane a ring of record positions (lane k at ``offs[k]``, slot t & ``rmask[k]``); ``st`` rows:
+    clock c, x = max(t + 1), records left until the window is next full. ``lanes``: bit mask of the lanes
+    in use. Returns the first record not processed (a STORE that could pass the slots' or the groups'
+    limit).
     Specialised for windows (32, 64, 128, 256, 2048, 16384, 65536) (ring offsets, masks and sizes are constants).
     """
     o0 = 0
@@ -477,9 +723,10 @@ def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, ri
     evmask = lanes | (lanes << LANES)
     r = cur[0]
     nref = roff.shape[0] - 1
-    nids = roff[nref]
-    bn = bstate[0]
-    blim = bstate[1]
+    bn = mstate[0]
+    blim = mstate[1]
+    gn = mstate[2]
+    glim = mstate[3]
     stop = hi
     for i in range(lo, hi):
         t = vmax(c, vload(R, uget(r1, i)))
@@ -487,31 +734,111 @@ def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, ri
         t = vmax(t, vload(R, uget(r3, i)))
         o = uget(op, i)
         if o == LOAD:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
             k0 = uget(roff, r)
             k1 = uget(roff, r + 1)
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
-            for k in range(k0, k1):
-                t = vmax(t, vload(B, uget(brow, uget(rids, k))))
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
+            if ((ad ^ (en - 1)) >> WORD_SHIFT) == 0:  # within one word (the common case)
+                s = uget(brow, uget(rids, k0))
+                if s != 0:
+                    k = (ad >> WORD_SHIFT) & (WPB - 1)
+                    meta = uget(M, s)
+                    if (meta >> k) & 1 == 0 or en - ad == WORD:
+                        t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                    else:
+                        y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                        t = bytes_ready(t, ad, en, ad >> WORD_SHIFT, y, Y)
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    s = uget(brow, uget(rids, kk))
+                    if s != 0:
+                        ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                        be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                        meta = uget(M, s)
+                        for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                            k = w & (WPB - 1)
+                            if (meta >> k) & 1 == 0 or (ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT):
+                                t = vmax(t, vload(W, (s << WPB_SHIFT) + k))
+                            else:
+                                t = bytes_ready(t, ba, be, w, (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT), Y)
+                    b += 1
             r += 1
             t1 = vadd(t, one)
         elif o == STORE:
+            ad = uget(addr, i)
+            en = ad + uget(size, i)
             k0 = uget(roff, r)
             k1 = uget(roff, r + 1)
-            if bn + (k1 - k0) > blim:
+            if bn + (k1 - k0) > blim or gn + GROUPS_PER_STORE > glim:
                 stop = i
                 break
-            if k0 + PREFETCH_AHEAD < nids:
-                prefetch(brow, uget(rids, k0 + PREFETCH_AHEAD))
+            if r + PREFETCH_AHEAD < nref:
+                prefetch(brow, uget(rids, uget(roff, r + PREFETCH_AHEAD)))
+                q = uget(rec, r + HALF_AHEAD) - i0
+                if q < hi:
+                    prefetch_word_refs(uget(rids, uget(roff, r + HALF_AHEAD)), uget(addr, q), brow, W)
             t1 = vadd(t, one)
-            for k in range(k0, k1):
-                b = uget(rids, k)
-                s = uget(brow, b)
+            if en - ad == WORD and (ad & (WORD - 1)) == 0:  # one whole word (the common case)
+                bid = uget(rids, k0)
+                s = uget(brow, bid)
                 if s == 0:
                     bn += 1
                     s = bn
-                    uset(brow, b, s)
-                vstore(B, s, t1)
+                    uset(brow, bid, s)
+                    new_block(s, bid, W, M, K)
+                k = (ad >> WORD_SHIFT) & (WPB - 1)
+                vstore(W, (s << WPB_SHIFT) + k, t1)
+                meta = uget(M, s)
+                if (meta >> k) & 1:
+                    uset(M, s, meta & ~(1 << k))
+            else:
+                b = ad >> BLOCK_SHIFT
+                for kk in range(k0, k1):
+                    bid = uget(rids, kk)
+                    s = uget(brow, bid)
+                    if s == 0:
+                        bn += 1
+                        s = bn
+                        uset(brow, bid, s)
+                        new_block(s, bid, W, M, K)
+                    ba = ad if ad > b << BLOCK_SHIFT else b << BLOCK_SHIFT
+                    be = en if en < (b + 1) << BLOCK_SHIFT else (b + 1) << BLOCK_SHIFT
+                    for w in range(ba >> WORD_SHIFT, ((be - 1) >> WORD_SHIFT) + 1):
+                        if ba <= w << WORD_SHIFT and be >= (w + 1) << WORD_SHIFT:  # the whole word
+                            k = w & (WPB - 1)
+                            vstore(W, (s << WPB_SHIFT) + k, t1)
+                            meta = uget(M, s)
+                            if (meta >> k) & 1:
+                                uset(M, s, meta & ~(1 << k))
+                        else:  # part of the word: its bytes get rows of their own (at the word's time) unless they have
+                            k = w & (WPB - 1)
+                            wr = (s << WPB_SHIFT) + k
+                            meta = uget(M, s)
+                            if (meta >> k) & 1 == 0:
+                                if meta >> 8 == 0:
+                                    gn += 1
+                                    meta = gn << 8
+                                meta |= 1 << k
+                                uset(M, s, meta)
+                                y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                                old = vload(W, wr)
+                                for j in range(WORD):
+                                    vstore(Y, y + j, old)
+                            y = (meta >> 8) * GROUP_ROWS + (k << WORD_SHIFT)
+                            wa = w << WORD_SHIFT
+                            for j in range(ba - wa if ba > wa else 0, be - wa if be - wa < WORD else WORD):
+                                vstore(Y, y + j, t1)
+                            m = vload(Y, y)
+                            for j in range(1, WORD):
+                                m = vmax(m, vload(Y, y + j))
+                            vstore(W, wr, m)
+                    b += 1
             r += 1
         else:
             t1 = vadd(t, one)
@@ -571,6 +898,7 @@ def ilp_windows_default_refs(op, lo, hi, pos0, r1, r2, r3, rd, sink, R, roff, ri
     vstore(st, 0, c)
     vstore(st, 1, x)
     vstore(st, 2, rem)
-    bstate[0] = bn
+    mstate[0] = bn
+    mstate[2] = gn
     cur[0] = r
     return stop

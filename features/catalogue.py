@@ -43,7 +43,7 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     for w in ILP_WINDOWS:
         src = "xapp" if ilp_name(w).startswith("ilp") else "mica"
         add(ilp_name(w), "ilp", f"N / drained cycles of MICA's ideal machine with a {w}-entry window "
-            "(unit latency, RAW through registers and 64-byte blocks, in-order retirement)", f"0..{w}", src)
+            "(unit latency, RAW through registers and memory bytes, in-order retirement)", f"0..{w}", src)
     add("ilpRate", "ilp", "ilp16384 / ilp32 (growth of ILP with the window)", "0..16384", "xapp")
     for b, rng in zip(("0", "8", "128", "Other"), ("0", "1-8", "9-128", ">128")):
         add(f"locStride{b}", "stride", f"fraction of consecutive-instance address differences of the same static "

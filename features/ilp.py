@@ -10,8 +10,9 @@ from profiler.trace import TraceChunk
 from ._base import grow_1d, ratio
 from ._blocks import BlockAnalyzer, BlockRefs
 from ._hash import HashIndex, find, insert
+from ._i32x8 import LANES
+from ._ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact, rehash
 from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._i32x8 import LANES, block_insert
 from ._ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
@@ -105,19 +106,6 @@ def _prune(ready, n, c, nl):
     return slot_map, j
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
-def _block_rehash(old_keys, old_slots, keys, slots, shift, slot_map):
-    """Re-insert the block table's entries with their new slots (``slot_map``; -1 drops the entry)."""
-    mask = keys.shape[0] - 1
-    for i in range(old_keys.shape[0]):
-        s = old_slots[i]
-        if s < 0:
-            continue
-        ns = slot_map[s]
-        if ns >= 0:
-            block_insert(keys, slots, mask, shift, old_keys[i], ns)
-
-
 def _rows(n: int) -> np.ndarray:
     return np.zeros((n, LANES), np.int32)
 
@@ -146,38 +134,91 @@ class _RegTable:
         self.state[:] = (n_live, self.index.limit)
 
 
-class _BlockTable:
-    """64-byte blocks stored to -> ready rows (slot s in row s + 1, row 0 always 0): an open-addressing table
-    with Fibonacci hashing (``_i32x8.block_slot``); entries whose ready time is at or below every
-    lane's clock are dropped when it fills."""
+class _MemTable:
+    """Ready rows of the stored bytes (``features/_ilp_mem.py``): slots of stored 64-byte blocks, each with
+    eight word rows (``W``), its byte-row group and key (``M``, ``K``), the byte rows ``Y`` of the words
+    written in part, and the hash table ``cells`` (block -> slot) used when ILP looks blocks up itself. When
+    the slots or the groups run out, the blocks whose every ready time is at or below every lane's clock
+    (they can no longer delay anything) are dropped and the others renumbered, and the arrays are sized for
+    them."""
 
-    def __init__(self, capacity: int = 4096) -> None:
-        self._alloc(capacity)
-        self.ready = _rows(self.limit + 1)
-        self.state = np.array([0, self.limit], np.int64)
+    def __init__(self, slots: int = 2048, groups: int = 256) -> None:
+        self.W = _rows((slots + 1) * WPB)
+        self.M = np.zeros(slots + 1, np.int64)
+        self.K = np.zeros(slots + 1, np.int64)
+        self.Y = _rows((groups + 1) * GROUP_ROWS)
+        self._spare_y: np.ndarray | None = None  # byte rows of the same size, to compact into
+        self.cells, self.shift = self._cells(slots)
+        self.state = np.array([0, slots, 0, groups], np.int64)
+        #: how often dead blocks were dropped
+        self.compactions = 0
 
-    def _alloc(self, cap: int) -> None:
-        self.keys = np.zeros(cap, np.int64)
-        self.slots = np.full(cap, -1, np.int64)
-        self.limit = cap // 2
-        self.shift = 64 - (cap.bit_length() - 1)
+    @staticmethod
+    def _cells(slots: int) -> tuple[np.ndarray, int]:
+        """An empty hash table for ``slots`` blocks (at most half full) and its Fibonacci shift."""
+        cap = 2 * slots
+        cells = np.zeros(2 * cap, np.int64)
+        cells[0::2] = EMPTY
+        return cells, 64 - (cap.bit_length() - 1)
 
-    def make_room(self, c: np.ndarray, nl: int, need: int) -> None:
-        n = int(self.state[0])
-        slot_map, n_live = _prune(self.ready, n, c, nl)
-        want = n_live + need + 64
-        cap = self.keys.shape[0]
-        while cap // 2 < 2 * want:
-            cap <<= 1
-        while cap > 4096 and cap // 8 > want:
-            cap >>= 1
-        old_keys, old_slots = self.keys, self.slots
-        self._alloc(cap)
-        _block_rehash(old_keys, old_slots, self.keys, self.slots, self.shift, slot_map)
-        ready = _rows(self.limit + 1)
-        ready[: n_live + 1] = self.ready[: n_live + 1]
-        self.ready = ready
-        self.state[:] = (n_live, self.limit)
+    @property
+    def n(self) -> int:
+        """Blocks held (slots 1..n)."""
+        return int(self.state[0])
+
+    def make_room(self, st: np.ndarray, lanes: int, need: int, brow: np.ndarray | None = None) -> None:
+        """Drop the dead blocks and renumber the others; size the slots for them plus ``need`` more and the
+        byte rows for their groups plus room to go on.
+
+        Parameters
+        ----------
+        st : the lane group's state rows (row 0: the clock of each lane)
+        lanes : bit mask of the lanes in use
+        need : blocks that must fit after the live ones
+        brow : when the blocks are the engine's ids, their slot numbers (kept in step); else the hash table is
+            rebuilt
+        """
+        n, slots, glim = int(self.state[0]), int(self.state[1]), int(self.state[3])
+        nY = self._spare_y if self._spare_y is not None else _rows((glim + 1) * GROUP_ROWS)
+        refs = brow is not None
+        live, groups = (int(v) for v in compact(self.W, self.M, self.K, self.Y, n, st, lanes, nY,
+                                                 brow if refs else np.zeros(1, np.int32), refs))
+        want = live + need + 64
+        new_slots = slots
+        while new_slots < 2 * want:
+            new_slots <<= 1
+        while new_slots > 2048 and new_slots // 8 > want:
+            new_slots >>= 1
+        gwant = 2 * (groups + GROUPS_PER_STORE + 16)
+        new_g = glim if gwant <= glim <= 8 * gwant else max(256, gwant)
+        if new_slots != slots:
+            keep = (live + 1) * WPB
+            W = _rows((new_slots + 1) * WPB)
+            W[:keep] = self.W[:keep]
+            M = np.zeros(new_slots + 1, np.int64)
+            M[: live + 1] = self.M[: live + 1]
+            K = np.zeros(new_slots + 1, np.int64)
+            K[: live + 1] = self.K[: live + 1]
+            self.W, self.M, self.K = W, M, K
+        if new_g != glim:
+            Y = _rows((new_g + 1) * GROUP_ROWS)
+            Y[: (groups + 1) * GROUP_ROWS] = nY[: (groups + 1) * GROUP_ROWS]
+            self._spare_y, self.Y = None, Y
+        else:  # the two sets of byte rows take turns
+            self._spare_y, self.Y = self.Y, nY
+        if not refs:
+            if new_slots != slots:
+                self.cells, self.shift = self._cells(new_slots)
+            else:
+                self.cells[0::2] = EMPTY
+            rehash(self.cells, self.shift, self.K, live)
+        self.state[:] = (live, new_slots, groups, new_g)
+        self.compactions += 1
+
+    def rebase(self, base: np.ndarray) -> None:
+        """Subtract ``base`` (int32 per lane) from every stored time, clamping at 0."""
+        for arr in (self.W[WPB: (self.n + 1) * WPB], self.Y[GROUP_ROWS: (int(self.state[2]) + 1) * GROUP_ROWS]):
+            np.maximum(arr - base[None, :], 0, out=arr)
 
 
 class _LaneGroup:
@@ -208,12 +249,9 @@ class _LaneGroup:
         self.kernel_refs = ilp_windows_default_refs if self.default else ilp_lanes_refs
         self.rdirect = _rows(65)  # ready rows by register token (direct mode); the last row is the sink
         self.regs = _RegTable()
-        self.blocks = _BlockTable()
-        # refs mode (fed the engine's dense block ids): row of each block id in ``bref`` (0 = never stored),
-        # rows given in order of first store; ``bref_state`` = [rows used, last usable row]
+        self.mem = _MemTable()
+        # refs mode (fed the engine's dense block ids): the slot of each block id (0 = none)
         self.brow = np.zeros(0, np.int32)
-        self.bref = _rows(1024)
-        self.bref_state = np.array([0, self.bref.shape[0] - 1], np.int64)
         self.cur = np.zeros(1, np.int64)
 
     def c(self) -> np.ndarray:
@@ -254,8 +292,9 @@ class _LaneGroup:
         base = np.zeros(LANES, np.int64)
         base[:nl] = self.st[0, :nl] & ~self.rmask
         b32 = base.astype(np.int32)
-        for arr in (self.rdirect, self.regs.ready, self.blocks.ready, self.bref):
+        for arr in (self.rdirect, self.regs.ready):
             np.maximum(arr - b32[None, :], 0, out=arr)
+        self.mem.rebase(b32)
         self.st[0] -= b32
         self.st[1] -= b32
         self.tbase += base
@@ -265,7 +304,7 @@ class _LaneGroup:
             self._consume_refs(chunk, direct, pos0, bufs, refs)
             return
         n = len(chunk)
-        r, b = self.regs, self.blocks
+        r, b = self.regs, self.mem
         nl = self.nl
         i = 0
         while i < n:
@@ -274,8 +313,8 @@ class _LaneGroup:
             hi = min(n, i + SEGMENT)
             if direct:
                 j = self.kernel(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3,
-                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.keys, b.slots, b.state, b.shift,
-                                b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+                                chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, b.cells, b.shift, b.state, b.W,
+                                b.M, b.K, b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
                 mapped = hi
             else:
                 m1, m2, m3, md = bufs
@@ -284,45 +323,34 @@ class _LaneGroup:
                 j = i
                 if mapped > i:
                     j = i + self.kernel(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0, mapped - i,
-                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.keys, b.slots, b.state, b.shift,
-                                        b.ready, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
-            if j < mapped:  # stopped at a STORE whose new blocks could pass the block table's limit
+                                        pos0 + i, m1, m2, m3, md, r.sink, r.ready, b.cells, b.shift, b.state, b.W,
+                                        b.M, b.K, b.Y, self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE that could pass the slots' or the byte-row groups' limit
                 a, sz = int(chunk.addr[j]), int(chunk.size[j])
-                b.make_room(self.st[0], nl, ((a + sz - 1) >> 6) - (a >> 6) + 1)
+                b.make_room(self.st, self.lanes, ((a + sz - 1) >> BLOCK_SHIFT) - (a >> BLOCK_SHIFT) + 1)
             elif j < hi:  # the register table is full (records mapped and not run are mapped again)
                 r.make_room(self.st[0], nl, 1)
             i = j
-
-
-    def _grow_bref(self, need: int) -> None:
-        """Room in ``bref`` for ``need`` more stored blocks (geometric growth)."""
-        used = int(self.bref_state[0])
-        rows = self.bref.shape[0]
-        if used + need + 1 > rows:
-            grown = _rows(max(2 * rows, used + need + 1))
-            grown[: used + 1] = self.bref[: used + 1]
-            self.bref = grown
-            self.bref_state[1] = grown.shape[0] - 1
 
     def _consume_refs(self, chunk: TraceChunk, direct: bool, pos0: int, bufs, refs: BlockRefs) -> None:
         """As :meth:`consume`, the blocks read from the engine's dense ids (``refs``) instead of hashed."""
         n = len(chunk)
         if self.brow.shape[0] < refs.n_after:
             self.brow = grow_1d(self.brow, refs.n_after)
-        r = self.regs
+        r, b = self.regs, self.mem
         nl = self.nl
         self.cur[0] = 0
-        roff, rids = refs.off, refs.ids
+        rec, roff, rids = refs.rec, refs.off, refs.ids
         i = 0
         while i < n:
             if int(self.st[1, :nl].max()) >= REBASE_AT:
                 self.rebase()
             hi = min(n, i + SEGMENT)
             if direct:
-                j = self.kernel_refs(chunk.op, i, hi, pos0, chunk.src1, chunk.src2, chunk.src3, chunk.dst,
-                                     self.rdirect.shape[0] - 1, self.rdirect, roff, rids, self.cur, self.brow,
-                                     self.bref_state, self.bref, self.G, self.st, self.offs8, self.rmask8, self.win8,
-                                     self.lanes)
+                j = self.kernel_refs(chunk.op, chunk.addr, chunk.size, i, hi, pos0, chunk.src1, chunk.src2,
+                                     chunk.src3, chunk.dst, self.rdirect.shape[0] - 1, self.rdirect, rec, 0, roff, rids,
+                                     self.cur, self.brow, b.state, b.W, b.M, b.K, b.Y, self.G, self.st, self.offs8,
+                                     self.rmask8, self.win8, self.lanes)
                 mapped = hi
             else:
                 m1, m2, m3, md = bufs
@@ -330,12 +358,13 @@ class _LaneGroup:
                                   r.state, m1, m2, m3, md)
                 j = i
                 if mapped > i:
-                    j = i + self.kernel_refs(chunk.op[i:mapped], 0, mapped - i, pos0 + i, m1, m2, m3, md, r.sink,
-                                             r.ready, roff, rids, self.cur, self.brow, self.bref_state, self.bref,
-                                             self.G, self.st, self.offs8, self.rmask8, self.win8, self.lanes)
-            if j < mapped:  # stopped at a STORE whose blocks could pass the rows of bref
+                    j = i + self.kernel_refs(chunk.op[i:mapped], chunk.addr[i:mapped], chunk.size[i:mapped], 0,
+                                             mapped - i, pos0 + i, m1, m2, m3, md, r.sink, r.ready, rec, i, roff, rids,
+                                             self.cur, self.brow, b.state, b.W, b.M, b.K, b.Y, self.G, self.st,
+                                             self.offs8, self.rmask8, self.win8, self.lanes)
+            if j < mapped:  # stopped at a STORE that could pass the slots' or the byte-row groups' limit
                 k = int(self.cur[0])
-                self._grow_bref(int(roff[k + 1] - roff[k]))
+                b.make_room(self.st, self.lanes, int(roff[k + 1] - roff[k]), self.brow)
             elif j < hi:  # the register table is full (records mapped and not run are mapped again)
                 r.make_room(self.st[0], nl, 1)
             i = j
@@ -350,9 +379,9 @@ class IlpAnalyzer(BlockAnalyzer):
 
     How it runs (results identical to the step-by-step FIFO of docs/features.md; the tests compare them):
     the windows are the lanes of an 8 x int32 vector (groups of eight when there are more): each register's
-    and block's ready times for all windows are one row, so an instruction's issue times are three vector
-    loads and maxima. The FIFO is not stored. With in-order retirement every issue time is at most one more
-    than the largest issued so far (M): an entry is at most the clock, or one more than an earlier entry
+    and stored word's ready times for all windows are one row, so an instruction's issue times are three
+    vector loads and maxima. The FIFO is not stored. With in-order retirement every issue time is at most one
+    more than the largest issued so far (M): an entry is at most the clock, or one more than an earlier entry
     still in the window, and the clock is at most M + 1 (it advances by one only when the window is full,
     and every entry was issued at or after the clock). So M passes through every value, and the first
     record issued at time v is the record at which M reached v; it is kept in a ring of 2W positions per
@@ -368,15 +397,19 @@ class IlpAnalyzer(BlockAnalyzer):
     subtracted from all of them (dead ready times clamp to 0), which changes no comparison and no ring slot;
     the offset is added back in :meth:`cycles`.
 
+    Memory dependences are on exact bytes: a LOAD waits for the last STORE to each byte it reads, so
+    neighbouring elements of an array do not depend on each other, wherever the allocator put the array.
+
     State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
-    below :data:`DIRECT_TOKENS`, else hashed) and for 64-byte blocks written by stores. Fed alone
-    (:meth:`consume`), the blocks are hashed in ILP's own table of blocks that can still delay an instruction
-    (entries whose ready time is at or below every window's clock are dropped when it fills), so memory is
-    bounded by windows and live values, never by the trace length. Fed by a
-    :class:`features.engine.FeatureEngine` (:meth:`consume_refs`), the blocks come as the engine's dense ids
-    (features/_blocks.py): a block's row is ``brow[id]`` (an int32 per distinct block, 0 = never stored: a
-    row of zeros), rows given in order of first store, so that state grows with the distinct blocks (as the
-    engine's block map does) and no block is hashed twice.
+    below :data:`DIRECT_TOKENS`, else hashed) and for the bytes written by stores (``features/_ilp_mem.py``:
+    a slot per stored 64-byte block with a row per 8-byte word, eight byte rows besides for a word written in
+    part), holding only the blocks that can still delay an instruction: when the slots run out, blocks whose
+    ready times are all at or below every window's clock are dropped, so this memory is bounded by the
+    windows and the values in flight, never by the trace length or the size of the arrays. Fed alone
+    (:meth:`consume`), ILP finds a block's slot in its own hash table. Fed by a
+    :class:`features.engine.FeatureEngine` together with footprint or reuse (:meth:`consume_refs`), it reads
+    the engine's dense block ids (features/_blocks.py) and the bytes within them from the addresses: a
+    block's slot is ``brow[id]`` (an int32 per distinct block, 0 = none), so no block is hashed twice.
     """
 
     family = "ilp"
@@ -410,9 +443,9 @@ class IlpAnalyzer(BlockAnalyzer):
         return self.groups[0].regs
 
     @property
-    def blocks(self) -> _BlockTable:
-        """The block table of the first lane group."""
-        return self.groups[0].blocks
+    def mem(self) -> _MemTable:
+        """The stored bytes' table of the first lane group."""
+        return self.groups[0].mem
 
     @property
     def c(self) -> np.ndarray:

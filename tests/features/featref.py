@@ -41,11 +41,17 @@ def mix(recs):
     }
 
 
+def bytes_of(r):
+    """The byte addresses a LOAD or STORE reads or writes."""
+    return range(r["addr"], r["addr"] + r["size"])
+
+
 def ilp_cycles(recs, w):
-    """Drained cycles of MICA's ideal machine with a w-entry window, step by step as the page says."""
+    """Drained cycles of MICA's ideal machine with a w-entry window, step by step as the page says (memory
+    dependences on exact bytes: a dict of the ready time of every byte ever stored)."""
     c = 0
     ready_reg = {}
-    ready_blk = {}
+    ready_byte = {}
     window = deque()
     cycles = 0
     for r in recs:
@@ -54,13 +60,13 @@ def ilp_cycles(recs, w):
             if s:
                 t = max(t, ready_reg.get(s, 0))
         if r["op"] == LOAD:
-            for b in blocks_of(r):
-                t = max(t, ready_blk.get(b, 0))
+            for b in bytes_of(r):
+                t = max(t, ready_byte.get(b, 0))
         if r["dst"]:
             ready_reg[r["dst"]] = t + 1
         if r["op"] == STORE:
-            for b in blocks_of(r):
-                ready_blk[b] = t + 1
+            for b in bytes_of(r):
+                ready_byte[b] = t + 1
         window.append(t)
         if len(window) == w:
             c += 1

@@ -1,9 +1,9 @@
 """ILP's O(1) window retirement (features/ilp.py, ``_ilp_window``) against the step-by-step FIFO.
 
 The engine no longer stores the FIFO of issue times; these tests drive it with dependence-heavy traces
-(long chains mixed with independent instructions, memory dependences through few blocks) at tiny and odd
-window sizes, where retirement patterns are most varied, and check both the drained cycles (the
-features) and MICA's undrained clock, at several chunk sizes.
+(long chains mixed with independent instructions, memory dependences through few, overlapping addresses)
+at tiny and odd window sizes, where retirement patterns are most varied, and check both the drained
+cycles (the features) and MICA's undrained clock, at several chunk sizes.
 """
 
 from collections import deque
@@ -16,12 +16,12 @@ from profiler.trace import Op, TraceChunk
 
 
 def fifo_machine(recs, w, issued=None):
-    """(drained cycles, clock c) of MICA's machine, the FIFO kept explicitly; also checks that the window
-    never holds more than w entries and that the head left by a retirement equals the new clock.
-    When ``issued`` is a list, every record's issue time t is appended to it."""
+    """(drained cycles, clock c) of MICA's machine (memory dependences on exact bytes), the FIFO kept
+    explicitly; also checks that the window never holds more than w entries and that the head left by a
+    retirement equals the new clock. When ``issued`` is a list, every record's issue time t is appended."""
     c = 0
     reg = {}
-    blk = {}
+    mem = {}  # byte address -> ready time
     window = deque()
     cycles = 0
     for op, src, dst, addr, size in recs:
@@ -29,15 +29,15 @@ def fifo_machine(recs, w, issued=None):
         for s in src:
             if s:
                 t = max(t, reg.get(s, 0))
-        blocks = range(addr >> 6, ((addr + size - 1) >> 6) + 1) if op in (Op.LOAD, Op.STORE) else ()
+        touched = range(addr, addr + size) if op in (Op.LOAD, Op.STORE) else ()
         if op == Op.LOAD:
-            for b in blocks:
-                t = max(t, blk.get(b, 0))
+            for b in touched:
+                t = max(t, mem.get(b, 0))
         if dst:
             reg[dst] = t + 1
         if op == Op.STORE:
-            for b in blocks:
-                blk[b] = t + 1
+            for b in touched:
+                mem[b] = t + 1
         if issued is not None:
             issued.append(t)
         window.append(t)

@@ -1,10 +1,11 @@
 """Round 4 of the engine's speed work: ILP on the engine's shared block ids, the shared register-token pass.
 
-ILP fed by a :class:`FeatureEngine` reads the blocks of LOADs and STOREs as the engine's dense ids
-(``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/_ilp_unrolled.py``) instead of hashing
-them; fed alone it keeps its own table. Both are compared here with the literal FIFO machine and the slow
-reference (tests/features/featref.py), at several chunk sizes, with more than eight windows, forced time
-rebases, hashed registers and growth of the per-block rows. The engine computes the largest register token
+ILP fed by a :class:`FeatureEngine` finds the blocks of LOADs and STOREs through the engine's dense ids
+(``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/_ilp_unrolled.py``; the bytes within a
+block from the addresses) instead of hashing them; fed alone it keeps its own table. Both are compared here
+with the literal FIFO machine (memory dependences on exact bytes) and the slow reference
+(tests/features/featref.py), at several chunk sizes, with more than eight windows, forced time rebases,
+hashed registers and the dropping and renumbering of stored blocks. The engine computes the largest register token
 of a chunk once for ILP and register traffic (``FeatureEngine.hint_max_token``).
 """
 
@@ -37,7 +38,7 @@ def _engine_ilp(recs_or_chunk, windows, chunk_records, families=("footprint",)):
 
 @st.composite
 def wide_record(draw):
-    """A record of dep_record's kind, with addresses that straddle block boundaries and more blocks."""
+    """A record of dep_record's kind, with addresses that straddle word and block boundaries, and more blocks."""
     op = draw(st.sampled_from([Op.INT_ALU, Op.FP_MUL, Op.LOAD, Op.LOAD, Op.STORE, Op.STORE, Op.MOVE]))
     src = [draw(st.sampled_from([0, 0, 1, 2, 3, 4])) for _ in range(3)]
     dst = draw(st.sampled_from([0, 1, 2, 3, 4]))
@@ -75,7 +76,8 @@ def test_engine_fed_ilp_with_two_lane_groups(recs, chunk_records):
 @given(st.lists(st.one_of(dep_record(), wide_record()), min_size=0, max_size=200),
        st.sampled_from([(1, 2, 3), (32, 64, 128, 256, 2048, 16384, 65536)]), st.sampled_from([1, 3, 50]))
 def test_engine_fed_ilp_time_rebase(recs, windows, segment):
-    """The per-block rows of the refs path are rebased with the others (forced whenever a lane reaches 5)."""
+    """The stored blocks' rows (word and byte rows) of the refs path are rebased with the others (forced whenever
+    a lane reaches 5)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ilp_mod, "REBASE_AT", 5)
         mp.setattr(ilp_mod, "SEGMENT", segment)
@@ -97,20 +99,22 @@ def _random_chunk(seed, n, ntok, nblk):
 
 
 @pytest.mark.parametrize("big_tokens", [False, True])
-def test_engine_fed_ilp_grows_block_rows_and_hashes_registers(big_tokens):
-    """5000 distinct stored blocks (the rows of stored blocks grow from 1023 several times, the kernel stopping
-    at the STORE that needs more), with register tokens beyond the direct table (hash mode) or not."""
+def test_engine_fed_ilp_drops_dead_blocks_and_hashes_registers(big_tokens):
+    """Stores over 5000 blocks at any byte offset and size (words written whole, in part and straddled): the
+    slots of stored blocks run out and the dead blocks are dropped several times (the kernel stopping at the
+    STORE that needs room, the engine's block ids following), with register tokens beyond the direct table
+    (hash mode) or not."""
     chunk = _random_chunk(12, 12_000, ilp_mod.DIRECT_TOKENS if big_tokens else 0, 5000)
     windows = (1, 3, 32, 4096)
     e, ilp = _engine_ilp(chunk, windows, 1500, families=("regs", "footprint"))
     assert ilp.mode == "refs" and ilp.direct is not big_tokens
-    assert int(ilp.groups[0].bref_state[0]) > 1024
+    assert ilp.mem.compactions > 1 and ilp.mem.n < e.blockmap.n_blocks
     recs = records(chunk)
     assert ilp.cycles() == {w: ilp_cycles(recs, w) for w in windows}
     alone = IlpAnalyzer(windows)
     for c in chunk.split(999):
         alone.consume(c)
-    assert alone.mode == "own" and alone.result() == ilp.result()
+    assert alone.mode == "own" and alone.mem.compactions > 1 and alone.result() == ilp.result()
     got = e.result()
     want = regs_ref(recs)
     assert {k: float(got[k]) for k in want} == pytest.approx(want, rel=1e-12, abs=0)

@@ -117,10 +117,14 @@ def test_compiled_regions_lazy_chunks_through_the_threaded_sink():
     """Chunks of the compiled tracer decode their columns lazily, once per group under a lock, whichever
     thread reads first, so the threaded sink gets exactly the serial features."""
     x = np.random.default_rng(0).random(30_000)
+    # one y for both runs: a new array may lie at another 64-byte alignment, which moves the block and sector
+    # features (docs/features.md, "Placement")
+    y = np.empty_like(x)
     out = []
     for threads in (1, 2):
         sink = FeatureSink(threads=threads)
-        res = trace_function(_saxpy, (2.0, x, np.ones_like(x)), sinks=[sink], mode="compiled", chunk_records=1 << 13)
+        y[:] = 1.0
+        res = trace_function(_saxpy, (2.0, x, y), sinks=[sink], mode="compiled", chunk_records=1 << 13)
         assert res.info.mode == "compiled"
         out.append(sink.results[0][1])
     assert out[1].to_numpy().tobytes() == out[0].to_numpy().tobytes()
