@@ -109,6 +109,8 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
         "instance", FRACTION, "warp")
     add("warp_threads", "warp", "distinct tids >= 0 (available parallelism: the parallel loop's trip count)",
         ">= 0", "warp")
+    add("warp_log2Threads", "warp", "log2(1 + warp_threads): the parallelism on the scale a speedup follows it "
+        "(models with a log speedup need it linear)", ">= 0", "warp")
     add("warp_launches", "warp", "launches of the thread space (a launch starts at the first record with tid >= 0, "
         "after a record with tid -1, and where the tid falls below the latest earlier one)", ">= 0", "warp")
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")

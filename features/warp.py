@@ -551,6 +551,7 @@ class WarpAnalyzer(Analyzer):
             "warp_bdiv": ratio(t[T_DIVERGENT], t[T_BRANCHES]),
             "warp_simdEfficiency": ratio(simd, t[T_INSTR]),
             "warp_threads": float(threads),
+            "warp_log2Threads": float(np.log2(1.0 + threads)),
             "warp_launches": float(t[T_LAUNCHES]),
             "warp_parallelFraction": ratio(t[T_PAR], self.n),
             "warp_arithIntensity": ratio(t[T_FP], t[T_BYTES]),

@@ -4,6 +4,7 @@ Each function follows the page's wording literally (dicts, lists, sets, a litera
 LRU stack), with no attempt at speed; the tests compare the Numba engine against it.
 """
 
+import math
 from collections import deque
 
 LOAD, STORE, BRANCH, JUMP, CALL, RET = 8, 9, 10, 11, 12, 13
@@ -356,6 +357,7 @@ def warp(recs):
         "warp_bdiv": _div(t["divergent"], t["branches"]),
         "warp_simdEfficiency": float(t["simd"] / t["instructions"]) if t["instructions"] else 0.0,
         "warp_threads": float(len({r["tid"] for r in inside})),
+        "warp_log2Threads": math.log2(1 + len({r["tid"] for r in inside})),
         "warp_launches": float(t["launches"]),
         "warp_parallelFraction": _div(len(inside), len(recs)),
         "warp_arithIntensity": _div(fp, nbytes),

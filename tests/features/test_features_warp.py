@@ -5,6 +5,7 @@ Checked against the spec's worked example W1, hand-built traces with known answe
 traces of corpus kernels, address shifts by whole sectors, and the temporary-file buffer.
 """
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -340,13 +341,14 @@ def test_engine_family_and_catalogue():
     cat = catalogue()
     names = cat.loc[cat.family == "warp", "name"].tolist()
     assert names == ["warp_coalescing", "warp_sectorsPerGroup", "warp_idealSectorsPerGroup", "warp_bdiv",
-                     "warp_simdEfficiency", "warp_threads", "warp_launches", "warp_parallelFraction",
-                     "warp_arithIntensity"]
+                     "warp_simdEfficiency", "warp_threads", "warp_log2Threads", "warp_launches",
+                     "warp_parallelFraction", "warp_arithIntensity"]
     e = FeatureEngine(["warp"])
     e.consume(w1_trace())
     r = e.result()
     assert r.index.tolist() == names
     assert r["warp_simdEfficiency"] == pytest.approx(160 / 192, rel=1e-15)
+    assert r["warp_log2Threads"] == math.log2(65)
 
 
 # ------------------------------------------------------------------------------------------ the SIMT model
