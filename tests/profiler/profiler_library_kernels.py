@@ -176,3 +176,19 @@ def sorting(x):
 
 def transform(x):
     return np.fft.fft(x)
+
+
+def axis_mean(a):
+    return np.mean(a, axis=-1)
+
+
+def more_constructors(n, a):
+    return np.linspace(0.0, 1.0, n), np.array(a), np.ones_like(a)
+
+
+def fill_method(a, v):
+    a.fill(v)
+
+
+def augmented_slice(a, b):
+    a[1:] += b

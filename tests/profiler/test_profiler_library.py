@@ -594,3 +594,152 @@ def test_broadcast_map_matches_the_reference(ops, mode):
     c = sink.regions[0][2]
     got = list(zip((Op(o) for o in c.op), c.addr.tolist(), c.size.tolist(), c.taken.tolist(), c.tid.tolist()))
     assert got == _reference_map(a, b, out)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# slice assignment, copies, constructors, reductions along an axis, scans
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_slice_assignment_copies_the_computed_temporary(mode):
+    a = np.zeros(4)
+    b = np.array([1.0, 2.0, 3.0, 4.0])
+    _, rows, _, _ = trace(K.slice_store, (a, b), mode)
+    assert a.tolist() == [0.0, 4.0, 6.0, 0.0]
+    t = [r[7] for r in rows if r[0] == "b[:-2] + b[2:]: store"]  # NumPy computes the sum, then copies it
+    copy = [r for r in rows if r[0].startswith("a[1:-1]")]
+    # a=1 b=2 (ret 3); views 4, 5, the sum 6; the copy: induction 11, load 12, stored into a's register 1
+    want = []
+    for e in range(2):
+        want += [("a[1:-1]: load b[:-2] + b[2:]", L, 0, 11, 6, 0, 12, t[e], 8, e),
+                 ("a[1:-1]: store", S, 0, 12, 11, 1, 0, a.ctypes.data + 8 * (1 + e), 8, e)]
+        want += latch("a[1:-1]", 11, int(e < 1), e)
+    assert copy == want
+    assert rows[-1] == ("a[0]", S, 0, 1, 0, 0, 0, a.ctypes.data, 8, -1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_filling_a_slice_with_a_scalar_stores_only(mode):
+    a = np.ones(3)
+    _, rows, _, _ = trace(K.fill_slice, (a,), mode)
+    assert a.tolist() == [0.0, 0.0, 0.0]
+    # a=1 (ret 2); induction 3; the constant has no register
+    want = []
+    for e in range(3):
+        want += [("a[:]: store", S, 0, 3, 1, 0, 0, a.ctypes.data + 8 * e, 8, e)] + latch("a[:]", 3, int(e < 2), e)
+    assert rows == want
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_augmented_slice_updates_in_place(mode):
+    a = np.array([1.0, 2.0, 3.0])
+    b = np.array([10.0, 20.0])
+    _, rows, _, _ = trace(K.augmented_slice, (a, b), mode)
+    assert a.tolist() == [1.0, 12.0, 23.0]
+    assert [(r[1], r[7]) for r in rows if r[1] in (L, S)] == [
+        x for e in range(2) for x in ((L, a.ctypes.data + 8 + 8 * e), (L, b.ctypes.data + 8 * e), (S, a.ctypes.data + 8 + 8 * e))]
+    assert [r[1] for r in rows if r[0] in ("a[1:]",)] == [Op.OTHER, Op.OTHER]  # the view and its write-back
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_copies_of_views_read_the_view(mode):
+    base = np.arange(12.0).reshape(3, 4)
+    v = base[:, ::2]  # (3, 2), strides (32, 16): not contiguous
+    res, rows, _, _ = trace(K.copies, (v,), mode)
+    b, c, d = res.value
+    src = [base.ctypes.data + 32 * i + 16 * j for i in range(3) for j in range(2)]
+    for call, out in (("a.copy()", b), ("np.copy(a)", c), ("np.ascontiguousarray(a)", d)):
+        assert [r[7] for r in rows if r[0] == f"{call}: load a"] == src
+        assert [r[7] for r in rows if r[0] == f"{call}: store"] == [out.ctypes.data + 8 * e for e in range(6)]
+        np.testing.assert_array_equal(out, v)
+    # a contiguous array is returned as it is: no copy, one OTHER record
+    a = np.arange(3.0)
+    res, rows, _, _ = trace(K.copies, (a,), mode)
+    assert res.value[2] is a or mode == "compiled"
+    assert [(r[0], r[1]) for r in rows if r[0].startswith("np.ascontiguousarray")] == [("np.ascontiguousarray(a)", Op.OTHER)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_constructors_store_each_element(mode):
+    res, rows, _, _ = trace(K.constructors, (2,), mode)
+    z, o, f, e, r = res.value
+    # n=1 (ret 2); z 3, o 4, the tuple (2, n) 5, f 6, e 7, r 8, the returned tuple 9; inductions 10 (zeros) ...
+    assert rows[:6] == [x for k in range(2) for x in
+                        [("np.zeros(n): store", S, 0, 10, 3, 0, 0, z.ctypes.data + 8 * k, 8, k)] + latch("np.zeros(n)", 10, int(k < 1), k)]
+    ones = [r for r in rows if r[0].startswith("np.ones")]
+    assert [(r[7], r[8], r[9]) for r in ones if r[1] == S] == [(o.ctypes.data + 4 * k, 4, k) for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.full(n, 7.0): store"] == [f.ctypes.data, f.ctypes.data + 8]
+    assert [(r[0], r[1], r[6]) for r in rows if r[0].startswith("np.empty")] == [("np.empty(n)", Op.OTHER, 7)]
+    assert [r[7] for r in rows if r[0] == "np.arange(n): store"] == [r.ctypes.data, r.ctypes.data + 8]
+    assert len(rows) == 6 + 12 + 6 + 1 + 6 and not any(x[1] == L for x in rows)
+
+
+def test_like_constructors_linspace_and_array():
+    a = np.arange(4.0).reshape(2, 2)
+    res, rows, _, _ = trace(K.more_constructors, (3, a), "interpreted")  # np.array(a) of an array is a copy
+    lin, arr, ones = res.value
+    assert [r[7] for r in rows if r[0] == "np.linspace(0.0, 1.0, n): store"] == [lin.ctypes.data + 8 * k for k in range(3)]
+    assert [r[7] for r in rows if r[0] == "np.array(a): load a"] == [a.ctypes.data + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.array(a): store"] == [arr.ctypes.data + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.ones_like(a): store"] == [ones.ctypes.data + 8 * k for k in range(4)]
+    res, rows, _, _ = trace(K.likes, (a,), "compiled")
+    z, f = res.value
+    assert [r[7] for r in rows if r[0] == "np.zeros_like(a): store"] == [z.ctypes.data + 8 * k for k in range(4)]
+    fill = [r for r in rows if r[0] == "np.full_like(a, 3.0): store"]
+    assert [r[7] for r in fill] == [f.ctypes.data + 8 * k for k in range(4)] and f.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fill_method_stores_the_value_register(mode):
+    a = np.zeros(2)
+    _, rows, _, _ = trace(K.fill_method, (a, 5.0), mode)
+    assert a.tolist() == [5.0, 5.0]
+    # a=1 v=2 (ret 3), call site 4; induction 5: the store reads v and writes a
+    assert rows == [x for k in range(2) for x in
+                    [("a.fill(v): store", S, 0, 2, 5, 1, 0, a.ctypes.data + 8 * k, 8, k)] + latch("a.fill(v)", 5, int(k < 1), k)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reductions_along_an_axis_thread_per_output_element(mode):
+    a = np.arange(6.0).reshape(2, 3)
+    res, rows, _, _ = trace(K.axis_sum, (a,), mode)
+    s0, s1 = res.value
+    assert s0.tolist() == [3.0, 5.0, 7.0] and s1.tolist() == [3.0, 12.0]
+    col = [(r[0].split(": ")[1], r[1], r[7], r[9]) for r in rows if r[0].startswith("np.sum(a, axis=0)")]
+    want = []
+    for j in range(3):
+        want.append(("set up the accumulator", MV, 0, j))
+        for i in range(2):
+            want += [("load a", L, a.ctypes.data + 24 * i + 8 * j, j), ("accumulate", FA, 0, j), ("next element", IA, 0, j),
+                     ("loop over elements", B, 0, j)]
+        want += [("store", S, s0.ctypes.data + 8 * j, j), ("next output element", IA, 0, j), ("loop over output elements", B, 0, j)]
+    assert col == want
+    assert [r[7] for r in rows if r[0] == "a.sum(1): load a"] == [a.ctypes.data + 8 * k for k in range(6)]
+    assert [r[7] for r in rows if r[0] == "a.sum(1): store"] == [s1.ctypes.data, s1.ctypes.data + 8]
+    assert not any(r[0].endswith(": result") for r in rows)  # array results: no MOVE of a scalar
+
+
+def test_mean_along_a_negative_axis_divides_per_output_element():
+    a = np.arange(6.0).reshape(2, 3)
+    res, rows, _, _ = trace(K.axis_mean, (a,), "interpreted")  # np.mean(a, axis) does not compile with Numba
+    assert res.value.tolist() == [1.0, 4.0]
+    ops = [r[1] for r in rows if r[1] not in (L, B) and "next" not in r[0]]
+    assert ops == [MV, FA, FA, FA, Op.FP_DIV, S] * 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cumsum_stores_every_running_value(mode):
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    res, rows, _, _ = trace(K.scans, (a,), mode)
+    out = res.value
+    assert out.tolist() == [1.0, 3.0, 6.0, 10.0]
+    # a=1 (ret 2), np.cumsum(x) -> 3; inner induction 4, outer 5, accumulator 6, load 7
+    want = [("np.cumsum(x): set up the accumulator", MV, 0, 0, 0, 0, 6, 0, 0, -1)]
+    for e in range(4):
+        want += [("np.cumsum(x): load x", L, 0, 4, 1, 0, 7, a.ctypes.data + 8 * e, 8, e),
+                 ("np.cumsum(x): accumulate", FA, 0, 6, 7, 0, 6, 0, 0, e),
+                 ("np.cumsum(x): store", S, 0, 6, 4, 3, 0, out.ctypes.data + 8 * e, 8, e)] + latch("np.cumsum(x)", 4, int(e < 3), e)
+    assert rows == want
+    res, rows, _, _ = trace(K.scan_axis, (a,), mode)
+    assert res.value.tolist() == [[1.0, 3.0], [3.0, 7.0]]
+    assert [r[9] for r in rows if r[1] == S] == [0, 0, 1, 1]  # a thread per row of the scan
