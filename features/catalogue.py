@@ -1,4 +1,4 @@
-"""The feature catalogue: every feature's name, family, definition, range and source (xapp | mica | warp)."""
+"""The feature catalogue: every feature's name, family, definition, range and source (xapp | mica | warp | portcast)."""
 
 from __future__ import annotations
 
@@ -107,6 +107,11 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
         ">= 0", "warp")
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
     add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored", ">= 0", "warp")
+    # ---- library calls the tracer could not expand (region metadata library_work; features/library.py)
+    add("lib_opaqueFlops", "library", "estimated flops of the region's unexpanded library calls (np.linalg, np.fft, "
+        "np.sort, ...: formulas per function in docs/profiler.md)", ">= 0", "portcast")
+    add("lib_opaqueFraction", "library", "lib_opaqueFlops / (lib_opaqueFlops + N): share of the region's work "
+        "missing from its trace", FRACTION, "portcast")
     return e
 
 
@@ -116,7 +121,7 @@ def catalogue():
     Returns
     -------
     pandas.DataFrame
-        Columns ``name``, ``family``, ``definition``, ``range``, ``source`` (xapp | mica | warp).
+        Columns ``name``, ``family``, ``definition``, ``range``, ``source`` (xapp | mica | warp | portcast).
     """
     import pandas as pd
 

@@ -19,6 +19,7 @@ from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
 from .catalogue import FEATURE_NAMES
 from .ilp import IlpAnalyzer, _max_token
+from .library import LibraryAnalyzer
 from .mix import MixAnalyzer
 from .regs import RegisterTrafficAnalyzer
 from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
@@ -37,6 +38,7 @@ FAMILIES: dict[str, type[Analyzer]] = {
     "regs": RegisterTrafficAnalyzer,
     "branch": BranchAnalyzer,
     "warp": WarpAnalyzer,
+    "library": LibraryAnalyzer,
 }
 
 _CATALOGUED = frozenset(FEATURE_NAMES)
@@ -44,7 +46,7 @@ _CATALOGUED = frozenset(FEATURE_NAMES)
 #: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
 #: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
 COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
-           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "blockmap": 7.0}
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 5.5, "blockmap": 7.0, "library": 0.0}
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -312,6 +314,12 @@ class FeatureEngine:
             raise AssertionError(f"NaN feature(s): {list(s.index[s.isna()])}")
         return s
 
+    def set_region_info(self, info) -> None:
+        """Give the analyzers that read region metadata (the library-call features) the region's info."""
+        for a in self.analyzers:
+            if isinstance(a, LibraryAnalyzer):
+                a.info = info
+
     def contributions(self) -> dict[str, dict[int, float]]:
         out: dict[str, dict[int, float]] = {}
         for a in self.analyzers:
@@ -387,6 +395,7 @@ class FeatureSink:
         if self._engine is None:
             raise TraceError("FeatureSink.end_region called before start_region")
         self._engine.static = static
+        self._engine.set_region_info(info)  # library-call features (features/library.py) read its metadata
         self.results.append((info, self._engine.result()))
         self.explanations.append(self._engine.explain(self.top))
         self._engine = None
@@ -405,6 +414,15 @@ def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], Static
         return source, None
     raise TypeError(f"cannot compute features of a {type(source).__name__}: expected a trace file path, "
                     "TraceFile, TraceChunk or iterable of TraceChunk")
+
+
+def _region_info_of(source):
+    """The region metadata of a trace file source (the library-call features read it), else None."""
+    from profiler.tracefile import TraceFile
+
+    if isinstance(source, (str, os.PathLike)):
+        source = TraceFile(source)
+    return source.info if isinstance(source, TraceFile) else None
 
 
 def compute_features(source, *, chunk_records: int = 1 << 20, families=None,
@@ -429,6 +447,7 @@ def compute_features(source, *, chunk_records: int = 1 << 20, families=None,
         raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
     chunks, static = _chunks_of(source, chunk_records)
     engine = FeatureEngine(families, static=static)
+    engine.set_region_info(_region_info_of(source))
     for c in chunks:
         if not isinstance(c, TraceChunk):
             raise TypeError(f"expected TraceChunk items, got {type(c).__name__}")

@@ -71,6 +71,42 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     console.print(t)
 
 
+def _si(v: float) -> str:
+    """1.2e9 -> "1.2 G": compact magnitudes for the library-call table."""
+    for div, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(v) >= div:
+            return f"{v / div:.3g}{unit}"
+    return f"{v:.0f}"
+
+
+def print_library_calls(console: Console, label: str, info) -> bool:
+    """Print the region's library calls that were not traced element by element, with their estimated work.
+
+    Parameters
+    ----------
+    console : where to print
+    label : region name shown in the title
+    info : the region's RegionInfo (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
+
+    Returns
+    -------
+    bool
+        Whether a table was printed (not when every library call of the region was expanded).
+    """
+    work = (getattr(info, "extra", None) or {}).get("library_work") or []
+    if not work:
+        return False
+    t = Table(title=f"library calls not traced element by element in {label} (their work is estimated)",
+              title_justify="left")
+    for c in ("call", "location", "calls", "estimated flops", "bytes"):
+        t.add_column(c, no_wrap=True, justify="right" if c in ("calls", "estimated flops", "bytes") else "left")
+    for w in sorted(work, key=lambda w: -int(w["flops"])):
+        t.add_row(str(w["call"]), str(w["location"]), f"{int(w['calls']):,}", _si(float(w["flops"])),
+                  _si(float(w["bytes"])) + "B")
+    console.print(t)
+    return True
+
+
 #: Printed with every prediction of a model whose metadata says ``"provisional": true``.
 PROVISIONAL_LINE = ("model: provisional — trained on {what}, not GPU measurements; run `portcast calibrate` + "
                     "`portcast train` on your GPU for a measured model")

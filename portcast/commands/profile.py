@@ -111,7 +111,7 @@ def feature_sink(sinks):
 def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True) -> None:
     """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
     from portcast.commands._common import err_console
-    from portcast.report import predict_regions, print_features
+    from portcast.report import predict_regions, print_features, print_library_calls
 
     fsink = feature_sink(sinks)
     if fsink is None:
@@ -119,6 +119,7 @@ def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = 
     out = _out()
     for (info, series), expl in zip(fsink.results, fsink.explanations):
         print_features(out, f"{info.name} #{info.invocation}", series, expl)
+        print_library_calls(out, f"{info.name} #{info.invocation}", info)
     if predict and fsink.results:
         predict_regions(out, err_console, model, fsink.results)
 

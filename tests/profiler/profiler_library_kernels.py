@@ -192,3 +192,37 @@ def fill_method(a, v):
 
 def augmented_slice(a, b):
     a[1:] += b
+
+
+def eig_loop(a, k):
+    t = 0.0
+    for i in range(k):
+        w, v = np.linalg.eigh(a)
+        t += w[0]
+    return t
+
+
+def estimates(x, a):
+    s = np.sort(x)
+    u = np.unique(x)
+    d = np.diff(x)
+    o = np.outer(x, x)
+    c = np.corrcoef(a)
+    x.sort()
+    return s, u, d, o, c
+
+
+def svd_values(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def cov_columns(a):
+    return np.cov(a, rowvar=False)
+
+
+def stacked(a, b):
+    return a @ b
+
+
+def no_array_work(n):
+    return np.isclose(1.0, 2.0) + n

@@ -743,3 +743,125 @@ def test_cumsum_stores_every_running_value(mode):
     res, rows, _, _ = trace(K.scan_axis, (a,), mode)
     assert res.value.tolist() == [[1.0, 3.0], [3.0, 7.0]]
     assert [r[9] for r in rows if r[1] == S] == [0, 0, 1, 1]  # a thread per row of the scan
+
+
+# ----------------------------------------------------------------------------------------------------------
+# calls that are not expanded: one OTHER record, and their estimated work in the region metadata
+
+
+def _loc(fn, line_offset):
+    return f"{K.__file__}:{fn.__code__.co_firstlineno + line_offset}"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unexpanded_call_accumulates_work_per_site(mode):
+    a = np.diag([1.0, 2.0, 3.0, 4.0])
+    res, rows, _, _ = trace(K.eig_loop, (a, 3), mode)
+    assert res.value == 3.0
+    assert [(r[0], r[1]) for r in rows if r[0].startswith("np.linalg")] == [("np.linalg.eigh(a)", Op.OTHER)] * 3
+    # eigh of n x n with vectors: 9 n^3 flops; bytes: a read, w and v written
+    assert res.info.extra["library_work"] == [{"call": "np.linalg.eigh", "location": _loc(K.eig_loop, 3), "calls": 3,
+                                               "flops": 3 * 9 * 4 ** 3, "bytes": 3 * (128 + 32 + 128)}]
+    assert res.info.extra["library_expanded"] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_estimates_by_formula_and_default(mode):
+    x = np.array([3.0, 1.0, 2.0, 1.0])
+    a = np.arange(6.0).reshape(2, 3)
+    res, rows, _, _ = trace(K.estimates, (x, a), mode)
+    assert x.tolist() == [1.0, 1.0, 2.0, 3.0] and [r[1] for r in rows] == [Op.OTHER] * 6
+    work = {w["call"]: (w["calls"], w["flops"], w["bytes"]) for w in res.info.extra["library_work"]}
+    assert work == {
+        "np.sort": (1, 8, 32 + 32),  # n log2 n comparisons
+        "np.unique": (1, 8, 32 + 24),  # N log2 N; three distinct values written
+        "np.diff": (1, 4, 32 + 24),  # no formula: the operands' elements
+        "np.outer": (1, 16, 32 + 32 + 128),  # n m
+        "np.corrcoef": (1, 2 * 3 * 2 ** 2 + 2 ** 2, 48 + 32),  # 2 variables (rows), 3 observations: 2 n d^2 + d^2
+        "ndarray.sort": (1, 8, 32),  # in place: nothing returned
+    }
+    assert [w["location"] for w in res.info.extra["library_work"]] == [_loc(K.estimates, k) for k in range(1, 7)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_covariance_reads_rowvar(mode):
+    res, _, _, _ = trace(K.cov_columns, (np.arange(12.0).reshape(4, 3),), mode)
+    assert res.info.extra["library_work"][0]["flops"] == 2 * 4 * 3 ** 2  # 3 variables (columns), 4 observations
+
+
+def test_estimates_of_calls_numba_does_not_compile():
+    res, _, _, _ = trace(K.svd_values, (np.arange(12.0).reshape(4, 3),), "interpreted")
+    assert res.info.extra["library_work"][0]["flops"] == 4 * 4 * 3 ** 2 - 4 * 3 ** 3 // 3  # 4 m n^2 - 4/3 n^3
+    res, _, _, _ = trace(K.transform, (np.arange(8.0),), "interpreted")
+    assert res.info.extra["library_work"][0]["flops"] == 5 * 8 * 3 and res.info.extra["library_work"][0]["bytes"] == 64 + 128
+    res, _, _, _ = trace(K.stacked, (np.ones((2, 3, 4)), np.ones((2, 4, 5))), "interpreted")  # @ beyond 2-D
+    assert res.info.extra["library_work"] == [{"call": "@", "location": _loc(K.stacked, 1), "calls": 1,
+                                               "flops": 2 * 30 * 4, "bytes": 8 * (24 + 40 + 30)}]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_calls_without_arrays_record_no_work(mode):
+    res, rows, _, _ = trace(K.no_array_work, (1,), mode)
+    assert res.info.extra["library_work"] == [] and [r[1] for r in rows] == [Op.OTHER, IA]
+
+
+@pytest.mark.parametrize("kind,dims,want", [
+    ("W_INV", (2, 5, 5, 50, 0, 1, 1, 0), 2 * 125 * 2), ("W_LU", (2, 3, 3, 9, 0, 1, 1, 0), 18),
+    ("W_SOLVE", (2, 3, 3, 9, 2, 3, 2, 6), 18 + 2 * 9 * 2), ("W_CHOL", (2, 6, 6, 36, 0, 1, 1, 0), 72),
+    ("W_EIGH", (2, 2, 2, 4, 0, 1, 1, 0), 72), ("W_EIGVALSH", (2, 3, 3, 9, 0, 1, 1, 0), 36),
+    ("W_EIG", (2, 2, 2, 4, 0, 1, 1, 0), 200), ("W_EIGVALS", (2, 2, 2, 4, 0, 1, 1, 0), 80),
+    ("W_SVD", (2, 2, 4, 8, 0, 1, 1, 0), 4 * 16 * 2 + 8 * 4 * 4 + 9 * 8), ("W_QR", (2, 6, 3, 18, 0, 1, 1, 0), 4 * 6 * 9 - 36),
+    ("W_NORM", (1, 1, 7, 7, 0, 1, 1, 0), 14), ("W_FFTN", (2, 4, 4, 16, 0, 1, 1, 0), 5 * 16 * 4),
+    ("W_RFFT", (2, 3, 8, 24, 0, 1, 1, 0), 3 * 2.5 * 8 * 3), ("W_SORT", (2, 2, 8, 16, 0, 1, 1, 0), 2 * 8 * 3),
+    ("W_CONV", (1, 1, 10, 10, 1, 1, 3, 3), 60), ("W_TRACE", (2, 3, 5, 15, 0, 1, 1, 0), 3),
+])
+def test_work_formulas(kind, dims, want):
+    from profiler import libcalls as lc
+    nd0, m0, n0, s0, nd1, m1, n1, s1 = dims
+    assert lc.work_flops(getattr(lc, kind), nd0, m0, n0, s0, nd1, m1, n1, s1, s0 + s1, 0, 1) == want
+    assert lc.work_flops(lc.W_DEFAULT, nd0, m0, n0, s0, nd1, m1, n1, s1, s0 + s1, 5, 1) == s0 + s1
+    assert lc.work_flops(lc.W_DEFAULT, 0, 1, 1, 0, 0, 1, 1, 0, 0, 5, 1) == 5  # no array operand: the result's
+
+
+# ----------------------------------------------------------------------------------------------------------
+# features of the unexpanded work and the report table
+
+
+def test_library_features_from_the_feature_sink_and_from_a_trace_file(tmp_path):
+    from features import FeatureSink, compute_features, library_features
+    from profiler.tracefile import TraceDirectorySink
+
+    a = np.diag([1.0, 2.0, 3.0, 4.0])
+    fs = FeatureSink()
+    res = trace_function(K.eig_loop, (a, 3), sinks=[fs, TraceDirectorySink(tmp_path)], mode="compiled")
+    flops = 3 * 9 * 64
+    n = res.info.n_records
+    info, series = fs.results[0]
+    assert series["lib_opaqueFlops"] == flops and series["lib_opaqueFraction"] == flops / (flops + n)
+    (path,) = list(tmp_path.glob("*.parquet"))
+    from_file = compute_features(path)
+    assert from_file["lib_opaqueFlops"] == flops and from_file["lib_opaqueFraction"] == flops / (flops + n)
+    assert library_features(None, 10) == {"lib_opaqueFlops": 0.0, "lib_opaqueFraction": 0.0}
+    assert library_features({"extra": {"library_work": [{"flops": 30}]}}, 10) == {"lib_opaqueFlops": 30.0,
+                                                                                  "lib_opaqueFraction": 0.75}
+    with pytest.raises(ValueError, match="library_work is malformed"):
+        library_features({"extra": {"library_work": [{"calls": 1}]}}, 10)
+    # a region whose library calls were all expanded misses nothing
+    fs = FeatureSink()
+    trace_function(K.l2, (np.ones(8),), sinks=[fs], mode="interpreted")
+    assert fs.results[0][1]["lib_opaqueFlops"] == 0.0 and fs.results[0][1]["lib_opaqueFraction"] == 0.0
+
+
+def test_report_table_of_unexpanded_calls():
+    from rich.console import Console
+
+    from portcast.report import print_library_calls
+
+    res = trace_function(K.eig_loop, (np.eye(40), 2), mode="interpreted")
+    con = Console(width=200, record=True)
+    assert print_library_calls(con, "eig #0", res.info)
+    text = con.export_text()
+    assert "library calls not traced element by element in eig #0" in text
+    assert "np.linalg.eigh" in text and _loc(K.eig_loop, 3) in text and "1.15 M" in text and "51.8 kB" in text
+    res = trace_function(K.l2, (np.ones(3),), mode="interpreted")
+    assert not print_library_calls(Console(record=True), "l2 #0", res.info)
