@@ -287,6 +287,18 @@ class _Interp:
         src = f"if type({guard}) is _pc_nd:\n    {call}"
         return src + (f"\nelse:\n    {scalar}" if scalar else "")
 
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        """An elementwise site: its one typed record, whose type lookup raises Expand for an ndarray."""
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if len(probes) == 1:
+            name = f"_pc_KX{pc}"
+            self.ns[name] = lc.ExpandCodes(ci, cf)
+            look = f"{name}[type({probes[0]})]"
+        else:
+            look = f"({ci}, {cf})[{' | '.join(f'_pc_FX[type({p})]' for p in probes)}]"
+        call = f"_pc_X.map({plan}, {out}{''.join(', ' + a for a in args)})"
+        return f"try:\n    _pc_a({look})\nexcept _pc_Expand:\n    {call}"
+
     def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
         return f"if type({idx}) is _pc_nd:\n    _pc_X.sub({plan}, {base}, {idx}, {out})\nelse:\n    {scalar}"
 
@@ -366,6 +378,9 @@ class _Compiled:
         self.prog.n_sites += n_pcs + 1
         fn = f"_pc_xmap{len(args)}" if method == "map" else self._LIB[method]
         return f"_pc_p, _pc_k = {fn}(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {out}{''.join(', ' + a for a in args)})"
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        return self.lib("map", plan, out, args, n_pcs=n_pcs)
 
     def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
         self.prog.n_sites += n_pcs + 1
@@ -1281,6 +1296,11 @@ class _Rewriter:
     def _lib_emit(self, method, plan, out, args, guard=None, scalar=None) -> None:
         self.emit(self.be.lib(method, plan, out, list(args), guard, scalar, self._lib_n))
 
+    def _lib_emit_typed(self, plan, out, args, pc, oi, of, probes) -> None:
+        """An elementwise site whose scalar record is typed by ``probes`` (the result, or the operands)."""
+        self.be.ns = self.ns
+        self.emit(self.be.lib_typed(plan, out, list(args), pc, oi, of, list(probes), self._lib_n))
+
     def _expand_map(self, node, kind, name, d, ops, cls, byops, scalar_pc, opname, has_op=True, fill_tok=0):
         """Plan of an elementwise site: ``ops`` = [(node, source, register)] of the operands, ``d`` the result's
         register. Per element: LOAD of each array operand, the operation (``cls`` = its (int, float) class;
@@ -1374,7 +1394,7 @@ class _Rewriter:
             self._lib_emit("matmul", plan, res, [l, r])
         else:
             plan = self._expand_map(node, "map", sym, d, ops, (oi, of), False, pc, sym)
-            self._lib_emit("map", plan, res, [l, r], guard=res, scalar=self.rtyped(pc, oi, of, [res]))
+            self._lib_emit_typed(plan, res, [l, r], pc, oi, of, [res])
         if res != out:
             self.emit(f"{out} = {res}")
         return out, d
@@ -1385,7 +1405,7 @@ class _Rewriter:
         res = self._capture(out, (v,))
         self.emit(f"{res} = {sym}{v}")
         plan = self._expand_map(node, "map", sym, d, [(node.operand, v, vt)], (Op.INT_ALU, Op.FP_ALU), False, pc, sym)
-        self._lib_emit("map", plan, res, [v], guard=res, scalar=self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [res]))
+        self._lib_emit_typed(plan, res, [v], pc, Op.INT_ALU, Op.FP_ALU, [res])
         if res != out:
             self.emit(f"{out} = {res}")
         return out, d
@@ -1399,7 +1419,7 @@ class _Rewriter:
         self.emit(f"{out} = {l} {sym} {r}")
         plan = self._expand_map(node, "map", sym, d, [(node.left, l, lt), (node.comparators[0], r, rt_)],
                                 (Op.INT_ALU, Op.FP_ALU), True, pc, sym)
-        self._lib_emit("map", plan, out, [l, r], guard=out, scalar=self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [l, r]))
+        self._lib_emit_typed(plan, out, [l, r], pc, Op.INT_ALU, Op.FP_ALU, [l, r])
         return True
 
     def _expand_inplace(self, node, sym, oi, of, pc, tnode, name, d, vnode, v, vt) -> bool:
@@ -1408,7 +1428,7 @@ class _Rewriter:
             return False
         plan = self._expand_map(node, "map", f"{sym}=", d, [(tnode, name, d), (vnode, v, vt)], (oi, of), False, pc,
                                 f"{sym}=")
-        self._lib_emit("map", plan, name, [name, v], guard=name, scalar=self.rtyped(pc, oi, of, [name]))
+        self._lib_emit_typed(plan, name, [name, v], pc, oi, of, [name])
         return True
 
     def _expand_call(self, node, obj, target, dst):
@@ -1452,8 +1472,7 @@ class _Rewriter:
                 pc = self.pc(node, label, toks, d)
                 plan = self._expand_map(node, "map", name, d, ops, cls, byops, pc, short)
                 probes = [o[1] for o in ops] if byops else [res]
-                self._lib_emit("map", plan, res, [o[1] for o in ops], guard=res,
-                               scalar=self.rtyped(pc, cls[0], cls[1], probes))
+                self._lib_emit_typed(plan, res, [o[1] for o in ops], pc, cls[0], cls[1], probes)
                 return self._lib_done(res, out, d)
         elif kind in ("reduce", "scan"):
             if n in (1, 2) and not keys - {"axis", "dtype"}:

@@ -813,6 +813,40 @@ def mask_descriptor(x, mask, out):
 # interpreted mode
 
 
+class Expand(Exception):
+    """Raised by the interpreted mode's type lookups of an elementwise site when a probed value is an ndarray:
+    the site's records are then the element loop (the lookup stays the scalar path's only cost: a try block
+    costs nothing in CPython 3.11+ until it raises)."""
+
+
+class ExpandCodes(dict):
+    """Per-site map: type of the probed value -> record code (int or float variant); an ndarray raises
+    :class:`Expand` (never cached)."""
+
+    def __init__(self, code_int: int, code_fp: int) -> None:
+        super().__init__()
+        self.codes = (code_int, code_fp)
+
+    def __missing__(self, t):
+        if t is np.ndarray:
+            raise Expand
+        v = self[t] = self.codes[rt.FLOAT_TYPES[t]]
+        return v
+
+
+class _ExpandFloat(dict):
+    """type -> 1 if floating point else 0 (as ``runtime.FLOAT_TYPES``); an ndarray raises :class:`Expand`."""
+
+    def __missing__(self, t):
+        if t is np.ndarray:
+            raise Expand
+        v = self[t] = rt.FLOAT_TYPES[t]
+        return v
+
+
+EXPAND_FLOAT = _ExpandFloat()
+
+
 class _Scratch(rt.CompiledBuffer):
     """The kernels' buffer in interpreted mode: a compiled-layout buffer whose hand-overs first flush the
     interpreted buffer's pending records (program order) and keep its logical thread in step."""
@@ -853,7 +887,7 @@ class InterpretedLib:
         if sc is None:
             sc = self._sc = _Scratch(self.ibuf, self.prog)
             sc.S[S_HEAD:] = self._counters[S_HEAD:]
-            n = sc.cap
+            n = min(sc.cap, _JOIN_ROWS)  # rows that join the list: at most n codes and n + 1 thread markers
             self._oc = np.empty(2 * n + 2, np.int64)
             self._oa = np.empty(n + 1, np.int64)
         return sc
@@ -1396,7 +1430,7 @@ def _ol_xiter(B, p, code, it, i):
 PRIMITIVES = {
     "_pc_xmap0": xmap0, "_pc_xmap1": xmap1, "_pc_xmap2": xmap2, "_pc_xmap3": xmap3, "_pc_xcopy": xcopy,
     "_pc_xreduce": xreduce, "_pc_xscan": xscan, "_pc_xmatmul": xmatmul, "_pc_xvdot": xvdot, "_pc_xsub": xsub,
-    "_pc_xiter": xiter, "_pc_xwork": xwork, "_pc_nd": np.ndarray,
+    "_pc_xiter": xiter, "_pc_xwork": xwork, "_pc_nd": np.ndarray, "_pc_Expand": Expand, "_pc_FX": EXPAND_FLOAT,
 }
 
 
