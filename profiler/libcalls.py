@@ -1161,7 +1161,7 @@ def _map_body(out, ops, names) -> list[str] | None:
              f"    opc = P[{M_OP_I + mask}]",
              "    if fp:",
              f"        opc = P[{M_OP_F + mask}]",
-             f"return k_map(B, S, p, k, P, D, {len(ops)}, opc, P[{M_STORE + mask}])"]
+             f"return k_map(B, S, p, k, P, D, np.int64({len(ops)}), opc, P[{M_STORE + mask}])"]
     return body
 
 
@@ -1250,7 +1250,7 @@ def _acc_call(nops: int, flags: int, fp_src: str) -> list[str]:
     return [f"fp = {fp_src}",
             f"pre = P[{A_PRE_I}]", f"acc = P[{A_ACC_I}]",
             "if fp:", f"    pre = P[{A_PRE_F}]", f"    acc = P[{A_ACC_F}]",
-            f"return k_acc(B, S, p, k, P, D, {nops}, {flags}, pre, acc, P[{A_FIN}])"]
+            f"return k_acc(B, S, p, k, P, D, np.int64({nops}), np.int64({flags}), pre, acc, P[{A_FIN}])"]
 
 
 @overload(xreduce)

@@ -865,3 +865,108 @@ def test_report_table_of_unexpanded_calls():
     assert "np.linalg.eigh" in text and _loc(K.eig_loop, 3) in text and "1.15 M" in text and "51.8 kB" in text
     res = trace_function(K.l2, (np.ones(3),), mode="interpreted")
     assert not print_library_calls(Console(record=True), "l2 #0", res.info)
+
+
+def _addr(arr, idx):
+    return arr.ctypes.data + sum(i * s for i, s in zip(idx, arr.strides))
+
+
+def _reference_dot(a, b, out):
+    """Records (op, addr, size, taken, tid) of ``np.dot(a, b)`` for 1-D/2-D operands, as the rule says."""
+    fp = a.dtype.kind == "f" or b.dtype.kind == "f"
+    mul, acc = (Op.FP_MUL, Op.FP_ALU) if fp else (Op.INT_MUL, Op.INT_ALU)
+    K_ = a.shape[-1]
+    recs = []
+
+    def inner(ia, ib, tid_of):
+        for k in range(K_):
+            recs.extend([(Op.LOAD, _addr(a, ia(k)), a.itemsize, 0, tid_of(k)), (Op.LOAD, _addr(b, ib(k)), b.itemsize, 0, tid_of(k)),
+                         (mul, 0, 0, 0, tid_of(k)), (acc, 0, 0, 0, tid_of(k)), (Op.INT_ALU, 0, 0, 0, tid_of(k)),
+                         (Op.BRANCH, 0, 0, int(k < K_ - 1), tid_of(k))])
+
+    if a.ndim == 1 and b.ndim == 1:
+        recs.append((Op.MOVE, 0, 0, 0, -1))
+        inner(lambda k: (k,), lambda k: (k,), lambda k: k)
+        recs.append((Op.MOVE, 0, 0, 0, -1))
+        return recs
+    outs = list(np.ndindex(out.shape))
+    for o, idx in enumerate(outs):
+        recs.append((Op.MOVE, 0, 0, 0, o))
+        inner(lambda k: (idx[0], k) if a.ndim == 2 else (k,), lambda k: (k, idx[-1]) if b.ndim == 2 else (k,), lambda k: o)
+        recs += [(Op.STORE, _addr(out, idx), out.itemsize, 0, o), (Op.INT_ALU, 0, 0, 0, o),
+                 (Op.BRANCH, 0, 0, int(o < len(outs) - 1), o)]
+    return recs
+
+
+def _reference_sum_axis(a, ax, out):
+    fp = out.dtype.kind == "f"
+    recs = []
+    rest = [d for d in range(a.ndim) if d != ax]
+    outs = list(np.ndindex(*[a.shape[d] for d in rest]))
+    for o, oidx in enumerate(outs):
+        recs.append((Op.MOVE, 0, 0, 0, o))
+        n = a.shape[ax]
+        for r in range(n):
+            idx = list(oidx)
+            idx.insert(ax, r)
+            recs += [(Op.LOAD, _addr(a, idx), a.itemsize, 0, o), (Op.FP_ALU if fp else Op.INT_ALU, 0, 0, 0, o),
+                     (Op.INT_ALU, 0, 0, 0, o), (Op.BRANCH, 0, 0, int(r < n - 1), o)]
+        recs += [(Op.STORE, _addr(out, oidx), out.itemsize, 0, o), (Op.INT_ALU, 0, 0, 0, o),
+                 (Op.BRANCH, 0, 0, int(o < len(outs) - 1), o)]
+    return recs
+
+
+def _strided(draw, shape, dtype):
+    """An array of ``shape`` drawn contiguous, transposed or as a strided view."""
+    how = draw(st.sampled_from(["c", "t", "s"]))
+    if how == "t" and len(shape) == 2:
+        return np.arange(1, 1 + shape[0] * shape[1], dtype=dtype).reshape(shape[::-1]).T
+    if how == "s":
+        return np.arange(1, 1 + 2 * int(np.prod(shape)), dtype=dtype).reshape(shape[:-1] + (2 * shape[-1],))[..., ::2]
+    return np.arange(1, 1 + int(np.prod(shape)), dtype=dtype).reshape(shape)
+
+
+@st.composite
+def _dot_operands(draw):
+    m, k, n = (draw(st.integers(1, 3)) for _ in range(3))
+    dtype = draw(st.sampled_from([np.float64, np.int64, np.float32]))
+    sa = draw(st.sampled_from([(k,), (m, k)]))
+    sb = draw(st.sampled_from([(k,), (k, n)]))
+    return _strided(draw, sa, dtype), _strided(draw, sb, dtype)
+
+
+@pytest.mark.filterwarnings("ignore::numba.core.errors.NumbaPerformanceWarning")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_dot_operands(), st.sampled_from(MODES))
+def test_dot_matches_the_reference(ops, mode):
+    a, b = ops
+    if a.dtype.kind == "i":
+        mode = "interpreted"  # Numba's np.dot is BLAS: floating point only
+    sink = MemorySink()
+    res = trace_function(K.dot, (a, b), sinks=[sink], mode=mode)
+    out = res.value
+    np.testing.assert_allclose(out, np.dot(a, b))
+    c = sink.regions[0][2]
+    got = list(zip((Op(o) for o in c.op), c.addr.tolist(), c.size.tolist(), c.taken.tolist(), c.tid.tolist()))
+    assert got == _reference_dot(a, b, out)
+
+
+@st.composite
+def _axis_operands(draw):
+    nd = draw(st.integers(2, 3))
+    shape = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    a = _strided(draw, shape, draw(st.sampled_from([np.float64, np.int32])))
+    return a, draw(st.integers(-nd, nd - 1))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_axis_operands(), st.sampled_from(MODES))
+def test_axis_sum_matches_the_reference(ops, mode):
+    a, ax = ops
+    sink = MemorySink()
+    res = trace_function(K.sum_axis, (a, ax), sinks=[sink], mode=mode)
+    out = res.value
+    np.testing.assert_array_equal(out, np.sum(a, axis=ax))
+    c = sink.regions[0][2]
+    got = list(zip((Op(o) for o in c.op), c.addr.tolist(), c.size.tolist(), c.taken.tolist(), c.tid.tolist()))
+    assert got == _reference_sum_axis(a, ax % a.ndim, out)
