@@ -914,7 +914,7 @@ class InterpretedLib:
     # -- elementwise ----------------------------------------------------------------------------------------
     def map(self, P, out, *ops) -> None:
         """Record an elementwise site whose result ``out`` is an ndarray (operands ``ops``)."""
-        ok = _expandable(out) and all(_expandable(a) or _is_number(a) for a in ops)
+        ok = _expandable(out) and all(_expandable(a) and a.ndim <= out.ndim or _is_number(a) for a in ops)
         if not ok:
             self._scalar(P, False)
             return
