@@ -152,6 +152,13 @@ class Program:
         self.funcs: dict[Any, FuncInfo] = {}
         self.order: list[FuncInfo] = []
         self.parallel_loops: list[str] = []
+        # thread space (profiler/threadspace.py): the chosen loops, and what the dependence check on the trace
+        # needs to know about the records (features/threadspace.py)
+        self.thread_space: dict = {}
+        self.induction_pcs: list[int] = []  # "loop:next" records: the loop variable, computed from the thread index
+        self.reduction_tokens: dict[int, str] = {}  # register token of a reduction variable -> description
+        self.update_pcs: list[int] = []  # LOAD and STORE of `a[i] op= v`: a GPU port does them as one atomic update
+        self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.root: FuncInfo | None = None
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
         # library calls (profiler/libcalls.py): expansion sites (call, file, line, kind, threads, latch_pc, ...),
@@ -485,7 +492,6 @@ class _Rewriter:
         self.loops: list[_Loop] = []
         self.cur: ast.AST = fdef
         self.tid_depth = 0  # > 0 while inside a loop whose iterations are threads
-        self.marked = self._marked_loops(fdef) if root else set()
 
     # -- helpers ------------------------------------------------------------------------------------------
     def tmp(self) -> str:
@@ -548,37 +554,16 @@ class _Rewriter:
                 return True, getattr(base, node.attr)
         return False, None
 
-    def _marked_loops(self, fdef) -> set[int]:
-        """ids of the For nodes whose iterations are the logical threads (outermost marked, else outermost)."""
-        marked, outer = [], []
+    def in_thread_space(self) -> bool:
+        """Whether code being rewritten runs inside the region's thread space (a kernel loop's iteration, or a
+        function called from one): there, no loop or library call starts a launch of its own."""
+        ts = self.inst.ts
+        return self.tid_depth > 0 or (ts is not None and self.fi.key in ts.kernel_funcs)
 
-        def is_marked(it):
-            if isinstance(it, ast.Call):
-                ok, obj = self.resolve(it.func)
-                if ok and (obj is _markers.parallel or getattr(obj, "__name__", "") == "prange"):
-                    return True
-            return False
-
-        def walk(stmts, in_loop, in_marked):
-            for s in stmts:
-                if isinstance(s, (ast.For, ast.While)):
-                    m = isinstance(s, ast.For) and is_marked(s.iter)
-                    if m and not in_marked:
-                        marked.append(s)
-                    if not in_loop:
-                        outer.append(s)
-                    walk(s.body + s.orelse, True, in_marked or m)
-                else:
-                    for field in ("body", "orelse", "finalbody"):
-                        walk(getattr(s, field, []) or [], in_loop, in_marked)
-                    for h in getattr(s, "handlers", []) or []:
-                        walk(h.body, in_loop, in_marked)
-
-        walk(fdef.body, False, False)
-        chosen = marked or outer
-        for s in chosen:
-            self.prog.parallel_loops.append(f"{self.fi.file}:{s.lineno}")
-        return {id(s) for s in chosen}
+    def _role(self, s):
+        """(kernel index, position in its nest, nest depth) when loop ``s`` is part of a thread space."""
+        ts = self.inst.ts
+        return None if ts is None else ts.role(self.fi.key, s)
 
     # -- expressions ---------------------------------------------------------------------------------------
     def expr(self, node, target: str | None = None, dst: int | None = None) -> tuple[str, int]:
@@ -988,7 +973,9 @@ class _Rewriter:
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "view", it + [bt], ct), Op.OTHER))
             else:
-                self.emit(self.be.rec_mem(self.pc(tgt, "load", it + [bt], ct), Op.LOAD, base, idx))
+                lpc = self.pc(tgt, "load", it + [bt], ct)
+                self.prog.update_pcs.append(lpc)
+                self.emit(self.be.rec_mem(lpc, Op.LOAD, base, idx))
             res, rtk = self.tmp(), self.site()
             pc = self.pc(s, f"binop:{sym}=", [ct, vt], rtk)
             self.emit(f"{res} = {cur}")
@@ -999,7 +986,9 @@ class _Rewriter:
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "store:slice", [rtk] + it + [bt], 0), Op.OTHER))
             else:
-                self.emit(self.be.rec_mem(self.pc(tgt, "store", [rtk] + it + [bt], 0), Op.STORE, base, idx))
+                spc = self.pc(tgt, "store", [rtk] + it + [bt], 0)
+                self.prog.update_pcs.append(spc)
+                self.emit(self.be.rec_mem(spc, Op.STORE, base, idx))
             return
         if isinstance(tgt, ast.Attribute):
             base, bt = self.expr(tgt.value)
@@ -1036,7 +1025,9 @@ class _Rewriter:
 
     def s_For(self, s):
         self.cur = s
-        is_tid = id(s) in self.marked and self.tid_depth == 0
+        role = self._role(s)
+        is_tid = role is not None
+        lin = f"_pc_lin{role[0]}" if role is not None and role[2] > 1 else None
         it = s.iter
         iter_src = None
         if isinstance(it, ast.Call):
@@ -1064,6 +1055,9 @@ class _Rewriter:
         brk = self.tmp() if has_break else None
         inc_pc = self.pc(s, "loop:next", [ind], ind, text=f"next {ast.unparse(s.target)}")
         be_pc = self.pc(s, "branch:loop", [ind], 0, text=f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}")
+        self.prog.induction_pcs.append(inc_pc)
+        if is_tid:
+            self._enter_kernel_loop(role, be_pc, lin)
         self.emit(f"{flag} = 0")
         if brk:
             self.emit(f"{brk} = 0")
@@ -1074,8 +1068,14 @@ class _Rewriter:
         self.emit(f"if {flag}:\n    {self.be.rec(inc_pc, Op.INT_ALU)}\n    {self.be.rec_branch(be_pc, 'True')}")
         for line in self.be.check():
             self.emit(line)
-        if is_tid:
-            self.emit(self.be.set_tid(flag))
+        if is_tid and role[1] == role[2] - 1:  # the innermost loop of the nest numbers the threads
+            if lin is None:
+                self.emit(self.be.set_tid(flag))
+            else:
+                self.emit(self.be.set_tid(lin))
+                self.emit(f"{lin} += 1")
+        elif is_tid:  # an outer loop of a nest: its own records in an iteration go to the row's first thread
+            self.emit(self.be.set_tid(lin))
         self.emit(f"{flag} += 1")
         if elem is not None:
             self.emit(elem[2](f"{flag} - 1"))
@@ -1099,12 +1099,24 @@ class _Rewriter:
         else:
             for st in tail + orelse:
                 self.emit_node(st)
-        if is_tid:
+        if is_tid and role[1] == 0:
             self.emit(self.be.set_tid("-1"))
+
+    def _enter_kernel_loop(self, role, be_pc: int, lin: str | None) -> None:
+        """Before a loop of a thread space: the nest's thread counter, and what the dependence check needs
+        (the innermost loop's BRANCH names the kernel in the trace; reduction variables' registers)."""
+        k, pos, depth = role
+        if pos == 0:
+            if lin is not None:
+                self.emit(f"{lin} = 0")
+            for name, op in self.inst.ts.reductions_of(k).items():
+                self.prog.reduction_tokens[self.var(name)] = f"{name} ({op}), {self.fi.file}:{self.cur.lineno}"
+        if pos == depth - 1:
+            self.prog.kernel_latches[k] = be_pc
 
     def s_While(self, s):
         self.cur = s
-        is_tid = id(s) in self.marked and self.tid_depth == 0
+        is_tid = False  # a while loop is never a thread space (profiler/threadspace.py)
         flag = self.tmp()
         self.loops.append(_Loop(flag, None))
         if is_tid:
@@ -1664,6 +1676,7 @@ class Instrumenter:
         self.block_outputs: str | None = None
         self._links: list[tuple[FuncInfo, FuncInfo]] = []
         self._n = 0
+        self.ts = None  # the region's thread space (threadspace.Analysis), decided before any rewriting
 
     def signature_ok(self, fn) -> bool:
         try:
@@ -1709,6 +1722,10 @@ class Instrumenter:
             )
         fdef, file = function_source(fn)
         _check_supported(fdef, file)
+        if root:
+            from .threadspace import analyse_function
+
+            self.ts = analyse_function(fn)
         sig = inspect.signature(fn)
         params = list(sig.parameters)
         fi = self._new_info(key, fn.__qualname__, file, params, self._namespace(fn))
@@ -1729,12 +1746,31 @@ class Instrumenter:
         ns = dict(namespace)
         ns.update(_PRIMS)
         ns["range"] = range
-        fi = self._new_info(("block", file, fdef.lineno, qualname), qualname, file, params, ns)
+        key = ("block", file, fdef.lineno, qualname)
+        from .threadspace import analyse_block
+
+        self.ts = analyse_block(key, qualname, file, fdef, namespace)
+        fi = self._new_info(key, qualname, file, params, ns)
         self.block_outputs = "(" + "".join(f"{o}, " for o in outputs) + ")"
         fi.node = _Rewriter(self, fi, fdef, True).function()
         self.block_outputs = None
         self.prog.root = fi
         return fi
+
+    def _thread_space_metadata(self) -> None:
+        """``prog.thread_space``: the analysis's choice with the pcs and tokens the rewriter allocated."""
+        prog = self.prog
+        ts = self.ts
+        if ts is None:
+            return
+        meta = ts.to_json()
+        for loop in meta["loops"]:
+            loop["latch_pc"] = int(prog.kernel_latches.get(loop["id"], 0))
+        meta["induction_pcs"] = sorted(set(prog.induction_pcs))
+        meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
+        meta["update_pcs"] = sorted(set(prog.update_pcs))
+        prog.thread_space = meta
+        prog.parallel_loops = [loop["location"] for loop in meta["loops"]]
 
     def link(self, caller: FuncInfo, callee: FuncInfo) -> None:
         self._links.append((caller, callee))
@@ -1745,6 +1781,7 @@ class Instrumenter:
 
         prog = self.prog
         prog.finalize()
+        self._thread_space_metadata()
         for fi in prog.order:
             mod = ast.Module(body=[fi.node], type_ignores=[])
             ast.fix_missing_locations(mod)

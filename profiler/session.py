@@ -110,6 +110,8 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         name=name, invocation=invocation, mode=mode, portcast_version=_version(), source=source,
         parallel_loop=", ".join(prog.parallel_loops) or None,
     )
+    if prog.thread_space:
+        info.extra["thread_space"] = copy.deepcopy(prog.thread_space)
     if baseline is not None:
         info.uninstrumented_time_s = baseline.seconds
         info.extra["uninstrumented_mode"] = baseline.how

@@ -142,7 +142,7 @@ def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records
                 os.unlink(out)
             raise
         console.print(f"wrote {out}: {info.n_records:,} records from {info.extra.get('instructions', 0):,} "
-                      f"instructions ({kind})", highlight=False)
+                      f"instructions ({kind})", highlight=False, soft_wrap=True)
 
 
 @import_app.command("champsim")

@@ -58,21 +58,26 @@ def test_stencil_2d_records_addresses_and_threads(mode):
     pa, pb = a.ctypes.data, b.ctypes.data
     res, rows, _ = trace(K.stencil, (a, b), mode)
     # a=1 b=2, i=7, j=11; a.shape[0]-1 -> 6, a.shape[1]-1 -> 10, i-1 -> 12, a[i-1,j] -> 13, j+1 -> 14,
-    # a[i,j+1] -> 15, sum -> 16. One thread (i = 1 is prange iteration 0), two inner iterations.
+    # a[i,j+1] -> 15, sum -> 16. The prange loop and the j loop perfectly nested in it (no dependence
+    # between its iterations) form one 2-D thread space: (i, j) = (1, 1) is thread 0, (1, 2) thread 1; the
+    # i loop's own record in an iteration goes to the row's first thread, a latch to the thread that ends.
     inner = lambda j: [  # noqa: E731
-        ("binop:-", Op.INT_ALU, 0, 7, 0, 0, 12, 0, 0, 0),
-        ("load", L, 0, 12, 11, 1, 13, pa + 0 * 32 + 8 * j, 8, 0),
-        ("binop:+", Op.INT_ALU, 0, 11, 0, 0, 14, 0, 0, 0),
-        ("load", L, 0, 7, 14, 1, 15, pa + 1 * 32 + 8 * (j + 1), 8, 0),
-        ("binop:+", Op.FP_ALU, 0, 13, 15, 0, 16, 0, 0, 0),
-        ("store", S, 0, 16, 7, 11, 0, pb + 32 + 8 * j, 8, 0),
+        ("binop:-", Op.INT_ALU, 0, 7, 0, 0, 12, 0, 0, j - 1),
+        ("load", L, 0, 12, 11, 1, 13, pa + 0 * 32 + 8 * j, 8, j - 1),
+        ("binop:+", Op.INT_ALU, 0, 11, 0, 0, 14, 0, 0, j - 1),
+        ("load", L, 0, 7, 14, 1, 15, pa + 1 * 32 + 8 * (j + 1), 8, j - 1),
+        ("binop:+", Op.FP_ALU, 0, 13, 15, 0, 16, 0, 0, j - 1),
+        ("store", S, 0, 16, 7, 11, 0, pb + 32 + 8 * j, 8, j - 1),
     ]
     assert rows == (
         [("binop:-", Op.INT_ALU, 0, 5, 0, 0, 6, 0, 0, -1), ("binop:-", Op.INT_ALU, 0, 9, 0, 0, 10, 0, 0, 0)]
         + inner(1) + [("loop:next", Op.INT_ALU, 0, 11, 0, 0, 11, 0, 0, 0), ("branch:loop", B, 1, 11, 0, 0, 0, 0, 0, 0)]
-        + inner(2) + [("loop:next", Op.INT_ALU, 0, 11, 0, 0, 11, 0, 0, 0), ("branch:loop", B, 0, 11, 0, 0, 0, 0, 0, 0)]
-        + [("loop:next", Op.INT_ALU, 0, 7, 0, 0, 7, 0, 0, 0), ("branch:loop", B, 0, 7, 0, 0, 0, 0, 0, 0)]
+        + inner(2) + [("loop:next", Op.INT_ALU, 0, 11, 0, 0, 11, 0, 0, 1), ("branch:loop", B, 0, 11, 0, 0, 0, 0, 0, 1)]
+        + [("loop:next", Op.INT_ALU, 0, 7, 0, 0, 7, 0, 0, 1), ("branch:loop", B, 0, 7, 0, 0, 0, 0, 0, 1)]
     )
+    assert res.info.n_threads == 2
+    ts = res.info.extra["thread_space"]
+    assert ts["how"] == "marked" and [loop["dims"] for loop in ts["loops"]] == [2]
     assert b[1].tolist() == [0.0, 1.0 + 6.0, 2.0 + 7.0, 0.0]
     assert res.info.parallel_loop.endswith(f"profiler_test_kernels.py:{K.stencil.__code__.co_firstlineno + 1}")
 
@@ -110,15 +115,19 @@ def test_pointer_chasing_dependences(mode):
     nxt = np.array([2, 0, 1], dtype=np.int64)
     p = nxt.ctypes.data
     res, rows, _ = trace(K.chase, (nxt, 0, 3), mode)
-    # nxt=1 start=2 steps=3 (ret 4), k=5, s=6: each load's index is the previous load's destination
-    latch = lambda i, t: [("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, i), ("branch:loop", B, t, 6, 0, 0, 0, 0, 0, i)]  # noqa: E731
+    # nxt=1 start=2 steps=3 (ret 4), k=5, s=6: each load's index is the previous load's destination. The
+    # loop carries k from one iteration to the next, so it is no thread space: every tid is -1.
+    latch = lambda t: [("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, -1), ("branch:loop", B, t, 6, 0, 0, 0, 0, 0, -1)]  # noqa: E731
     assert rows == (
         [("move", Op.MOVE, 0, 2, 0, 0, 5, 0, 0, -1)]
-        + [("load", L, 0, 5, 1, 0, 5, p + 0, 8, 0)] + latch(0, 1)
-        + [("load", L, 0, 5, 1, 0, 5, p + 16, 8, 1)] + latch(1, 1)
-        + [("load", L, 0, 5, 1, 0, 5, p + 8, 8, 2)] + latch(2, 0)
+        + [("load", L, 0, 5, 1, 0, 5, p + 0, 8, -1)] + latch(1)
+        + [("load", L, 0, 5, 1, 0, 5, p + 16, 8, -1)] + latch(1)
+        + [("load", L, 0, 5, 1, 0, 5, p + 8, 8, -1)] + latch(0)
     )
     assert res.value == 0
+    ts = res.info.extra["thread_space"]
+    assert ts["how"] == "none" and ts["loops"] == [] and res.info.n_threads == 0
+    assert len(ts["rejected"]) == 1 and "`k` is read before it is assigned" in ts["rejected"][0]["why"][0]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,0 +1,1050 @@
+"""The GPU thread space of a region, chosen from the source before the region runs.
+
+A GPU port turns loops whose iterations are independent into kernels: each iteration becomes a thread, each
+execution of the loop a launch. This module reads the region's source (the root function or marked block and
+every user function it calls, resolved as the instrumenter resolves them) and decides which loops those are:
+
+* **marked** loops (``numba.prange`` / ``portcast.parallel``) are the thread space wherever they sit: in the
+  region itself or in a function it calls; inside a marked loop nothing else is;
+* with no mark anywhere, the **outermost loop that analysis finds independent** (or a reduction, or an
+  update through atomics) on each path from the region's entry; a loop that carries a dependence is a host
+  loop, and the search goes on inside it and inside the functions it calls (a solver's iteration loop runs on
+  the host, the kernels are the loops inside it);
+* a kernel loop whose body is exactly one further loop with no carried dependence is collapsed with it into a
+  multi-dimensional thread space (the threads are numbered by linear index over the whole nest).
+
+The analysis is static and conservative where it must guess; the trace of the region is checked afterwards
+for the dependences it actually has (features/threadspace.py), which is the verdict a porter should trust.
+
+What counts as a dependence of loop ``L`` (iteration variable ``i``):
+
+* a **scalar** local read before it is assigned in an iteration and assigned somewhere in the loop (its value
+  flows from one iteration to the next), unless every use of it is a reduction statement (``s += e``,
+  ``s = s * e``, ``s = max(s, e)``, ``if e < s: s = e`` with companions such as an argmin index): then it is a
+  **reduction** (a GPU does it with a tree reduction or atomics, at a cost);
+* a **store** ``a[idx] = ...`` (also through called functions) whose index does not depend on ``i``: every
+  iteration writes the same element (a conflict), except ``a[idx] += ...``, an **atomic** update (a
+  histogram);
+* a **load** of an array the loop also stores, at an index written differently from every store of it
+  (``u[i - 1]`` while storing ``u[i]``): a possible carried dependence through memory;
+* a ``while`` loop, a ``break`` of the loop or a ``return`` inside it (the trip count depends on the order),
+  and growing a Python list (``.append``).
+
+Arrays created inside an iteration (``tmp = np.zeros(3)``) and arrays local to a called function are private
+and never conflict.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import types as pytypes
+from typing import Any
+
+from . import markers as _markers
+
+#: schema of the ``thread_space`` entry of a region's metadata
+THREAD_SPACE_VERSION = 1
+
+_RED_BINOPS = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^"}
+_COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+_MINMAX = {"min": "min", "max": "max", "minimum": "min", "maximum": "max", "fmin": "min", "fmax": "max"}
+_ORDER_METHODS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "add", "remove",
+                            "discard", "update", "setdefault"})
+_CONSTRUCTORS = frozenset({"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+                           "array", "copy", "arange", "linspace", "ascontiguousarray", "asarray", "identity",
+                           "eye", "list", "dict", "set", "tuple"})
+
+
+def _loc(file: str, line: int) -> str:
+    return f"{file}:{line}"
+
+
+def _header(node) -> str:
+    if isinstance(node, ast.For):
+        return f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}"
+    return f"while {ast.unparse(node.test)}"
+
+
+def loop_key(node) -> tuple[int, int]:
+    """How the rewriter and this module name a loop of a function: (line, column) of its statement."""
+    return (int(node.lineno), int(node.col_offset))
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _direct_names(node) -> set[str]:
+    """Names of ``node`` outside subscript indices: what an address or a value is computed from directly. A
+    name only inside an index (``labels[i]``) reaches the value through memory (data-dependent)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Subscript):
+            stack.append(n.value)
+        else:
+            stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _target_names(tgt) -> set[str]:
+    return {n.id for n in ast.walk(tgt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _index_text(idx: list) -> str:
+    parts = []
+    for i in idx:
+        if isinstance(i, ast.Tuple):
+            parts += [ast.unparse(e) for e in i.elts]
+        else:
+            parts.append(ast.unparse(i))
+    return ", ".join(parts)
+
+
+def _subscript_base(node) -> tuple[str | None, list]:
+    """(base name, index nodes) of ``a[i]``, ``a[i][j]``, ``a[i, j]``; base None when it is not a name."""
+    idx = []
+    while isinstance(node, ast.Subscript):
+        idx.append(node.slice)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id, idx[::-1]
+    return None, idx[::-1]
+
+
+def _is_marked_iter(it, resolve) -> bool:
+    if isinstance(it, ast.Call):
+        ok, obj = resolve(it.func)
+        if ok and (obj is _markers.parallel or getattr(obj, "__name__", "") == "prange"):
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------------------------------------
+# per-function facts
+
+
+@dataclasses.dataclass
+class Site:
+    """A subscript store or load inside a function."""
+
+    base: str | None
+    index_names: set
+    index_text: str
+    aug: bool
+    line: int
+    loops: tuple  # loop keys of the enclosing loops in this function, outermost first
+
+
+@dataclasses.dataclass
+class CallSite:
+    callee: "FuncFacts"
+    args: dict  # callee parameter -> caller expression node
+    line: int
+    loops: tuple
+
+
+@dataclasses.dataclass
+class LoopFacts:
+    node: Any
+    key: tuple
+    parent: tuple | None
+    marked: bool
+    targets: set
+    line: int
+
+
+class FuncFacts:
+    """What the thread-space analysis needs to know about one function (or the region's block)."""
+
+    def __init__(self, key, qualname: str, file: str, fdef: ast.FunctionDef, namespace: dict, params: list[str],
+                 analysis: "Analysis") -> None:
+        from .instrument import _assigned_names
+
+        self.key = key
+        self.qualname = qualname
+        self.file = file
+        self.fdef = fdef
+        self.ns = namespace
+        self.params = list(params)
+        self.locals = _assigned_names(fdef)
+        self.analysis = analysis
+        self.loops: dict[tuple, LoopFacts] = {}
+        self.stores: list[Site] = []
+        self.loads: list[Site] = []
+        self.calls: list[CallSite] = []
+        self.deps: dict[str, set] = {}  # name -> names its assignments read (flow-insensitive)
+        self.direct: dict[str, set] = {}  # the same, without names that only appear inside an index
+        self.assign_values: dict[str, list] = {}  # name -> value nodes assigned to it
+        self.order_calls: list[tuple[int, tuple, str]] = []  # (line, loops, method) of list-growing calls
+        self._effects = None
+
+    # -- name resolution, as the rewriter does it ------------------------------------------------------------
+    def resolve(self, node) -> tuple[bool, Any]:
+        import builtins
+
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return False, None
+            if node.id in self.ns:
+                return True, self.ns[node.id]
+            if hasattr(builtins, node.id):
+                return True, getattr(builtins, node.id)
+            return False, None
+        if isinstance(node, ast.Attribute):
+            ok, base = self.resolve(node.value)
+            if ok and isinstance(base, pytypes.ModuleType) and hasattr(base, node.attr):
+                return True, getattr(base, node.attr)
+        return False, None
+
+    def callee_of(self, call: ast.Call):
+        """The user function a call runs (traced by the instrumenter), or None."""
+        from .instrument import is_user_function, unwrap_callable
+
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        ok, obj = self.resolve(call.func)
+        if not ok or not is_user_function(obj):
+            return None
+        fn = unwrap_callable(obj)
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+        if not all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                   for p in sig.parameters.values()):
+            return None
+        return fn
+
+    # -- facts ------------------------------------------------------------------------------------------------
+    def collect(self) -> None:
+        self._walk(self.fdef.body, ())
+
+    def _dep(self, name: str, value) -> None:
+        self.deps.setdefault(name, set()).update(_names(value) if value is not None else set())
+        self.direct.setdefault(name, set()).update(_direct_names(value) if value is not None else set())
+        if value is not None:
+            self.assign_values.setdefault(name, []).append(value)
+
+    def _expr(self, node, loops) -> None:
+        """Loads, calls and list-growing method calls inside an expression."""
+        if node is None:
+            return
+        inner = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and id(n) not in inner:
+                v = n.value
+                while isinstance(v, ast.Subscript):
+                    inner.add(id(v))
+                    v = v.value
+                base, idx = _subscript_base(n)
+                if base is not None:
+                    names = set().union(*(_names(i) for i in idx)) if idx else set()
+                    self.loads.append(Site(base, names, _index_text(idx), False, n.lineno, loops))
+            elif isinstance(n, ast.Call):
+                fn = self.callee_of(n)
+                if fn is not None:
+                    callee = self.analysis.facts(fn)
+                    if callee is not None:
+                        self.calls.append(CallSite(callee, _bind(fn, n), n.lineno, loops))
+                elif isinstance(n.func, ast.Attribute) and n.func.attr in _ORDER_METHODS:
+                    ok, obj = self.resolve(n.func.value)
+                    if not ok:  # a method of a local object (a list growing), not a module function
+                        self.order_calls.append((n.lineno, loops, n.func.attr))
+
+    def _store_target(self, tgt, loops, aug: bool, value) -> None:
+        if isinstance(tgt, ast.Name):
+            self._dep(tgt.id, value)
+        elif isinstance(tgt, (ast.Tuple, ast.List)):
+            for e in tgt.elts:
+                self._store_target(e.value if isinstance(e, ast.Starred) else e, loops, aug, value)
+        elif isinstance(tgt, ast.Subscript):
+            base, idx = _subscript_base(tgt)
+            names = set().union(*(_names(i) for i in idx)) if idx else set()
+            self.stores.append(Site(base, names, _index_text(idx), aug, tgt.lineno, loops))
+            for i in idx:
+                self._expr(i, loops)
+        elif isinstance(tgt, ast.Attribute):
+            self._expr(tgt.value, loops)
+
+    def _walk(self, stmts, loops) -> None:
+        for s in stmts:
+            if isinstance(s, (ast.For, ast.While)):
+                key = loop_key(s)
+                marked = isinstance(s, ast.For) and _is_marked_iter(s.iter, self.resolve)
+                targets = _target_names(s.target) if isinstance(s, ast.For) else set()
+                self.loops[key] = LoopFacts(s, key, loops[-1] if loops else None, marked, targets, s.lineno)
+                if isinstance(s, ast.For):
+                    self._expr(s.iter, loops)
+                    for t in targets:
+                        self._dep(t, s.iter)
+                else:
+                    self._expr(s.test, loops + (key,))
+                self._walk(s.body, loops + (key,))
+                self._walk(s.orelse, loops)
+                continue
+            if isinstance(s, ast.Assign):
+                self._expr(s.value, loops)
+                for t in s.targets:
+                    self._store_target(t, loops, False, s.value)
+            elif isinstance(s, ast.AugAssign):
+                self._expr(s.value, loops)
+                if isinstance(s.target, ast.Subscript):
+                    self._expr(s.target, loops)  # the read half of the update
+                self._store_target(s.target, loops, True, s.value)
+                if isinstance(s.target, ast.Name):
+                    self._dep(s.target.id, s.target)
+            elif isinstance(s, ast.AnnAssign):
+                if s.value is not None:
+                    self._expr(s.value, loops)
+                    self._store_target(s.target, loops, False, s.value)
+            elif isinstance(s, (ast.Expr, ast.Return)):
+                self._expr(s.value, loops)
+            elif isinstance(s, ast.If):
+                self._expr(s.test, loops)
+                self._walk(s.body, loops)
+                self._walk(s.orelse, loops)
+            elif isinstance(s, ast.Assert):
+                self._expr(s.test, loops)
+            elif isinstance(s, ast.With):
+                for it in s.items:
+                    self._expr(it.context_expr, loops)
+                self._walk(s.body, loops)
+            elif isinstance(s, ast.Try):
+                self._walk(s.body, loops)
+                for h in s.handlers:
+                    self._walk(h.body, loops)
+                self._walk(s.orelse, loops)
+                self._walk(s.finalbody, loops)
+
+    # -- dependence closure -------------------------------------------------------------------------------------
+    def depends_on(self, names: set, roots: set, direct: bool = False) -> bool:
+        """Whether any of ``names`` depends (through assignments, flow-insensitively) on any of ``roots``;
+        ``direct``: only through values computed from them, not through an index (a loaded value)."""
+        return bool(self.roots_of(names, direct) & set(roots))
+
+    def roots_of(self, names: set, direct: bool = False) -> set:
+        """Every name that ``names`` depend on, themselves included (``direct``: see :meth:`depends_on`)."""
+        graph = self.direct if direct else self.deps
+        seen: set = set()
+        stack = list(names)
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            stack.extend(graph.get(n, ()))
+        return seen
+
+    def store_dependence(self, index_names: set, base: str | None, roots: set) -> str:
+        """How the element a store writes depends on ``roots``: "direct" (the address is computed from them:
+        distinct elements per value), "indirect" (only through loaded values: a scatter), or "none"."""
+        base_names = {base} if base else set()
+        if self.depends_on(index_names, roots, direct=True) or self.depends_on(base_names, roots):
+            return "direct"
+        if self.depends_on(index_names, roots):
+            return "indirect"
+        return "none"
+
+    def effects(self) -> list[tuple]:
+        """Stores this function does (itself and through its callees) to memory its caller can see:
+        ``(base, is_param, direct, indirect, aug, location)`` with ``base`` a parameter (``is_param``) or a
+        global name, and ``direct`` / ``indirect`` the parameters the stored element's address depends on
+        directly / at all (see :meth:`store_dependence`). Stores to arrays created inside the function are
+        private and left out."""
+        if self._effects is not None:
+            return self._effects
+        self._effects = []  # recursion: a function reached again while it is summarised adds nothing more
+        params = set(self.params)
+        out = []
+        for st in self.stores:
+            base = self._visible_base(st.base)
+            if base is None:
+                continue
+            direct = (self.roots_of(st.index_names, direct=True) | self.roots_of({st.base})) & params
+            every = (self.roots_of(st.index_names) | self.roots_of({st.base})) & params
+            out.append((base, base in params, frozenset(direct), frozenset(every), st.aug, _loc(self.file, st.line)))
+        for c in self.calls:
+            for base, is_param, direct, every, aug, loc in c.callee.effects():
+                d2, e2 = set(), set()
+                for p in every:
+                    e = c.args.get(p)
+                    if e is None:
+                        continue
+                    e2 |= self.roots_of(_names(e)) & params
+                    if p in direct:
+                        d2 |= self.roots_of(_direct_names(e), direct=True) & params
+                if is_param:
+                    e = c.args.get(base)
+                    if not isinstance(e, ast.Name):
+                        continue
+                    b = self._visible_base(e.id)
+                    if b is None:
+                        continue
+                    out.append((b, b in params, frozenset(d2), frozenset(e2), aug, loc))
+                else:
+                    out.append((base, False, frozenset(d2), frozenset(e2), aug, loc))
+        self._effects = out
+        return out
+
+    def _visible_base(self, name: str | None) -> str | None:
+        """The parameter or global an array name stands for here, or None for an array made inside the
+        function (private to one call)."""
+        if name is None:
+            return None
+        if name in self.params or name not in self.locals:
+            return name
+        return self._alias_of(name)
+
+    def _alias_of(self, name: str) -> str | None:
+        """The array a local name views (``row = a[i]``, ``b = a``), or None when it is made here."""
+        vals = self.assign_values.get(name, [])
+        for v in vals:
+            node = v
+            while isinstance(node, ast.Subscript):
+                node = node.value
+            if isinstance(node, ast.Name) and node.id != name:
+                return node.id if node.id not in self.locals or node.id in self.params else self._alias_of(node.id)
+        return None
+
+
+def _bind(fn, call: ast.Call) -> dict:
+    """Callee parameter -> argument expression of a call (positional and keyword)."""
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return {}
+    out = {}
+    for p, a in zip(params, call.args):
+        out[p] = a
+    for k in call.keywords:
+        if k.arg:
+            out[k.arg] = k.value
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# loop verdicts
+
+
+@dataclasses.dataclass
+class Verdict:
+    """The static verdict on one loop: ``kind`` is independent, reduction, atomic or sequential."""
+
+    kind: str
+    reductions: dict = dataclasses.field(default_factory=dict)  # name -> operator
+    atomics: list = dataclasses.field(default_factory=list)  # "count[k] (file:line)"
+    reasons: list = dataclasses.field(default_factory=list)  # why sequential / notes, with file:line
+
+
+def _own_nodes(stmts):
+    """Nodes of a loop body that belong to the loop itself (not to loops nested in it)."""
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (ast.For, ast.While)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _exposed(stmts, defined: set, local: set, exposed: dict, assigned: dict) -> set:
+    """Walk ``stmts`` in order: record locals read before they are surely assigned (``exposed``: name ->
+    line) and every local assigned (``assigned``: name -> line); returns the names surely assigned after."""
+    d = set(defined)
+
+    def reads(node, line):
+        if node is None:
+            return
+        comp_targets = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.comprehension):
+                comp_targets |= _target_names(n.target)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in local and n.id not in d \
+                    and n.id not in comp_targets:
+                exposed.setdefault(n.id, line)
+
+    def assign(tgt, line):
+        for name in _target_names(tgt):
+            assigned.setdefault(name, line)
+            d.add(name)
+        for n in ast.walk(tgt):  # names read by a subscript or attribute target
+            if isinstance(n, (ast.Subscript, ast.Attribute)):
+                for m in ast.walk(n):
+                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id in local and m.id not in d:
+                        exposed.setdefault(m.id, line)
+
+    for s in stmts:
+        line = getattr(s, "lineno", 0)
+        if isinstance(s, ast.Assign):
+            reads(s.value, line)
+            for t in s.targets:
+                assign(t, line)
+        elif isinstance(s, ast.AugAssign):
+            reads(s.value, line)
+            if isinstance(s.target, ast.Name):
+                if s.target.id in local and s.target.id not in d:
+                    exposed.setdefault(s.target.id, line)
+                assigned.setdefault(s.target.id, line)
+                d.add(s.target.id)
+            else:
+                assign(s.target, line)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                reads(s.value, line)
+                assign(s.target, line)
+        elif isinstance(s, (ast.Expr, ast.Return)):
+            reads(s.value, line)
+        elif isinstance(s, ast.Assert):
+            reads(s.test, line)
+        elif isinstance(s, ast.If):
+            reads(s.test, line)
+            a = _exposed(s.body, d, local, exposed, assigned)
+            b = _exposed(s.orelse, d, local, exposed, assigned)
+            d = a & b
+        elif isinstance(s, ast.For):
+            reads(s.iter, line)
+            inner = set(d)
+            for name in _target_names(s.target):
+                assigned.setdefault(name, line)
+                inner.add(name)
+            after = _exposed(s.body, inner, local, exposed, assigned)
+            _exposed(s.orelse, d, local, exposed, assigned)
+            if _runs_at_least_once(s.iter):
+                d |= after
+        elif isinstance(s, ast.While):
+            reads(s.test, line)
+            _exposed(s.body, d, local, exposed, assigned)
+            _exposed(s.orelse, d, local, exposed, assigned)
+        elif isinstance(s, ast.With):
+            for it in s.items:
+                reads(it.context_expr, line)
+            d = _exposed(s.body, d, local, exposed, assigned)
+        elif isinstance(s, ast.Try):
+            _exposed(s.body, d, local, exposed, assigned)
+            for h in s.handlers:
+                _exposed(h.body, d, local, exposed, assigned)
+            _exposed(s.orelse, d, local, exposed, assigned)
+            d = _exposed(s.finalbody, d, local, exposed, assigned)
+    return d
+
+
+def _runs_at_least_once(it) -> bool:
+    """``range(K)`` / ``range(a, b)`` with literal bounds that give at least one iteration."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("range", "prange")
+            and not it.keywords and 1 <= len(it.args) <= 2):
+        return False
+    vals = [a.value for a in it.args if isinstance(a, ast.Constant) and isinstance(a.value, int)]
+    if len(vals) != len(it.args):
+        return False
+    lo, hi = (0, vals[0]) if len(vals) == 1 else (vals[0], vals[1])
+    return hi > lo
+
+
+def _is_name(node, name) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _reduction_op(stmt, v: str) -> str | None:
+    """The operator of a reduction statement on ``v`` (``s += e``, ``s = s + e``, ``s = max(s, e)``), else None."""
+    if isinstance(stmt, ast.AugAssign) and _is_name(stmt.target, v):
+        op = _RED_BINOPS.get(type(stmt.op))
+        if op and v not in _names(stmt.value):
+            return op
+        return None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], v):
+        val = stmt.value
+        if isinstance(val, ast.BinOp):
+            op = _RED_BINOPS.get(type(val.op))
+            if op is None:
+                return None
+            if _is_name(val.left, v) and v not in _names(val.right):
+                return op
+            if isinstance(val.op, _COMMUTATIVE) and _is_name(val.right, v) and v not in _names(val.left):
+                return op
+            return None
+        if isinstance(val, ast.Call) and len(val.args) == 2 and not val.keywords:
+            f = val.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            op = _MINMAX.get(fname)
+            if op is None:
+                return None
+            a, b = val.args
+            if (_is_name(a, v) and v not in _names(b)) or (_is_name(b, v) and v not in _names(a)):
+                return op
+    return None
+
+
+def _conditional_update(stmt, v: str) -> bool:
+    """``if e < v: v = e2; idx = k`` (any of < <= > >=, either side): a min/max reduction with companions."""
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    t = stmt.test
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
+        return False
+    left, right = t.left, t.comparators[0]
+    if not ((_is_name(left, v) and v not in _names(right)) or (_is_name(right, v) and v not in _names(left))):
+        return False
+    if not stmt.body:
+        return False
+    for s in stmt.body:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)):
+            return False
+        if v in _names(s.value):
+            return False
+    return any(_is_name(s.targets[0], v) for s in stmt.body)
+
+
+def _reduction_of(body, v: str) -> str | None:
+    """The operator when every use of ``v`` in ``body`` is a reduction statement, else None."""
+    ops = set()
+    uses_ok = True
+
+    def visit(stmts):
+        nonlocal uses_ok
+        for s in stmts:
+            if not uses_ok:
+                return
+            op = _reduction_op(s, v)
+            if op is not None:
+                ops.add(op)
+                continue
+            if _conditional_update(s, v):
+                ops.add("min/max")
+                continue
+            if isinstance(s, (ast.For, ast.While)):
+                head = s.iter if isinstance(s, ast.For) else s.test
+                if v in _names(head) or (isinstance(s, ast.For) and v in _names(s.target)):
+                    uses_ok = False
+                    return
+                visit(s.body)
+                visit(s.orelse)
+                continue
+            if isinstance(s, ast.If):
+                if v in _names(s.test):
+                    uses_ok = False
+                    return
+                visit(s.body)
+                visit(s.orelse)
+                continue
+            if isinstance(s, (ast.With, ast.Try)):
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(s, field, []) or [])
+                for h in getattr(s, "handlers", []) or []:
+                    visit(h.body)
+                continue
+            if v in _names(s):
+                uses_ok = False
+                return
+
+    visit(body)
+    if not uses_ok or not ops:
+        return None
+    if len(ops) == 1:
+        return ops.pop()
+    if ops <= {"min", "max", "min/max"}:
+        return "min/max"
+    return None
+
+
+def _scan_of(body, v: str) -> str | None:
+    """``acc += x[i]; out[i] = acc``: every assignment of ``v`` is a reduction statement and the running value
+    is also read (a prefix sum; a GPU computes it with a parallel scan). Returns e.g. "+ scan", else None."""
+    ops = set()
+    for n in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(v in _target_names(t) for t in targets):
+                op = _reduction_op(n, v)
+                if op is None or op == "min/max":
+                    return None
+                ops.add(op)
+        elif isinstance(n, ast.For) and v in _target_names(n.target):
+            return None
+    if len(ops) != 1:
+        return None
+    return f"{ops.pop()} scan"
+
+
+def _private_arrays(body, local: set) -> set:
+    """Locals assigned inside the loop body from a call (``np.zeros``, ``a.copy()``): a fresh array per
+    iteration. Names assigned from a subscript or another name are views of an outer array, not private."""
+    out = set()
+    for n in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+            f = n.value.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if fname in _CONSTRUCTORS:
+                for t in n.targets:
+                    out |= _target_names(t) & local
+    return out
+
+
+def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
+    """Static verdict on loop ``lf`` of function ``f`` (see the module docstring)."""
+    node = lf.node
+    file = f.file
+    if isinstance(node, ast.While):
+        return Verdict("sequential", reasons=[f"{_loc(file, node.lineno)}: a while loop (its trip count depends on "
+                                               "values carried from one iteration to the next)"])
+    reasons: list[str] = []
+    for n in _own_nodes(node.body):
+        if isinstance(n, ast.Break):
+            reasons.append(f"{_loc(file, n.lineno)}: break (the iterations after the exit must not run)")
+    for n in ast.walk(ast.Module(body=list(node.body), type_ignores=[])):
+        if isinstance(n, ast.Return):
+            reasons.append(f"{_loc(file, n.lineno)}: return inside the loop (the iterations after it must not run)")
+    # scalars
+    exposed: dict = {}
+    assigned: dict = {}
+    _exposed(node.body, set(lf.targets), f.locals, exposed, assigned)
+    reductions: dict = {}
+    for name in sorted(set(exposed) & set(assigned)):
+        if name in lf.targets:
+            continue
+        op = _reduction_of(node.body, name)
+        if op is None:
+            op = _scan_of(node.body, name)
+        if op is not None:
+            reductions[name] = op
+        else:
+            reasons.append(f"{_loc(file, exposed[name])}: `{name}` is read before it is assigned in an iteration and "
+                           f"assigned at line {assigned[name]}: its value is carried from one iteration to the next")
+    # memory
+    inside = [st for st in f.stores if lf.key in st.loops]
+    loads = [ld for ld in f.loads if lf.key in ld.loops]
+    private = _private_arrays(node.body, f.locals)
+    taint = set(lf.targets)
+    atomics: list[str] = []
+    notes: list[str] = []
+    written: dict[str, set] = {}
+    var = ", ".join(sorted(lf.targets)) or "the iteration"
+    for st in inside:
+        base = st.base
+        if base is None or base in private:
+            continue
+        written.setdefault(base, set()).add(st.index_text)
+        how = f.store_dependence(st.index_names, base, taint)
+        what = f"`{base}[{st.index_text}]`"
+        if how == "direct":
+            continue
+        if st.aug:
+            atomics.append(f"{base}[{st.index_text}] ({_loc(file, st.line)})")
+        elif how == "indirect":
+            notes.append(f"{_loc(file, st.line)}: {what} scatters through loaded indices: iterations write distinct "
+                         "elements only if those indices differ (checked on the trace)")
+        else:
+            reasons.append(f"{_loc(file, st.line)}: every iteration stores {what} (the index does not depend on "
+                           f"{var}): conflicting writes")
+    for c in f.calls:
+        if lf.key not in c.loops:
+            continue
+        for base, is_param, direct, every, aug, loc in c.callee.effects():
+            if is_param:
+                e = c.args.get(base)
+                if not isinstance(e, ast.Name) or e.id in private:
+                    continue
+                b = e.id
+                base_direct = f.depends_on({b}, taint)
+            else:
+                b = base
+                base_direct = False
+            d_names, e_names = set(), set()
+            for p in every:
+                e = c.args.get(p)
+                if e is None:
+                    continue
+                e_names |= _names(e)
+                if p in direct:
+                    d_names |= _direct_names(e)
+            if base_direct or f.depends_on(d_names, taint, direct=True):
+                continue
+            callee = c.callee.qualname
+            if aug:
+                atomics.append(f"{b} via {callee} ({loc})")
+            elif f.depends_on(e_names, taint):
+                notes.append(f"{_loc(file, c.line)}: {callee} scatters into `{b}` at {loc} through loaded indices "
+                             "(checked on the trace)")
+            else:
+                reasons.append(f"{_loc(file, c.line)}: every iteration's call of {callee} stores into `{b}` at {loc} "
+                               "at indices that do not depend on the iteration: conflicting writes")
+    for ld in loads:
+        if ld.base in written and ld.index_text not in written[ld.base] and f.depends_on(ld.index_names, taint):
+            stores = ", ".join(f"`{ld.base}[{t}]`" for t in sorted(written[ld.base]))
+            reasons.append(f"{_loc(file, ld.line)}: reads `{ld.base}[{ld.index_text}]` while the loop stores {stores}: "
+                           "a value written by another iteration may be read")
+    for line, loops, method in f.order_calls:
+        if lf.key in loops:
+            reasons.append(f"{_loc(file, line)}: .{method}() grows a container in iteration order")
+    if reasons:
+        return Verdict("sequential", reductions, atomics, reasons + notes)
+    if atomics:
+        return Verdict("atomic", reductions, atomics, notes)
+    if reductions:
+        kind = "scan" if any(op.endswith("scan") for op in reductions.values()) else "reduction"
+        return Verdict(kind, reductions, atomics, notes)
+    return Verdict("independent", reasons=notes)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the plan
+
+
+@dataclasses.dataclass
+class KernelLoop:
+    """One loop nest chosen as thread space: ``loops`` outermost first (one loop, or a collapsed nest)."""
+
+    func: FuncFacts
+    loops: list  # LoopFacts
+    how: str  # "marked" or "inferred"
+    verdicts: list  # Verdict per loop of the nest
+
+    @property
+    def outer(self) -> LoopFacts:
+        return self.loops[0]
+
+    def to_json(self, index: int) -> dict:
+        f = self.func
+        red = {}
+        atomics: list = []
+        reasons: list = []
+        for v in self.verdicts:
+            red.update(v.reductions)
+            atomics += [a for a in v.atomics if a not in atomics]
+            reasons += [r for r in v.reasons if r not in reasons]
+        kinds = [v.kind for v in self.verdicts]
+        kind = next((k for k in ("sequential", "atomic", "scan", "reduction") if k in kinds), "independent")
+        return {
+            "id": index, "how": self.how, "function": f.qualname,
+            "location": _loc(f.file, self.outer.line), "header": _header(self.outer.node),
+            "dims": len(self.loops), "nest": [_loc(f.file, lf.line) for lf in self.loops],
+            "static": kind, "reductions": [f"{k} ({op})" for k, op in sorted(red.items())],
+            "atomics": atomics, "reasons": reasons, "latch_pc": 0,
+        }
+
+
+class Analysis:
+    """Facts of every function reachable from a region's root, and the chosen thread space."""
+
+    def __init__(self) -> None:
+        self._facts: dict = {}
+        self.kernels: list[KernelLoop] = []
+        self.rejected: list[dict] = []
+        self.notes: list[str] = []
+        self.roles: dict = {}  # (func key, loop key) -> (kernel index, position in the nest, nest depth)
+        self.kernel_funcs: set = set()  # keys of functions called from inside a kernel loop
+        self.root: FuncFacts | None = None
+        self.how = "none"
+
+    # -- facts --------------------------------------------------------------------------------------------------
+    def facts(self, fn) -> FuncFacts | None:
+        from .instrument import SourceUnavailable, function_source
+
+        key = fn.__code__
+        if key in self._facts:
+            return self._facts[key]
+        self._facts[key] = None  # recursion guard: a function reached while it is collected
+        try:
+            fdef, file = function_source(fn)
+        except SourceUnavailable:
+            return None
+        ns = dict(fn.__globals__)
+        if fn.__closure__:
+            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                try:
+                    ns[name] = cell.cell_contents
+                except ValueError:
+                    pass
+        params = list(inspect.signature(fn).parameters)
+        f = FuncFacts(key, fn.__qualname__, file, fdef, ns, params, self)
+        self._facts[key] = f
+        f.collect()
+        return f
+
+    def block_facts(self, key, qualname: str, file: str, fdef: ast.FunctionDef, namespace: dict) -> FuncFacts:
+        f = FuncFacts(key, qualname, file, fdef, namespace, [a.arg for a in fdef.args.args], self)
+        self._facts[key] = f
+        f.collect()
+        return f
+
+    # -- choosing ---------------------------------------------------------------------------------------------------
+    def plan(self, root: FuncFacts) -> "Analysis":
+        self.root = root
+        marked = self._find_marked(root, set())
+        if marked:
+            self.how = "marked"
+            for f, lf in marked:
+                self._add_kernel(f, lf, "marked")
+        else:
+            self._choose(root, root.fdef.body, set())
+            self.how = "inferred" if self.kernels else "none"
+        self._conflicts()
+        return self
+
+    def _find_marked(self, f: FuncFacts, seen: set) -> list:
+        """Outermost marked loops reachable from ``f`` at host level (not inside another marked loop)."""
+        if f.key in seen:
+            return []
+        seen = seen | {f.key}
+        out = []
+        marked_keys = [k for k, lf in f.loops.items() if lf.marked]
+        outer_marked = [k for k in marked_keys if not self._inside(f, k, set(marked_keys) - {k})]
+        for k in sorted(outer_marked):
+            out.append((f, f.loops[k]))
+        covered = set(outer_marked)
+        for c in f.calls:
+            if any(k in covered for k in c.loops):
+                continue
+            out += self._find_marked(c.callee, seen)
+        return out
+
+    @staticmethod
+    def _inside(f: FuncFacts, key, others: set) -> bool:
+        p = f.loops[key].parent
+        while p is not None:
+            if p in others:
+                return True
+            p = f.loops[p].parent
+        return False
+
+    def _choose(self, f: FuncFacts, stmts, seen: set) -> None:
+        """Host-level walk: the first independent (or reduction/atomic) loop on each path is a kernel."""
+        if f.key in seen:
+            return
+        for s in stmts:
+            if isinstance(s, (ast.For, ast.While)):
+                lf = f.loops[loop_key(s)]
+                v = loop_verdict(f, lf)
+                if v.kind != "sequential" and isinstance(s, ast.For):
+                    self._add_kernel(f, lf, "inferred", v)
+                    continue
+                self.rejected.append({"location": _loc(f.file, s.lineno), "function": f.qualname,
+                                      "header": _header(s), "why": v.reasons[:3]})
+                self._calls_in(f, s.iter if isinstance(s, ast.For) else s.test, seen)
+                self._choose(f, s.body, seen)
+                self._choose(f, s.orelse, seen)
+                continue
+            if isinstance(s, ast.If):
+                self._calls_in(f, s.test, seen)
+                self._choose(f, s.body, seen)
+                self._choose(f, s.orelse, seen)
+            elif isinstance(s, ast.With):
+                for it in s.items:
+                    self._calls_in(f, it.context_expr, seen)
+                self._choose(f, s.body, seen)
+            elif isinstance(s, ast.Try):
+                self._choose(f, s.body, seen)
+                for h in s.handlers:
+                    self._choose(f, h.body, seen)
+                self._choose(f, s.orelse, seen)
+                self._choose(f, s.finalbody, seen)
+            else:
+                self._calls_in(f, s, seen)
+
+    def _calls_in(self, f: FuncFacts, node, seen: set) -> None:
+        if node is None:
+            return
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                fn = f.callee_of(n)
+                if fn is not None:
+                    callee = self.facts(fn)
+                    if callee is not None and callee.key not in seen:
+                        self._choose(callee, callee.fdef.body, seen | {f.key})
+
+    def _add_kernel(self, f: FuncFacts, lf: LoopFacts, how: str, verdict: Verdict | None = None) -> None:
+        if any(k.func.key == f.key and k.outer.key == lf.key for k in self.kernels):
+            return  # the same loop reached by another path: one kernel
+        loops = [lf]
+        verdicts = [verdict or loop_verdict(f, lf)]
+        while True:
+            body = [s for s in loops[-1].node.body
+                    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)) and not isinstance(s, ast.Pass)]
+            if len(body) != 1 or not isinstance(body[0], ast.For) or loops[-1].node.orelse:
+                break
+            inner = f.loops[loop_key(body[0])]
+            v = loop_verdict(f, inner)
+            if v.kind == "sequential":
+                break
+            loops.append(inner)
+            verdicts.append(v)
+        k = len(self.kernels)
+        self.kernels.append(KernelLoop(f, loops, how, verdicts))
+        for pos, l in enumerate(loops):
+            self.roles[(f.key, l.key)] = (k, pos, len(loops))
+
+    def _conflicts(self) -> None:
+        """Functions called from inside a kernel loop run inside its threads: their own kernel loops (a
+        function also called from the host) are serialised inside the thread."""
+        reach: set = set()
+        stack = []
+        for k in self.kernels:
+            f = k.func
+            for c in f.calls:
+                if k.outer.key in c.loops:
+                    stack.append(c.callee)
+        while stack:
+            g = stack.pop()
+            if g.key in reach:
+                continue
+            reach.add(g.key)
+            stack.extend(c.callee for c in g.calls)
+        self.kernel_funcs = reach
+        keep = []
+        for k in self.kernels:
+            if k.func.key in reach:
+                self.notes.append(f"{_loc(k.func.file, k.outer.line)}: {k.func.qualname} is also called from inside "
+                                  "another thread loop, so its loop runs inside that loop's threads (nested "
+                                  "parallelism is not a second thread space)")
+                continue
+            keep.append(k)
+        if len(keep) != len(self.kernels):
+            self.kernels = keep
+            self.roles = {}
+            for i, k in enumerate(self.kernels):
+                for pos, l in enumerate(k.loops):
+                    self.roles[(k.func.key, l.key)] = (i, pos, len(k.loops))
+            if not self.kernels:
+                self.how = "none"
+
+    # -- queries used by the rewriter -------------------------------------------------------------------------------
+    def role(self, func_key, node) -> tuple[int, int, int] | None:
+        """(kernel index, position in its nest, nest depth) of a loop statement, or None (not a thread loop)."""
+        return self.roles.get((func_key, loop_key(node)))
+
+    def reductions_of(self, index: int) -> dict:
+        out = {}
+        for v in self.kernels[index].verdicts:
+            out.update(v.reductions)
+        return out
+
+    def to_json(self) -> dict:
+        """The ``thread_space`` entry of the region metadata (latch pcs, tokens and pcs added by the rewriter)."""
+        return {
+            "version": THREAD_SPACE_VERSION, "how": self.how,
+            "loops": [k.to_json(i) for i, k in enumerate(self.kernels)],
+            "rejected": self.rejected, "notes": self.notes,
+        }
+
+
+def analyse_function(fn) -> Analysis:
+    """The thread space of a region whose root is the function ``fn``."""
+    from .instrument import unwrap_callable
+
+    a = Analysis()
+    f = a.facts(unwrap_callable(fn))
+    if f is None:
+        return a
+    return a.plan(f)
+
+
+def analyse_block(key, qualname: str, file: str, fdef: ast.FunctionDef, namespace: dict) -> Analysis:
+    """The thread space of a marked block (made into the synthetic function ``fdef``)."""
+    a = Analysis()
+    return a.plan(a.block_facts(key, qualname, file, fdef, namespace))
