@@ -161,10 +161,9 @@ class Program:
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.root: FuncInfo | None = None
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
-        # library calls (profiler/libcalls.py): expansion sites (call, file, line, kind, threads, latch_pc, ...),
-        # accumulator token -> description of each reduction, and the counter slots of every library site
+        # library calls (profiler/libcalls.py): expansion sites (call, file, line, kind, threads, latch_pc, ...;
+        # their accumulators join reduction_tokens) and the counter slots of every library site
         self.library_sites: list[dict] = []
-        self.reduction_tokens: dict[int, str] = {}
         self.lib_slots: list[dict] = []
         self._xregs: list = []  # registers of expansion sites, numbered after the program's own at finalize
         self._xpending: list = []  # (placeholder, site dict or None, description) of reduction accumulators
@@ -1209,11 +1208,8 @@ class _Rewriter:
         self.emit_node(ast.Try(body=body, handlers=handlers, orelse=orelse, finalbody=final))
 
     # -- library calls: NumPy operations traced as the element loops they perform (profiler/libcalls.py) ----
-    def in_thread_space(self) -> bool:
-        """Whether the code being rewritten runs inside the region's thread space: an expansion there runs
-        inside the current logical thread; elsewhere each element of its outer iteration space is a thread."""
-        return self.tid_depth > 0
-
+    # (inside the thread space, see in_thread_space, an expansion runs in the current logical thread;
+    # elsewhere each element of its outer iteration space is a thread of its own launch)
     def _counter_names(self) -> set[str]:
         """Locals bound only as the target of ``for ... in range(...)`` loops (never arrays)."""
         names = getattr(self, "_counters", None)
