@@ -153,6 +153,28 @@ def test_compiled_stencil_all_columns(benchmark):
     _report_compiled(benchmark, "stencil", stencil, (a, b), sink_type=ColumnsSink)
 
 
+def axpb(a, b, c):
+    return a * b + c
+
+
+@pytest.mark.parametrize("mode", ["compiled", "interpreted"])
+def test_expanded_elementwise_rate(benchmark, mode):
+    """``a * b + c`` on 10^6 elements: two NumPy operations traced as their element loops (profiler/libcalls.py;
+    both modes run the same kernels), against the plain NumPy expression in the same test."""
+    n = int(1_000_000 * SCALE)
+    rng = np.random.default_rng(0)
+    a, b, c = rng.random(n), rng.random(n), rng.random(n)
+    rec, t, rate, tw = _rate(benchmark, axpb, (a, b, c), mode)
+    plain = float("inf")
+    for _ in range(10):
+        t0 = time.process_time()
+        axpb(a, b, c)
+        plain = min(plain, time.process_time() - t0)
+    benchmark.extra_info["ratio_to_numpy"] = t / plain
+    print(f"\nexpanded a * b + c ({mode}): {rec:,} records in {t:.3f} s CPU = {rate / 1e6:.1f} M records/s; "
+          f"plain NumPy {plain * 1e3:.2f} ms CPU -> {t / plain:.0f}x")
+
+
 def test_baseline_measurement_saxpy(benchmark):
     """``trace_function(..., measure_uninstrumented=True)``: the slowdown as a user sees it (wall time)."""
     n = int(4_000_000 * SCALE)

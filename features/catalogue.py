@@ -133,6 +133,11 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
         "value to (a value every thread computes alike: a benign race a GPU port accepts)", ">= 0", "portcast")
     add("ts_parallelFraction", "threadspace", "records in launches of kernel loops without a carried dependence / "
         "N (unchecked: records with tid >= 0 / N)", FRACTION, "portcast")
+    # ---- library calls the tracer could not expand (region metadata library_work; features/library.py)
+    add("lib_opaqueFlops", "library", "estimated flops of the region's unexpanded library calls (np.linalg, np.fft, "
+        "np.sort, ...: formulas per function in docs/profiler.md)", ">= 0", "portcast")
+    add("lib_opaqueFraction", "library", "lib_opaqueFlops / (lib_opaqueFlops + N): share of the region's work "
+        "missing from its trace", FRACTION, "portcast")
     return e
 
 

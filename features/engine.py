@@ -19,6 +19,7 @@ from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
 from .catalogue import FEATURE_NAMES
 from .ilp import IlpAnalyzer, _max_token
+from .library import LibraryAnalyzer
 from .mix import MixAnalyzer
 from .regs import RegisterTrafficAnalyzer
 from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
@@ -39,6 +40,7 @@ FAMILIES: dict[str, type[Analyzer]] = {
     "branch": BranchAnalyzer,
     "warp": WarpAnalyzer,
     "threadspace": ThreadSpaceChecker,
+    "library": LibraryAnalyzer,
 }
 
 _CATALOGUED = frozenset(FEATURE_NAMES)
@@ -46,7 +48,8 @@ _CATALOGUED = frozenset(FEATURE_NAMES)
 #: CPU nanoseconds per record of each family inside the whole engine (benchmarks/bench_features.py -k
 #: breakdown): how the first chunk is shared among threads, before the analyzers' own times are known.
 COST_NS = {"mix": 0.5, "ilp": 6.2, "stride": 1.0, "footprint": 1.3, "reuse": 5.3, "bdiv": 1.0,
-           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 9.0, "threadspace": 6.0, "blockmap": 7.0}
+           "mica_stride": 1.5, "regs": 3.0, "branch": 5.4, "warp": 9.0, "threadspace": 6.0, "blockmap": 7.0,
+           "library": 0.0}
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -322,6 +325,12 @@ class FeatureEngine:
         checker = next((a for a in self.analyzers if isinstance(a, ThreadSpaceChecker)), None)
         return join_report(meta, checker.report(self.static) if checker is not None else None)
 
+    def set_region_info(self, info) -> None:
+        """Give the analyzers that read region metadata (the library-call features) the region's info."""
+        for a in self.analyzers:
+            if isinstance(a, LibraryAnalyzer):
+                a.info = info
+
     def contributions(self) -> dict[str, dict[int, float]]:
         out: dict[str, dict[int, float]] = {}
         for a in self.analyzers:
@@ -399,19 +408,21 @@ class FeatureSink:
         if self._engine is None:
             raise TraceError("FeatureSink.end_region called before start_region")
         self._engine.static = static
+        self._engine.set_region_info(info)  # library-call features (features/library.py) read its metadata
         self.results.append((info, self._engine.result()))
         self.explanations.append(self._engine.explain(self.top))
         self.thread_spaces.append(self._engine.thread_space_report(info.extra.get("thread_space")))
         self._engine = None
 
 
-def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], StaticTable | None, dict | None]:
+def _chunks_of(source, chunk_records: int) -> tuple[Iterable[TraceChunk], StaticTable | None, RegionInfo | None]:
+    """(chunks, static table, region metadata) of a features source; the last two None when it has none."""
     from profiler.tracefile import TraceFile
 
     if isinstance(source, (str, os.PathLike)):
         source = TraceFile(source)
     if isinstance(source, TraceFile):
-        return source.chunks(chunk_records), source.static, source.info.extra.get("thread_space")
+        return source.chunks(chunk_records), source.static, source.info
     if isinstance(source, TraceChunk):
         return source.split(chunk_records) if len(source) else [source], None, None
     if isinstance(source, Iterable):
@@ -440,8 +451,9 @@ def compute_features(source, *, chunk_records: int = 1 << 20, families=None,
     """
     if chunk_records < 1:
         raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
-    chunks, static, meta = _chunks_of(source, chunk_records)
-    engine = FeatureEngine(families, static=static, thread_space=meta)
+    chunks, static, info = _chunks_of(source, chunk_records)
+    engine = FeatureEngine(families, static=static, thread_space=info.extra.get("thread_space") if info else None)
+    engine.set_region_info(info)
     for c in chunks:
         if not isinstance(c, TraceChunk):
             raise TypeError(f"expected TraceChunk items, got {type(c).__name__}")

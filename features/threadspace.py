@@ -348,7 +348,9 @@ class ThreadSpaceChecker(Analyzer):
         top = 0
         for k in ("induction_pcs", "update_pcs"):
             top = max([top] + [int(p) for p in meta.get(k) or []])
-        top = max([top] + [int(loop.get("latch_pc") or 0) for loop in loops])
+        latch = {int(p): int(loop["id"]) for loop in loops
+                 for p in (loop.get("latch_pcs") or [loop.get("latch_pc") or 0]) if int(p) > 0}
+        top = max([top] + list(latch))
         self._grow_pcs(top + 1)
         for p in meta.get("induction_pcs") or []:
             self.is_ind[int(p)] = 1
@@ -358,10 +360,8 @@ class ThreadSpaceChecker(Analyzer):
         self._grow_pcs(max(vals, default=0) + 1)
         for p, v in vals.items():
             self.sval[p] = v
-        for loop in loops:
-            lp = int(loop.get("latch_pc") or 0)
-            if lp > 0:
-                self.latch_loop[lp] = int(loop["id"])
+        for p, k in latch.items():
+            self.latch_loop[p] = k
         toks = [int(t) for t in (meta.get("reduction_tokens") or {})]
         self._grow_tokens(max(toks + list(vals.values()), default=0) + 1)
         for t in toks:

@@ -84,10 +84,11 @@ def _short(loc: str) -> str:
 
 def _verdict_text(loop: dict) -> str:
     v = loop.get("verdict") or ""
-    if v in ("reduction", "scan") or (v == "parallel" and loop.get("reductions")):
+    if v in ("reduction", "scan"):
         reds = loop.get("reductions") or []
         if any("scan" in r for r in reds):
-            return f"scan over {', '.join(r.replace(' scan', '') for r in reds)} (GPU: parallel scan)"
+            return f"scan over {', '.join(r.replace(' scan', '').replace(' (running value,)', '') for r in reds)} " \
+                   "(GPU: parallel scan)"
         return f"reduction over {', '.join(reds)} (GPU: tree reduction)" if reds else "reduction"
     if v == "atomic":
         what = ", ".join(a.split(" (")[0] for a in loop.get("atomics") or []) or "shared elements"
@@ -118,12 +119,14 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
                       "independent GPU threads", highlight=False, soft_wrap=True)
     else:
         why = {"marked": "the loops marked with numba.prange / portcast.parallel",
-               "inferred": "no loop is marked: the outermost loops without a dependence between iterations"}[how] \
-            if how in ("marked", "inferred") else how
+               "inferred": "no loop is marked: the outermost loops without a dependence between iterations",
+               "library": "no loop: the NumPy operations, each call a launch"}.get(how, how)
         t = Table(title=f"thread space of {label}: {why}", title_justify="left")
         for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
             t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"))
         for loop in loops:
+            if loop.get("how") == "library" and not loop.get("launches"):
+                continue  # a NumPy call that only ever met scalars: one record, no launch
             t.add_row(escape(loop.get("header", "")), _short(loop.get("location", "")), str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
                       "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
@@ -176,6 +179,41 @@ def _short_reason(text: str) -> str:
     if sep and ":" in head and "/" in head:
         return f"{_short(head)}: {rest}"
     return text
+
+def _si(v: float) -> str:
+    """1.2e9 -> "1.2 G": compact magnitudes for the library-call table."""
+    for div, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(v) >= div:
+            return f"{v / div:.3g}{unit}"
+    return f"{v:.0f}"
+
+
+def print_library_calls(console: Console, label: str, info) -> bool:
+    """Print the region's library calls that were not traced element by element, with their estimated work.
+
+    Parameters
+    ----------
+    console : where to print
+    label : region name shown in the title
+    info : the region's RegionInfo (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
+
+    Returns
+    -------
+    bool
+        Whether a table was printed (not when every library call of the region was expanded).
+    """
+    work = (getattr(info, "extra", None) or {}).get("library_work") or []
+    if not work:
+        return False
+    t = Table(title=f"library calls not traced element by element in {label} (their work is estimated)",
+              title_justify="left")
+    for c in ("call", "location", "calls", "estimated flops", "bytes"):
+        t.add_column(c, no_wrap=True, justify="right" if c in ("calls", "estimated flops", "bytes") else "left")
+    for w in sorted(work, key=lambda w: -int(w["flops"])):
+        t.add_row(str(w["call"]), str(w["location"]), f"{int(w['calls']):,}", _si(float(w["flops"])),
+                  _si(float(w["bytes"])) + "B")
+    console.print(t)
+    return True
 
 
 #: Printed with every prediction of a model whose metadata says ``"provisional": true``.

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from . import libcalls as lc
 from . import markers as _markers
 from . import runtime as rt
 from .trace import Op, StaticInstruction, StaticTable
@@ -192,6 +193,26 @@ class Program:
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
         self.root: FuncInfo | None = None
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
+        # library calls (profiler/libcalls.py): expansion sites (call, file, line, kind, threads, latch_pc, ...;
+        # their accumulators join reduction_tokens) and the counter slots of every library site
+        self.library_sites: list[dict] = []
+        self.lib_slots: list[dict] = []
+        self._xregs: list = []  # registers of expansion sites, numbered after the program's own at finalize
+        self._xpending: list = []  # (placeholder, site dict or None, description) of reduction accumulators
+
+    def xreg(self, key) -> int:
+        """A register of a library-call expansion: a placeholder (negative) until :meth:`finalize` numbers it
+        after the registers of the program's own variables and sites (whose numbers do not change)."""
+        self._xregs.append(key)
+        return -len(self._xregs)
+
+    def reduction(self, placeholder: int, site: dict | None, text: str) -> None:
+        """Note an expansion's accumulator (a placeholder of :meth:`xreg`) for :attr:`reduction_tokens`."""
+        self._xpending.append((placeholder, site, text))
+
+    @property
+    def n_lib_slots(self) -> int:
+        return len(self.lib_slots)
 
     def reg(self, key) -> int:
         r = self._regs.get(key)
@@ -201,7 +222,7 @@ class Program:
 
     @property
     def n_regs(self) -> int:
-        return len(self._regs)
+        return len(self._regs) + len(self._xregs)
 
     def new_pc(self, fi: FuncInfo, node: ast.AST, kind: str, srcs=(), dst: int = 0, text: str | None = None) -> int:
         pc = len(self._src)
@@ -227,7 +248,17 @@ class Program:
     def regs_of(self, pc: int) -> tuple[int, int, int, int]:
         return self._src[pc]
 
+    def _resolve(self, r: int) -> int:
+        return len(self._regs) - r if r < 0 else r
+
     def finalize(self) -> None:
+        self._src = [tuple(self._resolve(r) for r in row) for row in self._src]
+        for ph, site, text in self._xpending:
+            tok = self._resolve(ph)
+            self.reduction_tokens[tok] = text
+            if site is not None:
+                site["reduction_token"] = tok
+        self._xpending = []
         arr = np.array(self._src, dtype=np.int32).reshape(-1, 4)
         self.reg_table = np.ascontiguousarray(arr)
         self.reg_src1, self.reg_src2, self.reg_src3, self.reg_dst = (arr[:, k].copy() for k in range(4))
@@ -244,7 +275,7 @@ class _Interp:
     def prologue() -> list[str]:
         return ["_pc_L = _pc_B.L", "_pc_a = _pc_L.append", "_pc_m = _pc_B.mem", "_pc_m1 = _pc_B.m1", "_pc_m2 = _pc_B.m2",
                 "_pc_ma = _pc_B.attr",
-                "_pc_CAP = _pc_B.cap"]
+                "_pc_CAP = _pc_B.cap", "_pc_X = _pc_B.lib"]
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
@@ -284,6 +315,36 @@ class _Interp:
 
     def check(self) -> list[str]:
         return ["if len(_pc_L) > _pc_CAP: _pc_B.flush()"]
+
+    # library calls (profiler/libcalls.py): the InterpretedLib methods, behind a type test where the site's
+    # operands are usually scalars, so that the scalar record keeps its cost
+    def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
+        call = f"_pc_X.{method}({plan}, {out}{''.join(', ' + a for a in args)})"
+        if guard is None:
+            return call
+        src = f"if type({guard}) is _pc_nd:\n    {call}"
+        return src + (f"\nelse:\n    {scalar}" if scalar else "")
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        """An elementwise site: its one typed record, whose type lookup raises Expand for an ndarray."""
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if len(probes) == 1:
+            name = f"_pc_KX{pc}"
+            self.ns[name] = lc.ExpandCodes(ci, cf)
+            look = f"{name}[type({probes[0]})]"
+        else:
+            look = f"({ci}, {cf})[{' | '.join(f'_pc_FX[type({p})]' for p in probes)}]"
+        call = f"_pc_X.map({plan}, {out}{''.join(', ' + a for a in args)})"
+        return f"try:\n    _pc_a({look})\nexcept _pc_Expand:\n    {call}"
+
+    def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
+        return f"if type({idx}) is _pc_nd:\n    _pc_X.sub({plan}, {base}, {idx}, {out})\nelse:\n    {scalar}"
+
+    def lib_iter(self, code, it, i) -> str:
+        return f"if type({it}) is _pc_nd or type({it}) is list:\n    _pc_m1({code}, {it}, {i})"
+
+    def lib_work(self, plan, out, args, flag) -> str:
+        return f"_pc_X.work({plan}, {out}, {', '.join(args)}, {flag})"
 
     def before_call(self) -> list[str]:
         return []
@@ -346,6 +407,29 @@ class _Compiled:
     def check(self) -> list[str]:
         return list(self._CHECK)
 
+    # library calls: primitives whose overloads pick the records from the argument types (libcalls.py);
+    # an expansion writes each of its record sites at most once between two of its check points
+    _LIB = {"copy": "_pc_xcopy", "reduce": "_pc_xreduce", "scan": "_pc_xscan", "matmul": "_pc_xmatmul",
+            "vdot": "_pc_xvdot"}
+
+    def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
+        self.prog.n_sites += n_pcs + 1
+        fn = f"_pc_xmap{len(args)}" if method == "map" else self._LIB[method]
+        return f"_pc_p, _pc_k = {fn}(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {out}{''.join(', ' + a for a in args)})"
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        return self.lib("map", plan, out, args, n_pcs=n_pcs)
+
+    def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
+        self.prog.n_sites += n_pcs + 1
+        return f"_pc_p, _pc_k = _pc_xsub(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {code}, {base}, {idx}, {out})"
+
+    def lib_iter(self, code, it, i) -> str:
+        return self._site(f"_pc_p = _pc_xiter(_pc_B, _pc_p, {code}, {it}, {i})")
+
+    def lib_work(self, plan, out, args, flag) -> str:
+        return f"_pc_xwork(_pc_S, {plan}, {out}, {', '.join(args)}, {flag})"
+
     def before_call(self) -> list[str]:
         return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k"]
 
@@ -365,6 +449,7 @@ _PRIMS = {
     "_pc_fop": rt.fop,
     "_pc_fop2": rt.fop2,
     "_pc_meta": rt.meta,
+    **lc.PRIMITIVES,
 }
 
 
@@ -581,6 +666,8 @@ class _Rewriter:
             self.emit(self.be.rec(pc, Op.OTHER))
         else:
             pc = self.pc(node, "load", it + [bt], d)
+            if not isinstance(node.slice, ast.Tuple) and self._maybe_array(node.slice):
+                return self._expand_gather(node, base, bt, idx, it, out, d, pc)
             self.emit(self.be.rec_mem(pc, Op.LOAD, base, idx))
         self.emit(f"{out} = {base}[{idx}]")
         return out, d
@@ -591,6 +678,9 @@ class _Rewriter:
         r, rt_ = self.expr(node.right)
         out, d = self._dest(target, dst)
         pc = self.pc(node, f"binop:{sym}", [lt, rt_], d)
+        x = self._expand_binop(node, sym, oi, of, pc, l, lt, r, rt_, out, d)
+        if x is not None:
+            return x
         self.emit(f"{out} = {l} {sym} {r}")
         self.emit(self.rtyped(pc, oi, of, [out]))
         return out, d
@@ -612,6 +702,9 @@ class _Rewriter:
         else:
             sym = "-" if isinstance(node.op, ast.USub) else "~"
             pc = self.pc(node, f"unary:{sym}", [vt], d)
+            x = self._expand_unary(node, sym, v, vt, out, d, pc)
+            if x is not None:
+                return x
             self.emit(f"{out} = {sym}{v}")
             self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [out]))
         return out, d
@@ -629,7 +722,8 @@ class _Rewriter:
         out, d = self.tmp(), self.site()
         l, lt = self.expr(node.left)
         r, rt_ = self.expr(node.comparators[0])
-        self._compare(node, out, d, l, lt, node.ops[0], r, rt_)
+        if len(node.ops) > 1 or not self._expand_compare(node, out, d, l, lt, node.ops[0], r, rt_):
+            self._compare(node, out, d, l, lt, node.ops[0], r, rt_)
         saved = self.out
         for op, comp in zip(node.ops[1:], node.comparators[1:]):
             bpc = self.pc(node, "branch:chain", [d])
@@ -710,6 +804,9 @@ class _Rewriter:
                 sig_ok = self.inst.signature_ok(fn)
                 if sig_ok:
                     return self.user_call(node, fn, target, dst)
+            x = self._expand_call(node, obj, target, dst)
+            if x is not None:
+                return x
             mod = getattr(obj, "__module__", None) or ""
             is_math = mod in ("math", "cmath") or isinstance(obj, np.ufunc) or mod.startswith("numpy")
             if fname in _SPECIAL_NAMES and is_math:
@@ -718,6 +815,9 @@ class _Rewriter:
                 return self.lib_call(node, target, dst, f"call:{fname}", Op.INT_ALU, Op.FP_ALU)
             if obj is len:
                 return self.lib_call(node, target, dst, "call:len", Op.MOVE, Op.MOVE)
+        if not ok and not has_star and isinstance(node.func, ast.Attribute) and \
+                (node.func.attr in lc.METHODS or node.func.attr in lc.METHOD_ESTIMATES):
+            return self._expand_method(node, target, dst)
         return self.lib_call(node, target, dst, "call:other", Op.OTHER, Op.OTHER, opaque_func=not ok)
 
     def _args(self, node):
@@ -823,6 +923,8 @@ class _Rewriter:
             base, bt = self.expr(tgt.value)
             idx, it, is_slice = self._index(tgt.slice)
             self.emit(f"{base}[{idx}] = {value}")
+            if is_slice and self._expand_slice_store(tgt, base, bt, idx, value, vt, node):
+                return
             if is_slice:
                 pc = self.pc(tgt, "store:slice", [vt] + it + [bt], 0)
                 self.emit(self.be.rec(pc, Op.OTHER))
@@ -880,7 +982,8 @@ class _Rewriter:
             d = self.var(tgt.id)
             pc = self.pc(s, f"binop:{sym}=", [d, vt], d)
             self.emit(f"{tgt.id} {sym}= {v}")
-            self.emit(self.rtyped(pc, oi, of, [tgt.id]))
+            if not self._expand_inplace(s, sym, oi, of, pc, tgt, tgt.id, d, s.value, v, vt):
+                self.emit(self.rtyped(pc, oi, of, [tgt.id]))
             return
         if isinstance(tgt, ast.Subscript):
             base, bt = self.expr(tgt.value)
@@ -897,7 +1000,8 @@ class _Rewriter:
             pc = self.pc(s, f"binop:{sym}=", [ct, vt], rtk)
             self.emit(f"{res} = {cur}")
             self.emit(f"{res} {sym}= {v}")
-            self.emit(self.rtyped(pc, oi, of, [res]))
+            if not self._expand_inplace(s, sym, oi, of, pc, tgt, res, ct, s.value, v, vt):
+                self.emit(self.rtyped(pc, oi, of, [res]))
             self.emit(f"{base}[{idx}] = {res}")
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "store:slice", [rtk] + it + [bt], 0), Op.OTHER))
@@ -956,12 +1060,17 @@ class _Rewriter:
             if ok and (obj is range or getattr(obj, "__name__", "") == "prange") and isinstance(it, ast.Call) and not it.keywords:
                 parts = [self.expr(a)[0] for a in it.args]
                 iter_src = f"range({', '.join(parts)})"
-        if iter_src is None:
+        elem = self._expand_iter(s) if iter_src is None and it is s.iter else None
+        if elem is not None:
+            iter_src = elem[0]
+        elif iter_src is None:
             iter_src, _ = self.expr(it)
         if is_tid and role[1] > 0:  # an inner loop of a collapsed nest: its bounds are index arithmetic
             self.prog.control_pcs += list(range(first_pc, len(self.prog._src)))
         self.cur = s
-        if isinstance(s.target, ast.Name):
+        if elem is not None:
+            ind = elem[1]
+        elif isinstance(s.target, ast.Name):
             ind = self.var(s.target.id)
         else:
             ind = self.prog.reg((self.fi.key, "loop", s.lineno, s.col_offset))
@@ -993,6 +1102,8 @@ class _Rewriter:
         elif is_tid:  # an outer loop of a nest: its own records in an iteration go to the row's first thread
             self.emit(self.be.set_tid(lin))
         self.emit(f"{flag} += 1")
+        if elem is not None:
+            self.emit(elem[2](f"{flag} - 1"))
         head = self.out
         self.out = saved
         body = head + self.block(s.body)
@@ -1121,6 +1232,398 @@ class _Rewriter:
         final = self.block(s.finalbody) if s.finalbody else []
         self.cur = s
         self.emit_node(ast.Try(body=body, handlers=handlers, orelse=orelse, finalbody=final))
+
+    # -- library calls: NumPy operations traced as the element loops they perform (profiler/libcalls.py) ----
+    # (inside the thread space, see in_thread_space, an expansion runs in the current logical thread;
+    # elsewhere each element of its outer iteration space is a thread of its own launch)
+    def _counter_names(self) -> set[str]:
+        """Locals bound only as the target of ``for ... in range(...)`` loops (never arrays)."""
+        names = getattr(self, "_counters", None)
+        if names is None:
+            ranged, other = set(), set(a.arg for a in self.fdef.args.args + self.fdef.args.posonlyargs
+                                       + self.fdef.args.kwonlyargs)
+            targets = set()
+            for n in ast.walk(self.fdef):
+                if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and self._range_iter(n.iter):
+                    ranged.add(n.target.id)
+                    targets.add(id(n.target))
+            for n in ast.walk(self.fdef):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in targets:
+                    other.add(n.id)
+            names = self._counters = ranged - other
+        return names
+
+    def _range_iter(self, it) -> bool:
+        if isinstance(it, ast.Call):
+            ok, obj = self.resolve(it.func)
+            if ok and obj is _markers.parallel and len(it.args) == 1:
+                return self._range_iter(it.args[0])
+            return ok and (obj is range or getattr(obj, "__name__", "") == "prange")
+        return False
+
+    def _maybe_array(self, node) -> bool:
+        """False when ``node`` is certainly not an array (a literal, a range-loop counter, a global number,
+        ``len()``/``int()``, arithmetic of those): such a site needs no expansion."""
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return node.id not in self._counter_names()
+            ok, v = self.resolve(node)
+            return not (ok and lc._is_number(v))
+        if isinstance(node, ast.UnaryOp):
+            return self._maybe_array(node.operand)
+        if isinstance(node, ast.BinOp):
+            return self._maybe_array(node.left) or self._maybe_array(node.right)
+        if isinstance(node, ast.Call):
+            ok, obj = self.resolve(node.func)
+            if ok and obj in (len, int, bool):
+                return False
+        return True
+
+    def _xtok(self) -> int:
+        return self.prog.xreg((self.fi.key, "lib", len(self.prog._xregs)))
+
+    @staticmethod
+    def _lib_text(node) -> str:
+        try:
+            text = ast.unparse(node)
+        except Exception:  # pragma: no cover
+            text = type(node).__name__
+        text = " ".join(text.split())
+        return text if len(text) <= 80 else text[:77] + "..."
+
+    def _lib_new(self, node, kind, name, length, expanded=True):
+        """A library site: its counter slot, plan array and (for expansions) its ``prog.library_sites`` entry."""
+        call = self._lib_text(node)
+        line = int(getattr(node, "lineno", 0))
+        slot = len(self.prog.lib_slots)
+        self.prog.lib_slots.append({"call": call, "name": name, "file": self.fi.file, "line": line, "kind": kind})
+        P = np.zeros(length, np.int64)
+        P[lc.P_SLOT] = lc.S_HEAD + lc.SLOT_WIDTH * slot
+        P[lc.P_THREADS] = 0 if self.in_thread_space() else 1
+        P[lc.P_WKIND] = lc.formula_of(name)[0]
+        site = None
+        if expanded:
+            site = {"call": call, "file": self.fi.file, "line": line, "kind": kind, "threads": bool(P[lc.P_THREADS])}
+            self.prog.library_sites.append(site)
+        self._lib_n = 0
+        return P, site, call
+
+    def _lib_pc(self, node, call, kind, part, srcs=(), dst=0) -> int:
+        self._lib_n += 1
+        return self.pc(node, f"lib:{kind}", srcs, dst, text=f"{call}: {part}")
+
+    def _lib_plan(self, P) -> str:
+        P.setflags(write=False)
+        name = f"_pc_P{len(self.prog.lib_slots)}"
+        self.ns[name] = P
+        return name
+
+    def _lib_loop(self, node, call, P, ind, what, nslot=lc.P_NEXT, bslot=lc.P_BRANCH) -> int:
+        npc = self._lib_pc(node, call, "next", f"next {what}", [ind], ind)
+        bpc = self._lib_pc(node, call, "branch", f"loop over {what}" + ("" if what == "k" else "s"), [ind])
+        P[nslot] = rt.code_of(npc, Op.INT_ALU)
+        P[bslot] = rt.code_of(bpc, Op.BRANCH)
+        self.prog.induction_pcs.append(npc)  # the element index: a GPU thread computes it from its own index
+        if self.prog.library_sites:
+            self.prog.library_sites[-1].setdefault("loop_pcs", {})[bpc] = npc
+        return bpc
+
+    def _lib_emit(self, method, plan, out, args, guard=None, scalar=None) -> None:
+        self.emit(self.be.lib(method, plan, out, list(args), guard, scalar, self._lib_n))
+
+    def _lib_emit_typed(self, plan, out, args, pc, oi, of, probes) -> None:
+        """An elementwise site whose scalar record is typed by ``probes`` (the result, or the operands)."""
+        self.be.ns = self.ns
+        self.emit(self.be.lib_typed(plan, out, list(args), pc, oi, of, list(probes), self._lib_n))
+
+    def _expand_map(self, node, kind, name, d, ops, cls, byops, scalar_pc, opname, has_op=True, fill_tok=0):
+        """Plan of an elementwise site: ``ops`` = [(node, source, register)] of the operands, ``d`` the result's
+        register. Per element: LOAD of each array operand, the operation (``cls`` = its (int, float) class;
+        ``byops``: float when an operand is), STORE, induction and BRANCH."""
+        P, site, call = self._lib_new(node, kind, name, lc.MAP_LEN)
+        op_scalar = cls if has_op else (Op.OTHER, Op.OTHER)
+        P[lc.P_SCALAR_I] = rt.code_of(scalar_pc, op_scalar[0])
+        P[lc.P_SCALAR_F] = rt.code_of(scalar_pc, op_scalar[1])
+        P[lc.P_BYOPS] = int(byops)
+        P[lc.M_HASOP] = int(has_op)
+        ind = self._xtok()
+        arr = [self._maybe_array(n) for n, _, _ in ops]
+        loads = []
+        for j, (n, src, tok) in enumerate(ops):
+            if arr[j]:
+                L = self._xtok()
+                pc = self._lib_pc(node, call, "load", f"load {self._lib_text(n)}", [ind, tok], L)
+                P[lc.P_LOAD + j] = rt.code_of(pc, Op.LOAD)
+                loads.append(L)
+            else:
+                loads.append(0)
+        masks = [m for m in range(1 << len(ops)) if all(arr[j] or not (m >> j) & 1 for j in range(len(ops)))]
+        if has_op:
+            E = self._xtok()
+            for m in masks:
+                srcs = [loads[j] if (m >> j) & 1 else ops[j][2] for j in range(len(ops))]
+                pc = self._lib_pc(node, call, "op", opname, srcs, E)
+                P[lc.M_OP_I + m] = rt.code_of(pc, cls[0])
+                P[lc.M_OP_F + m] = rt.code_of(pc, cls[1])
+            spc = self._lib_pc(node, call, "store", "store", [E, ind, d])
+            for m in masks:
+                P[lc.M_STORE + m] = rt.code_of(spc, Op.STORE)
+        else:
+            for m in masks:
+                v = (loads[0] if m & 1 else ops[0][2]) if ops else fill_tok
+                spc = self._lib_pc(node, call, "store", "store", [v, ind, d])
+                P[lc.M_STORE + m] = rt.code_of(spc, Op.STORE)
+        site["latch_pc"] = self._lib_loop(node, call, P, ind, "element")
+        return self._lib_plan(P)
+
+    def _expand_acc(self, node, kind, name, d, ops, cls, byops, scalar_pc, mean=False):
+        """Plan of an accumulating site (kind reduce, matmul, vdot or scan): ``ops`` = [(node, source,
+        register)] of the operands (two for matmul/vdot, whose elements are multiplied before accumulating)."""
+        P, site, call = self._lib_new(node, "matmul" if kind == "vdot" else kind, name, lc.ACC_LEN)
+        P[lc.P_SCALAR_I] = P[lc.P_SCALAR_F] = rt.code_of(scalar_pc, Op.OTHER)
+        P[lc.P_BYOPS] = int(byops)
+        ii, io, acc = self._xtok(), self._xtok(), self._xtok()
+        P[lc.A_INIT] = rt.code_of(self._lib_pc(node, call, "init", "set up the accumulator", [], acc), Op.MOVE)
+        loads = []
+        for j, (n, src, tok) in enumerate(ops):
+            L = self._xtok()
+            P[lc.P_LOAD + j] = rt.code_of(self._lib_pc(node, call, "load", f"load {self._lib_text(n)}", [ii, tok], L),
+                                          Op.LOAD)
+            loads.append(L)
+        src = loads[0]
+        if len(ops) == 2:
+            src = self._xtok()
+            pc = self._lib_pc(node, call, "op", "multiply", loads, src)
+            P[lc.A_PRE_I], P[lc.A_PRE_F] = rt.code_of(pc, Op.INT_MUL), rt.code_of(pc, Op.FP_MUL)
+        pc = self._lib_pc(node, call, "acc", "accumulate", [acc, src], acc)
+        P[lc.A_ACC_I], P[lc.A_ACC_F] = rt.code_of(pc, cls[0]), rt.code_of(pc, cls[1])
+        if kind == "scan":
+            P[lc.A_SCAN_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [acc, ii, d]), Op.STORE)
+        what = "k" if len(ops) == 2 else "element"
+        site["latch_pc"] = self._lib_loop(node, call, P, ii, what, lc.A_INEXT, lc.A_IBRANCH)
+        if mean:
+            P[lc.A_FIN] = rt.code_of(self._lib_pc(node, call, "op", "divide by the count", [acc], acc), Op.FP_DIV)
+        if kind in ("reduce", "matmul"):
+            P[lc.P_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [acc, io, d]), Op.STORE)
+        if kind in ("reduce", "matmul", "scan"):
+            site["outer_latch_pc"] = self._lib_loop(node, call, P, io, "output element")
+        if kind != "scan":
+            P[lc.A_FINAL] = rt.code_of(self._lib_pc(node, call, "final", "result", [acc], d), Op.MOVE)
+        self.prog.reduction(acc, site, f"{call}: accumulator ({self.fi.file}:{site['line']})")
+        return self._lib_plan(P)
+
+    def _capture(self, target, srcs) -> str:
+        """Where an expanded operation puts its result: a temporary when the target is one of its operands
+        (the records need the operands as they were)."""
+        out = target or self.tmp()
+        return self.tmp() if target is not None and target in srcs else out
+
+    def _expand_binop(self, node, sym, oi, of, pc, l, lt, r, rt_, out, d):
+        if not (self._maybe_array(node.left) or self._maybe_array(node.right)):
+            return None
+        res = self._capture(out, (l, r))
+        self.emit(f"{res} = {l} {sym} {r}")
+        ops = [(node.left, l, lt), (node.right, r, rt_)]
+        if sym == "@":
+            plan = self._expand_acc(node, "matmul", "@", d, ops, (Op.INT_ALU, Op.FP_ALU), False, pc)
+            self._lib_emit("matmul", plan, res, [l, r])
+        else:
+            plan = self._expand_map(node, "map", sym, d, ops, (oi, of), False, pc, sym)
+            self._lib_emit_typed(plan, res, [l, r], pc, oi, of, [res])
+        if res != out:
+            self.emit(f"{out} = {res}")
+        return out, d
+
+    def _expand_unary(self, node, sym, v, vt, out, d, pc):
+        if not self._maybe_array(node.operand):
+            return None
+        res = self._capture(out, (v,))
+        self.emit(f"{res} = {sym}{v}")
+        plan = self._expand_map(node, "map", sym, d, [(node.operand, v, vt)], (Op.INT_ALU, Op.FP_ALU), False, pc, sym)
+        self._lib_emit_typed(plan, res, [v], pc, Op.INT_ALU, Op.FP_ALU, [res])
+        if res != out:
+            self.emit(f"{out} = {res}")
+        return out, d
+
+    def _expand_compare(self, node, out, d, l, lt, op, r, rt_) -> bool:
+        sym = _CMPOPS[type(op)]
+        if sym in ("is", "is not", "in", "not in") or not (self._maybe_array(node.left)
+                                                           or self._maybe_array(node.comparators[0])):
+            return False
+        pc = self.pc(node, f"cmp:{sym}", [lt, rt_], d)
+        self.emit(f"{out} = {l} {sym} {r}")
+        plan = self._expand_map(node, "map", sym, d, [(node.left, l, lt), (node.comparators[0], r, rt_)],
+                                (Op.INT_ALU, Op.FP_ALU), True, pc, sym)
+        self._lib_emit_typed(plan, out, [l, r], pc, Op.INT_ALU, Op.FP_ALU, [l, r])
+        return True
+
+    def _expand_inplace(self, node, sym, oi, of, pc, tnode, name, d, vnode, v, vt) -> bool:
+        """``name op= v`` on an array updates it in place: a map whose result is ``name`` itself."""
+        if sym == "@" or not (self._maybe_array(tnode) or self._maybe_array(vnode)):
+            return False
+        plan = self._expand_map(node, "map", f"{sym}=", d, [(tnode, name, d), (vnode, v, vt)], (oi, of), False, pc,
+                                f"{sym}=")
+        self._lib_emit_typed(plan, name, [name, v], pc, oi, of, [name])
+        return True
+
+    def _expand_call(self, node, obj, target, dst):
+        """A NumPy call: expanded, or one OTHER record plus its estimated work; None: classify as before."""
+        spec = lc.call_spec(obj, builtins.abs)
+        if spec is None or spec[0] == "none":
+            return None
+        kind, name = spec
+        short = name[3:] if name.startswith("np.") else name
+        pos = [(a, *self.expr(a)) for a in node.args]
+        kw = {k.arg: (k.value, *self.expr(k.value)) for k in node.keywords}
+        return self._lib_call_site(node, kind, name, short, ast.unparse(node.func), None, 0, pos, kw, target, dst)
+
+    def _expand_method(self, node, target, dst):
+        """``x.sum()``, ``x.copy()``, ``x.dot(y)``, ``x.sort()`` ...: expanded (or estimated) when ``x`` is an
+        array at run time, else the OTHER record of any method call."""
+        attr = node.func.attr
+        base, bt = self.expr(node.func.value)
+        pos = [(a, *self.expr(a)) for a in node.args]
+        kw = {k.arg: (k.value, *self.expr(k.value)) for k in node.keywords}
+        kind = lc.METHODS.get(attr, "estimate")
+        return self._lib_call_site(node, kind, f"ndarray.{attr}", attr, f"{base}.{attr}", (node.func.value, base, bt),
+                                   bt, pos, kw, target, dst)
+
+    def _lib_call_site(self, node, kind, name, short, func, this, ft, pos, kw, target, dst):
+        out, d = self._dest(target, dst)
+        srcs = [p[1] for p in pos] + [v[1] for v in kw.values()] + ([this[1]] if this else [])
+        res = self._capture(out, srcs)
+        args = ", ".join([p[1] for p in pos] + [f"{k}={v[1]}" for k, v in kw.items()])
+        toks = [p[2] for p in pos] + [v[2] for v in kw.values()] + ([ft] if this else [])
+        self.emit(f"{res} = {func}({args})")
+        ops = ([this] if this else []) + pos  # operands: the method's array first
+        n = len(ops)
+        keys = set(kw)
+        axis = (pos[1 if not this else 0][1] if len(pos) > (0 if this else 1) else kw["axis"][1] if "axis" in kw
+                else "None")
+        if kind == "map":
+            lo, hi, cls, byops = lc.MAP_FUNCS[short]
+            if lo <= n <= hi and not keys - {"dtype", "out", "casting", "order"}:
+                label = "call:special" if short in _SPECIAL_NAMES else f"call:{short}"
+                pc = self.pc(node, label, toks, d)
+                plan = self._expand_map(node, "map", name, d, ops, cls, byops, pc, short)
+                probes = [o[1] for o in ops] if byops else [res]
+                self._lib_emit_typed(plan, res, [o[1] for o in ops], pc, cls[0], cls[1], probes)
+                return self._lib_done(res, out, d)
+        elif kind in ("reduce", "scan"):
+            if n in (1, 2) and not keys - {"axis", "dtype"}:
+                pc = self.pc(node, "call:other", toks, d)
+                if kind == "reduce":
+                    cls, byops, mean = lc.REDUCE_FUNCS[short]
+                else:
+                    cls, byops, mean = lc.SCAN_FUNCS[short], False, False
+                plan = self._expand_acc(node, kind, name, d, ops[:1], cls, byops, pc, mean)
+                self._lib_emit(kind, plan, res, [ops[0][1], axis])
+                return self._lib_done(res, out, d)
+        elif kind in ("matmul", "vdot"):
+            if n == 2 and not keys:
+                pc = self.pc(node, "call:other", toks, d)
+                plan = self._expand_acc(node, kind, name, d, ops, (Op.INT_ALU, Op.FP_ALU), False, pc)
+                self._lib_emit(kind, plan, res, [ops[0][1], ops[1][1]])
+                return self._lib_done(res, out, d)
+        elif kind == "copy":
+            if n in (1, 2) and not keys - {"dtype", "order", "copy"}:
+                pc = self.pc(node, "call:other", toks, d)
+                plan = self._expand_map(node, "copy", name, d, ops[:1], (Op.OTHER, Op.OTHER), False, pc, "copy",
+                                        has_op=False)
+                self._lib_emit("copy", plan, res, [ops[0][1]])
+                return self._lib_done(res, out, d)
+        elif kind == "construct":
+            pc = self.pc(node, "call:other", toks, d)
+            if this:  # x.fill(v): x is the result
+                fill = pos[0][2] if pos else 0
+                plan = self._expand_map(node, "construct", name, this[2], [], (Op.OTHER, Op.OTHER), False, pc, "fill",
+                                        has_op=False, fill_tok=fill)
+                self._lib_emit("map", plan, this[1], [], guard=this[1], scalar=self.be.rec(pc, Op.OTHER))
+            else:
+                k = lc.CONSTRUCT_FUNCS[short]
+                fill = pos[k][2] if 0 <= k < len(pos) else kw["fill_value"][2] if "fill_value" in kw else 0
+                plan = self._expand_map(node, "construct", name, d, [], (Op.OTHER, Op.OTHER), False, pc, short,
+                                        has_op=False, fill_tok=fill)
+                self._lib_emit("map", plan, res, [], guard=res, scalar=self.be.rec(pc, Op.OTHER))
+            return self._lib_done(res, out, d)
+        # not expanded: one OTHER record and the work estimate
+        pc = self.pc(node, "call:other", toks, d)
+        self.emit(self.be.rec(pc, Op.OTHER))
+        P, _, _ = self._lib_new(node, "estimate", name, lc.WORK_LEN, expanded=False)
+        plan = self._lib_plan(P)
+        flag_kw = lc.formula_of(name)[1]
+        flag = kw[flag_kw][1] if flag_kw in kw else "1"
+        a = [o[1] for o in ops[:3]] + ["None"] * (3 - min(3, len(ops)))
+        self.emit(self.be.lib_work(plan, res, a, flag))
+        return self._lib_done(res, out, d)
+
+    def _lib_done(self, res, out, d):
+        if res != out:
+            self.emit(f"{out} = {res}")
+        return out, d
+
+    def _expand_gather(self, node, base, bt, idx, it, out, d, pc):
+        """``x[idx]`` whose index may be an array: a gather (integer index array) or a masked read (boolean)."""
+        res = self._capture(out, (base, idx))
+        self.emit(f"{res} = {base}[{idx}]")
+        P, site, call = self._lib_new(node, "gather", "indexing", lc.GATHER_LEN)
+        P[lc.P_SCALAR_I] = P[lc.P_SCALAR_F] = rt.code_of(pc, Op.OTHER)
+        itok = it[0] if it else 0
+        ind, li, lx = self._xtok(), self._xtok(), self._xtok()
+        P[lc.G_LOAD_IDX] = rt.code_of(self._lib_pc(node, call, "load", "load index", [ind, itok], li), Op.LOAD)
+        P[lc.G_LOAD_X] = rt.code_of(self._lib_pc(node, call, "load", "load element", [li, bt], lx), Op.LOAD)
+        P[lc.P_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [lx, ind, d]), Op.STORE)
+        lm, lmx, km = self._xtok(), self._xtok(), self._xtok()
+        P[lc.G_MLOAD] = rt.code_of(self._lib_pc(node, call, "load", "load mask", [ind, itok], lm), Op.LOAD)
+        P[lc.G_MBRANCH] = rt.code_of(self._lib_pc(node, call, "branch", "selected?", [lm]), Op.BRANCH)
+        P[lc.G_MLOAD_X] = rt.code_of(self._lib_pc(node, call, "load", "load selected element", [ind, bt], lmx),
+                                     Op.LOAD)
+        P[lc.G_MSTORE] = rt.code_of(self._lib_pc(node, call, "store", "store selected", [lmx, km, d]), Op.STORE)
+        P[lc.G_COUNT] = rt.code_of(self._lib_pc(node, call, "next", "next output position", [km], km), Op.INT_ALU)
+        site["latch_pc"] = self._lib_loop(node, call, P, ind, "element")
+        plan = self._lib_plan(P)
+        scalar = self.be.rec_mem(pc, Op.LOAD, base, idx)
+        self.emit(self.be.lib_sub(plan, rt.code_of(pc, Op.LOAD), base, idx, res, scalar, self._lib_n))
+        return self._lib_done(res, out, d)
+
+    def _expand_slice_store(self, tgt, base, bt, idx, value, vt, node) -> bool:
+        """``a[1:-1] = expr`` / ``a[:] = 0``: a STORE per element of the assigned view (LOADs of an array
+        source). Returns False where the assignment keeps its one OTHER record."""
+        vnode = getattr(node, "value", None)
+        pc = self.pc(tgt, "store:slice", [vt, bt], 0)
+        view = self.tmp()
+        self.emit(f"{view} = {base}[{idx}]")
+        ops = [(vnode if isinstance(vnode, ast.AST) else ast.Name(value, ast.Load()), value, vt)]
+        plan = self._expand_map(tgt, "copy", "slice assignment", bt, ops, (Op.OTHER, Op.OTHER), False, pc, "store",
+                                has_op=False)
+        self._lib_emit("map", plan, view, [value], guard=view, scalar=self.be.rec(pc, Op.OTHER))
+        return True
+
+    def _expand_iter(self, s):
+        """``for v in arr`` / ``for i, v in enumerate(arr)``: (iterable source, induction register, record source
+        of the element given the iteration index) or None. A 1-D array's element is a LOAD per iteration
+        (into ``v``'s register), a row of a 2-D array a view (OTHER), a list element a LOAD at its synthetic
+        address; other iterables record nothing."""
+        it, tgt = s.iter, s.target
+        enum = False
+        if isinstance(it, ast.Call) and not it.keywords and len(it.args) == 1 and isinstance(tgt, ast.Tuple) \
+                and len(tgt.elts) == 2 and all(isinstance(e, ast.Name) for e in tgt.elts):
+            ok, obj = self.resolve(it.func)
+            enum = ok and obj is enumerate
+        if not enum and not isinstance(tgt, ast.Name):
+            return None
+        inner = it.args[0] if enum else it
+        src, tok = self.expr(inner)
+        self.cur = s
+        hold = self.tmp()
+        self.emit(f"{hold} = {src}")
+        vname = tgt.elts[1].id if enum else tgt.id
+        ind = self.var(tgt.elts[0].id) if enum else self._xtok()
+        pc = self.pc(s, "load", [ind, tok], self.var(vname), text=f"{vname} = next element of {self._lib_text(inner)}")
+        code = rt.code_of(pc, Op.LOAD)
+        return (f"enumerate({hold})" if enum else hold), ind, (lambda i: self.be.lib_iter(code, hold, i))
 
     # -- function ------------------------------------------------------------------------------------------
     def function(self) -> ast.FunctionDef:
@@ -1282,6 +1785,7 @@ class Instrumenter:
         meta = ts.to_json()
         for loop in meta["loops"]:
             loop["latch_pc"] = int(prog.kernel_latches.get(loop["id"], 0))
+        self._library_launches(meta)
         meta["induction_pcs"] = sorted(set(prog.induction_pcs))
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
@@ -1289,6 +1793,34 @@ class Instrumenter:
         meta["control_pcs"] = sorted(set(prog.control_pcs))
         prog.thread_space = meta
         prog.parallel_loops = [loop["location"] for loop in meta["loops"]]
+
+    def _library_launches(self, meta: dict) -> None:
+        """NumPy operations expanded outside the thread space are launches of their own (docs/profiler.md,
+        "Library calls"): each becomes a kernel loop of the metadata, named by its thread loop's BRANCH (the
+        output-element loop of a matrix product or an axis reduction, else the element loop), whose latch
+        records are loop control."""
+        prog = self.prog
+        kinds = {"reduce": "reduction", "scan": "scan"}
+        for site in prog.library_sites:
+            if not site.get("threads"):
+                continue
+            # an accumulating site's threads are its output elements when the result is an array, else the
+            # input elements (decided at run time): either loop's BRANCH names the launch
+            latches = [int(site[k]) for k in ("latch_pc", "outer_latch_pc") if site.get(k)]
+            latch = latches[0] if latches else 0
+            loop = {
+                "id": len(meta["loops"]), "how": "library", "function": "", "location": f"{site['file']}:{site['line']}",
+                "header": site["call"], "dims": 1, "nest": [f"{site['file']}:{site['line']}"],
+                "static": kinds.get(site["kind"], "independent"), "atomics": [], "reasons": [], "latch_pc": latch,
+                "latch_pcs": latches,
+                "reductions": ([f"{site['call']} (running value, scan)"] if site["kind"] == "scan" else
+                               [f"{site['call']} (accumulator)"]) if site.get("reduction_token") else [],
+            }
+            meta["loops"].append(loop)
+            for bpc, npc in site.get("loop_pcs", {}).items():
+                prog.control_pcs += [npc, bpc]
+        if meta["how"] == "none" and meta["loops"]:
+            meta["how"] = "library"
 
     def link(self, caller: FuncInfo, callee: FuncInfo) -> None:
         self._links.append((caller, callee))

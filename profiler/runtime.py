@@ -87,6 +87,7 @@ class InterpretedBuffer:
         self.L: list[int] = []
         self.A: list[int] = []
         self.tid = -1
+        self.lib = None  # the library-call primitives (profiler.libcalls.InterpretedLib), set by the session
         self._arrays: dict[int, tuple] = {}
         self._arrays1: dict[int, tuple] = {}
         self._arrays2: dict[int, tuple] = {}
@@ -352,7 +353,7 @@ class CompiledBuffer:
     are decoded when a sink first reads them (the registers from the program's per-pc table).
     """
 
-    def __init__(self, tracer, cap: int, slack: int = 0) -> None:
+    def __init__(self, tracer, cap: int, slack: int = 0, extra: int = 0) -> None:
         self.tracer = tracer
         self.chunk = max(1, min(int(cap), COMPILED_CHUNK_RECORDS))
         slack = max(0, int(slack))
@@ -360,7 +361,8 @@ class CompiledBuffer:
         self.cap = level + slack + 1
         self.B = (np.empty(self.cap, np.int64), np.empty(self.cap, np.int64),
                   np.empty(self.cap + 1, np.int64), np.empty(self.cap + 1, np.int64))
-        self.S = np.array([0, level, 0], dtype=np.int64)
+        self.S = np.zeros(3 + max(0, int(extra)), dtype=np.int64)  # after the three: library-call counters
+        self.S[1] = level
         self.tid = -1
         self._out = None
         self.generation = 0  # chunks handed over so far (see CodedChunk)

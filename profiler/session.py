@@ -22,6 +22,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import instrument as ins
+from . import libcalls as _lib
 from . import markers as _markers
 from . import runtime as rt
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
@@ -119,10 +120,11 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
     tracer = _Tracer(prog, sinks, info)
     fn = prog.root.fn
     if mode == "compiled":
-        buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites)
+        buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites, _lib.SLOT_WIDTH * prog.n_lib_slots)
         args = (buf.B, buf.S, *positional)
     else:
         buf = rt.InterpretedBuffer(tracer, chunk_records)
+        buf.lib = _lib.InterpretedLib(buf, prog)
         args = (buf, None, *positional)
     rt.warm_up(mode)
     for s in tracer.sinks:
@@ -142,7 +144,7 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         finally:
             info.complete = False
             info.error = "interrupted (KeyboardInterrupt)" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
-            _finish(tracer, info, prog)
+            _finish(tracer, info, prog, buf)
         if hasattr(exc, "add_note"):
             exc.add_note(
                 f"portcast: raised inside traced region {name!r} (invocation {invocation}); "
@@ -151,13 +153,15 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         raise
     info.wall_time_s = time.perf_counter() - t0
     buf.flush()
-    _finish(tracer, info, prog)
+    _finish(tracer, info, prog, buf)
     return value, info
 
 
-def _finish(tracer: _Tracer, info: RegionInfo, prog: ins.Program) -> None:
+def _finish(tracer: _Tracer, info: RegionInfo, prog: ins.Program, buf=None) -> None:
     info.n_records = tracer.n_records
     info.n_threads = tracer.max_tid + 1
+    if buf is not None:  # library calls: what was expanded, and the estimated work of what was not
+        _lib.annotate(info, prog, buf.lib.S if isinstance(buf, rt.InterpretedBuffer) else buf.S)
     for s in tracer.sinks:
         s.end_region(info, prog.static)
 

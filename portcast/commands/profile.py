@@ -111,7 +111,7 @@ def feature_sink(sinks):
 def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True) -> None:
     """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
     from portcast.commands._common import err_console
-    from portcast.report import predict_regions, print_features, print_thread_space
+    from portcast.report import predict_regions, print_features, print_library_calls, print_thread_space
 
     fsink = feature_sink(sinks)
     if fsink is None:
@@ -121,6 +121,7 @@ def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = 
         label = f"{info.name} #{info.invocation}"
         print_thread_space(out, err_console, label, ts)
         print_features(out, label, series, expl)
+        print_library_calls(out, label, info)
     if predict and fsink.results:
         predict_regions(out, err_console, model, fsink.results)
 
