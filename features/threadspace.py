@@ -342,7 +342,7 @@ class ThreadSpaceChecker(Analyzer):
             self.meta = None
             return
         self.meta = meta
-        loops = meta.get("loops") or []
+        loops = list(meta.get("loops") or []) + list(meta.get("library") or [])
         self.n_loops = len(loops)
         self.loop_stats = np.zeros((self.n_loops + 1, LS_COLS), np.int64)
         top = 0
@@ -523,14 +523,16 @@ def _verdict(row) -> str:
 
 def join_report(meta: dict | None, found: dict | None) -> dict | None:
     """One description of a region's thread space: each kernel loop of the source analysis (``meta``, the
-    region's ``thread_space`` metadata) with what the check on the trace found for it (``found``,
+    region's ``thread_space`` metadata; of its ``library`` sites, those that launched) with what the check on
+    the trace found for it (``found``,
     :meth:`ThreadSpaceChecker.report`): launches, threads, records, dependence counts, examples, and the
     ``verdict`` (from the trace when it was checked, else the source analysis's). None without metadata."""
     if meta is None:
         return None
     by_id = {loop["id"]: loop for loop in (found or {}).get("loops", [])}
     loops = []
-    for loop in meta.get("loops", []):
+    launched_library = [lp for lp in meta.get("library", []) if (by_id.get(lp["id"]) or {}).get("launches")]
+    for loop in list(meta.get("loops", [])) + launched_library:
         row = dict(loop)
         dyn = by_id.get(loop["id"])
         if dyn is not None:
@@ -546,6 +548,9 @@ def join_report(meta: dict | None, found: dict | None) -> dict | None:
                       "loop of the metadata names)", "dims": 1, "static": "", "reductions": [], "atomics": [],
                       "reasons": [], **{k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")},
                       "verdict": dyn["verdict"]})
-    return {"how": meta.get("how", "none"), "loops": loops, "rejected": meta.get("rejected", []),
+    how = meta.get("how", "none")
+    if how == "none" and launched_library:
+        how = "library"
+    return {"how": how, "loops": loops, "rejected": meta.get("rejected", []),
             "notes": meta.get("notes", []), "checked": bool(found and found.get("checked")),
             "memory_unchecked_launches": int((found or {}).get("memory_unchecked_launches", 0))}

@@ -125,8 +125,6 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
         for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
             t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"))
         for loop in loops:
-            if loop.get("how") == "library" and not loop.get("launches"):
-                continue  # a NumPy call that only ever met scalars: one record, no launch
             t.add_row(escape(loop.get("header", "")), _short(loop.get("location", "")), str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
                       "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))

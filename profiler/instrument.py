@@ -1796,11 +1796,12 @@ class Instrumenter:
 
     def _library_launches(self, meta: dict) -> None:
         """NumPy operations expanded outside the thread space are launches of their own (docs/profiler.md,
-        "Library calls"): each becomes a kernel loop of the metadata, named by its thread loop's BRANCH (the
-        output-element loop of a matrix product or an axis reduction, else the element loop), whose latch
-        records are loop control."""
+        "Library calls"): each site is a kernel loop in the metadata's ``library`` list (ids after the source
+        loops'), named by its loops' BRANCHes, whose latch records are loop control. A site that only ever
+        meets scalars never launches; reports list the sites that did."""
         prog = self.prog
         kinds = {"reduce": "reduction", "scan": "scan"}
+        meta["library"] = []
         for site in prog.library_sites:
             if not site.get("threads"):
                 continue
@@ -1809,18 +1810,16 @@ class Instrumenter:
             latches = [int(site[k]) for k in ("latch_pc", "outer_latch_pc") if site.get(k)]
             latch = latches[0] if latches else 0
             loop = {
-                "id": len(meta["loops"]), "how": "library", "function": "", "location": f"{site['file']}:{site['line']}",
+                "id": len(meta["loops"]) + len(meta["library"]), "how": "library", "function": "", "location": f"{site['file']}:{site['line']}",
                 "header": site["call"], "dims": 1, "nest": [f"{site['file']}:{site['line']}"],
                 "static": kinds.get(site["kind"], "independent"), "atomics": [], "reasons": [], "latch_pc": latch,
                 "latch_pcs": latches,
                 "reductions": ([f"{site['call']} (running value, scan)"] if site["kind"] == "scan" else
                                [f"{site['call']} (accumulator)"]) if site.get("reduction_token") else [],
             }
-            meta["loops"].append(loop)
+            meta["library"].append(loop)
             for bpc, npc in site.get("loop_pcs", {}).items():
                 prog.control_pcs += [npc, bpc]
-        if meta["how"] == "none" and meta["loops"]:
-            meta["how"] = "library"
 
     def link(self, caller: FuncInfo, callee: FuncInfo) -> None:
         self._links.append((caller, callee))

@@ -38,7 +38,9 @@ def test_xapp_feature_list_is_table_1_as_portcast_computes_it():
     assert set(cat["source"]) == {"xapp", "mica", "warp", "portcast"}
     assert all(n.startswith("mica_") for n in cat.loc[cat.source == "mica", "name"])
     assert all(n.startswith("warp_") for n in cat.loc[cat.source == "warp", "name"])
-    assert list(cat.loc[cat.source == "portcast", "name"]) == ["lib_opaqueFlops", "lib_opaqueFraction"]
+    assert list(cat.loc[cat.source == "portcast", "name"]) == [
+        "ts_checked", "ts_kernels", "ts_carriedDeps", "ts_reductionDeps", "ts_atomicDeps", "ts_sameValueRaces",
+        "ts_parallelFraction", "lib_opaqueFlops", "lib_opaqueFraction"]
     assert set(cat["family"]) == set(features.FAMILIES)
     assert (cat["definition"].str.len() > 10).all()
 

@@ -354,8 +354,9 @@ def test_engine_family_and_catalogue():
 # ------------------------------------------------------------------------------------------ the SIMT model
 
 
+# single-launch kernels (histogram's np.zeros is a launch of its own since NumPy calls are traced as loops)
 SIMT_KERNELS = ["saxpy", "collatz_lengths", "mandelbrot", "spmv_csr", "gather", "string_match", "tree_traversal",
-                "histogram", "stencil2d", "matmul_naive", "transpose"]
+                "stencil2d", "matmul_naive", "transpose"]
 
 
 @pytest.fixture(scope="module")

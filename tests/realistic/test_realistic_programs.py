@@ -35,7 +35,15 @@ def profile(fn, args, mode):
 
 
 def loops_of(report):
-    return [(lp["location"], lp["dims"], lp["verdict"], lp["launches"], lp["threads"]) for lp in report["loops"]]
+    """The kernel loops of the source: (file:line, dims, verdict, launches, threads)."""
+    return [(lp["location"], lp["dims"], lp["verdict"], lp["launches"], lp["threads"]) for lp in report["loops"]
+            if lp["how"] != "library"]
+
+
+def library_of(report):
+    """The NumPy operations that launched: (call, verdict, launches, threads)."""
+    return [(lp["header"], lp["verdict"], lp["launches"], lp["threads"]) for lp in report["loops"]
+            if lp["how"] == "library"]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -48,10 +56,12 @@ def test_conjugate_gradient_kernels_live_in_the_helpers_under_a_host_loop(mode):
         (line_of("cg.axpy"), 1, "parallel", 6, 64),
         (line_of("cg.update_p"), 1, "parallel", 3, 64),
     ]
+    assert library_of(ts) == [("b.copy()", "parallel", 1, 64), ("b.copy()", "parallel", 1, 64),
+                              ("np.zeros(n)", "parallel", 1, 64)]
     assert [r["location"] for r in ts["rejected"]] == [line_of("cg.iterations")]
     assert "`rho` is read before it is assigned" in ts["rejected"][0]["why"][0]
     assert f["ts_carriedDeps"] == 0 and f["ts_reductionDeps"] == 7 * 63 and f["ts_atomicDeps"] == 0
-    assert f["warp_threads"] == 64 and f["ts_kernels"] == 4 and f["warp_launches"] == 19
+    assert f["warp_threads"] == 64 and f["ts_kernels"] == 7 and f["warp_launches"] == 19 + 3
     assert f["ts_parallelFraction"] == pytest.approx(f["warp_parallelFraction"])
     assert 0.98 < f["ts_parallelFraction"] < 1
     assert no_prediction_reason(f) is None
@@ -104,10 +114,11 @@ def test_bucket_sort_count_is_atomic_scan_is_a_scan_scatter_is_sequential(mode):
     out = np.zeros(200, np.int64)
     res, f, ts, _ = profile(P.bucket_sort, (keys, 16, 6, out), mode)
     assert np.array_equal(out, np.sort(keys, kind="stable")) or np.array_equal(np.sort(out), np.sort(keys))
-    got = {lp["location"]: (lp["static"], lp["verdict"]) for lp in ts["loops"]}
+    got = {lp["location"]: (lp["static"], lp["verdict"]) for lp in ts["loops"] if lp["how"] != "library"}
+    assert [call for call, *_ in library_of(ts)] == ["np.zeros(nbuckets, np.int64)", "np.zeros(nbuckets, np.int64)"]
     assert got == {line_of("is.count"): ("atomic", "atomic"), line_of("is.scan"): ("scan", "reduction"),
                    line_of("is.scatter"): ("atomic", "sequential")}
-    scatter = ts["loops"][2]
+    scatter = [lp for lp in ts["loops"] if lp["location"] == line_of("is.scatter")][0]
     assert {e["kind"] for e in scatter["examples"]} >= {"read_after_write"}
     assert f["ts_atomicDeps"] > 0 and f["ts_carriedDeps"] > 0
     assert f["ts_parallelFraction"] < 0.5
@@ -143,6 +154,21 @@ def test_l2_norm_loop_is_a_reduction(mode):
     assert res.value == pytest.approx(math.sqrt(float(x @ x)))
     assert loops_of(ts) == [(line_of("l2.loop"), 1, "reduction", 1, 100)]
     assert ts["loops"][0]["reductions"] == ["s (+)"] and f["ts_reductionDeps"] == 99
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_l2_norm_with_numpy_calls_is_two_launches_like_the_loop(mode):
+    x = np.random.default_rng(6).random(100)
+    res, f, ts, chunk = profile(P.l2_norm_numpy, (x,), mode)
+    assert res.value == pytest.approx(math.sqrt(float(x @ x)))
+    assert ts["how"] == "library" and loops_of(ts) == []
+    assert library_of(ts) == [("x * x", "parallel", 1, 100), ("np.sum(x * x)", "reduction", 1, 100)]
+    assert f["ts_reductionDeps"] == 99 and f["ts_carriedDeps"] == 0 and f["warp_launches"] == 2
+    # the explicit loops' work is in the trace: per element x * x loads both operands, multiplies, stores,
+    # counts (6 records), the sum loads, adds, counts (4); then the accumulator's set-up, result and sqrt
+    assert len(chunk) == 10 * 100 + 3
+    assert f["fp"] == 201 / 1003 and f["mem"] == 400 / 1003
+    assert no_prediction_reason(f) is None
 
 
 @pytest.mark.parametrize("mode", MODES)
