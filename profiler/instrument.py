@@ -240,6 +240,16 @@ class _Interp:
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_ma({rt.code_of(pc, op)}, {obj}, {name!r})"
 
+    def rec_kind(self, pc, ops, probe) -> str:
+        name = f"_pc_K{pc}"
+        self.ns[name] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_a({name}.of({probe}))"
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        kname = f"_pc_K{pc}"
+        self.ns[kname] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_B.kattr({kname}, {obj}, {name!r})"
+
     def set_tid(self, expr) -> str:
         return f"_pc_a(-2 - {expr})"
 
@@ -301,6 +311,14 @@ class _Compiled:
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_meta({obj})"
 
+    def rec_kind(self, pc, ops, probe) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, _pc_kc({probe}, ({codes})))")
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, _pc_kattr({obj}, ({codes})))")
+
     def set_tid(self, expr) -> str:
         return f"_pc_k = _pc_tidpt(_pc_B, _pc_k, _pc_p, {expr})"
 
@@ -326,7 +344,15 @@ _PRIMS = {
     "_pc_fop": rt.fop,
     "_pc_fop2": rt.fop2,
     "_pc_meta": rt.meta,
+    "_pc_kc": rt.kcode,
+    "_pc_kattr": rt.kattr,
 }
+
+# record classes by value kind (runtime.VK_*: int, float, complex, int/float/complex array, other object)
+_KIND_PART = (Op.MOVE, Op.MOVE, Op.MOVE, Op.OTHER, Op.OTHER, Op.OTHER, Op.LOAD)  # .real / .imag
+_KIND_CONJ = (Op.INT_ALU, Op.FP_ALU, Op.FP_ALU, Op.OTHER, Op.OTHER, Op.OTHER, Op.OTHER)  # conjugate
+_KIND_ABS = (Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU)  # |z|: hypot
+_KIND_REALFN = (Op.MOVE, Op.MOVE, Op.MOVE, Op.OTHER, Op.OTHER, Op.OTHER, Op.OTHER)  # np.real(z), np.imag(z)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -527,6 +553,8 @@ class _Rewriter:
             return ast.unparse(node), 0
         base, bt = self.expr(node.value)
         out, d = self._dest(target, dst)
+        if node.attr in ("real", "imag"):
+            return self._complex_part(node, base, bt, out, d)
         if node.attr in rt.ARRAY_META:
             self.emit(f"{out} = {base}.{node.attr}")
             return out, 0 if target is None else self._move_from(node, out, d, 0)
@@ -534,6 +562,55 @@ class _Rewriter:
         self.emit(self.be.rec_attr(pc, Op.LOAD, base, node.attr))
         self.emit(f"{out} = {base}.{node.attr}")
         return out, d
+
+    def _complex_part(self, node, base, bt, out, d):
+        """``v.real`` / ``v.imag``: a MOVE of a number's register, a view (OTHER) of an array, an attribute LOAD
+        of another object (interpreted mode only)."""
+        pc = self.pc(node, f"attr:{node.attr}", [bt], d)
+        self.be.ns = self.ns
+        self.emit(self.be.rec_kattr(pc, _KIND_PART, base, node.attr))
+        self.emit(f"{out} = {base}.{node.attr}")
+        return out, d
+
+    def _complex_call(self, node, target, dst):
+        """Calls of complex numbers' operations, or None: ``v.conjugate()``, ``v.conj()``, ``np.conj(v)``,
+        ``np.conjugate(v)`` (one ALU operation of a scalar, OTHER of an array), ``abs(v)``/``np.abs(v)`` (FP_SPECIAL
+        of a complex: a hypot), ``np.real(v)``/``np.imag(v)`` (as ``v.real``), ``complex(a, b)`` (a MOVE)."""
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("conjugate", "conj") and not node.args:
+            if self.resolve(f)[0]:
+                return None
+            base, bt = self.expr(f.value)
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, "call:conj", [bt], d)
+            self.emit(f"{out} = {base}.{f.attr}()")
+            self.be.ns = self.ns
+            self.emit(self.be.rec_kind(pc, _KIND_CONJ, base))
+            return out, d
+        ok, obj = self.resolve(f)
+        if not ok:
+            return None
+        func = ast.unparse(f)
+        if len(node.args) == 1 and any(obj is g for g in (np.conjugate, np.real, np.imag, np.absolute, abs)):
+            kind, ops = ("call:conj", _KIND_CONJ) if obj is np.conjugate else \
+                ("call:abs", _KIND_ABS) if obj is np.absolute or obj is abs else (f"call:{obj.__name__}", _KIND_REALFN)
+            v, vt = self.expr(node.args[0])
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, kind, [vt], d)
+            self.emit(f"{out} = {func}({v})")
+            self.be.ns = self.ns
+            self.emit(self.be.rec_kind(pc, ops, v))
+            return out, d
+        if obj is complex and 1 <= len(node.args) <= 2:
+            args, toks = self._args(node)
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, "call:complex", toks, d)
+            self.emit(f"{out} = {func}({', '.join(args)})")
+            self.emit(self.be.rec(pc, Op.MOVE))
+            return out, d
+        return None
 
     def _move_from(self, node, out, d, src):
         pc = self.pc(node, "move", [src], d)
@@ -696,6 +773,9 @@ class _Rewriter:
         return out, first
 
     def e_Call(self, node, target, dst):
+        done = self._complex_call(node, target, dst)
+        if done is not None:
+            return done
         ok, obj = self.resolve(node.func)
         has_star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         if ok and not has_star:

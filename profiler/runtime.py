@@ -78,6 +78,65 @@ class TypeCodes(dict):
         return v
 
 
+# value kinds: the class of some records depends on whether the operand is an integer, a float or a complex
+# number, a NumPy array of one of those, or another object (``abs`` of a complex is a hypot, ``.real`` of a
+# complex is a register move but of an array a view). Both modes classify the same way.
+VK_INT, VK_FLOAT, VK_COMPLEX, VK_INT_ARRAY, VK_FLOAT_ARRAY, VK_COMPLEX_ARRAY, VK_OBJECT = range(7)
+N_VALUE_KINDS = 7
+
+
+def scalar_kind(t: type) -> int:
+    """Value kind of a Python or NumPy scalar type (anything else: :data:`VK_OBJECT`)."""
+    if issubclass(t, (complex, np.complexfloating)):
+        return VK_COMPLEX
+    if issubclass(t, (float, np.floating)):
+        return VK_FLOAT
+    if issubclass(t, (int, np.integer, np.bool_)):
+        return VK_INT
+    return VK_OBJECT
+
+
+def value_kind(v) -> int:
+    """Value kind of a value (interpreted mode); arrays by their dtype."""
+    if isinstance(v, np.ndarray):
+        k = scalar_kind(v.dtype.type)
+        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+    return scalar_kind(type(v))
+
+
+def numba_value_kind(t) -> int:
+    """Value kind of a Numba type (compiled mode), as :func:`value_kind` classifies the values."""
+    if isinstance(t, types.Array):
+        k = numba_value_kind(t.dtype)
+        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+    if isinstance(t, types.Complex):
+        return VK_COMPLEX
+    if isinstance(t, types.Float):
+        return VK_FLOAT
+    if isinstance(t, (types.Integer, types.Boolean)):
+        return VK_INT
+    return VK_OBJECT
+
+
+class KindCodes(dict):
+    """Per-site record codes by value kind (interpreted mode): ``of(v)`` is the code for operand ``v``."""
+
+    def __init__(self, codes) -> None:
+        super().__init__()
+        if len(codes) != N_VALUE_KINDS:
+            raise ValueError(f"KindCodes needs {N_VALUE_KINDS} codes, got {len(codes)}")
+        self.codes = tuple(int(c) for c in codes)
+
+    def of(self, v) -> int:
+        c = self.get(type(v))  # scalars and objects are cached by type; arrays (kind by dtype) are not
+        if c is None:
+            k = value_kind(v)
+            c = self.codes[k]
+            if not isinstance(v, np.ndarray):
+                self[type(v)] = c
+        return c
+
+
 class InterpretedBuffer:
     """Record buffer of the interpreted mode. Instrumented code uses ``L.append``, :meth:`mem`, :meth:`attr`."""
 
@@ -225,6 +284,15 @@ class InterpretedBuffer:
         addr = self._synthetic_base(obj) + 8 * self._slot(("a", name))
         self.L.append(code | HAS_ADDR | (8 << SIZE_SHIFT))
         self.A.append(addr)
+
+    def kattr(self, codes: "KindCodes", obj, name: str) -> None:
+        """Record ``obj.real`` / ``obj.imag`` (``codes``: per value kind): a MOVE of a number, an OTHER (view)
+        of an array; of another object an attribute LOAD as :meth:`attr` records it."""
+        c = codes.of(obj)
+        if c == codes.codes[VK_OBJECT]:  # the LOAD code: distinct from the MOVE and OTHER codes
+            self.attr(c, obj, name)
+        else:
+            self.L.append(c)
 
     # -- flushing -------------------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -692,3 +760,27 @@ def _ol_meta(obj):
     if isinstance(obj, types.Array):
         return lambda obj: None
     raise numba_errors.TypingError(f"portcast compiled tracing does not trace attributes of {obj}")
+
+
+def kcode(v, codes):  # pragma: no cover - replaced by the overload in njit code
+    """``codes[value kind of v]`` (decided from the Numba type at compile time; see :func:`numba_value_kind`)."""
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
+
+
+@overload(kcode, inline="always")
+def _ol_kcode(v, codes):
+    k = numba_value_kind(v)
+    return lambda v, codes: codes[k]
+
+
+def kattr(obj, codes):  # pragma: no cover - replaced by the overload in njit code
+    """:func:`kcode` for ``obj.real`` / ``obj.imag``: numbers and arrays only."""
+    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
+
+
+@overload(kattr, inline="always")
+def _ol_kattr(obj, codes):
+    k = numba_value_kind(obj)
+    if k == VK_OBJECT:
+        raise numba_errors.TypingError(f"portcast compiled tracing does not trace attributes of {obj}")
+    return lambda obj, codes: codes[k]
