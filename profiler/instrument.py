@@ -309,7 +309,7 @@ class _Compiled:
         return self._site(f"_pc_p = _pc_recm(_pc_B, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
 
     def rec_attr(self, pc, op, obj, name) -> str:
-        return f"_pc_meta({obj})"
+        return f"_pc_meta({obj}, {name!r})"
 
     def rec_kind(self, pc, ops, probe) -> str:
         codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
@@ -449,13 +449,20 @@ class _Rewriter:
         self.out.append(st)
 
     def _locate(self, st):
+        """Give ``st`` the location of the user's statement being rewritten (``self.cur``), so that Numba's
+        messages and Python's tracebacks name the user's file:line; statements nested in ``st`` that were
+        located when they were emitted (the body of a rewritten loop or if) keep their own line."""
         ref = self.cur
-        for n in ast.walk(st):
+        stack = [st]
+        while stack:
+            n = stack.pop()
             if "lineno" in n._attributes:
                 n.lineno = getattr(ref, "lineno", 1)
                 n.col_offset = getattr(ref, "col_offset", 0)
                 n.end_lineno = getattr(ref, "end_lineno", n.lineno)
                 n.end_col_offset = getattr(ref, "end_col_offset", 0)
+            stack.extend(c for c in ast.iter_child_nodes(n) if not getattr(c, "_pc_located", False))
+        st._pc_located = True
 
     def rtyped(self, pc, op_i, op_f, probes) -> str:
         self.be.ns = self.ns

@@ -750,16 +750,25 @@ def _ol_fop2(v, w, op_int, op_fp):
     return lambda v, w, op_int, op_fp: op_int
 
 
-def meta(obj):  # pragma: no cover
+def meta(obj, name):  # pragma: no cover
     """Compiled mode: accepts array metadata reads; any other attribute read cannot be traced compiled."""
     raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
 @overload(meta, jit_options={"cache": True})
-def _ol_meta(obj):
+def _ol_meta(obj, name):
     if isinstance(obj, types.Array):
-        return lambda obj: None
-    raise numba_errors.TypingError(f"portcast compiled tracing does not trace attributes of {obj}")
+        return lambda obj, name: None
+    attr = getattr(name, "literal_value", None)
+    if attr is None:  # no match: Numba then retries with the literal string
+        return None
+    from numba.core.registry import cpu_target
+
+    typing = cpu_target.typing_context
+    typing.refresh()
+    if typing.resolve_getattr(obj, attr) is None:  # in Numba's own words, as if the tracer were not there
+        raise numba_errors.TypingError(f"Unknown attribute '{attr}' of type {obj}")
+    raise numba_errors.TypingError(f"portcast compiled tracing does not trace attribute '{attr}' of {obj}")
 
 
 def kcode(v, codes):  # pragma: no cover - replaced by the overload in njit code

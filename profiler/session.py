@@ -24,6 +24,7 @@ import numpy as np
 from . import instrument as ins
 from . import markers as _markers
 from . import runtime as rt
+from .compile_errors import describe_failure
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 
 MODES = ("auto", "interpreted", "compiled")
@@ -168,6 +169,7 @@ def _choose_mode(mode: str, build, positional, label: str):
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "interpreted":
         return build("interpreted"), "interpreted"
+    prog = None
     try:
         prog = build("compiled")
         _compile(prog, positional)
@@ -175,12 +177,10 @@ def _choose_mode(mode: str, build, positional, label: str):
     except ins.UnsupportedConstruct:
         raise
     except Exception as exc:  # Numba typing/lowering errors, untypable arguments, ...
+        reason = describe_failure(exc, prog)
         if mode == "compiled":
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ins.UnsupportedConstruct(f"{label}: Numba cannot compile the instrumented region: {first}") from None
-        reason = str(exc).strip().splitlines()
-        reason = next((r.strip() for r in reason if r.strip() and not r.startswith("\x1b")), type(exc).__name__)
-        _notice(f"region {label}: Numba cannot compile it ({reason[:140]}); tracing in interpreted mode")
+            raise ins.UnsupportedConstruct(f"region {label}: Numba cannot compile it: {reason}") from None
+        _notice(f"region {label}: Numba cannot compile it: {reason}; tracing in interpreted mode")
         return build("interpreted"), "interpreted"
 
 
@@ -188,15 +188,33 @@ def _compile(prog: ins.Program, positional) -> None:
     import numba
 
     buf = rt.CompiledBuffer(None, 1)
-    sig = []
-    for k, a in enumerate((buf.B, buf.S, *positional)):
+    sig = [numba.typeof(buf.B), numba.typeof(buf.S)]
+    for name, a in zip(prog.root.params, positional):
+        what = _python_container(a)
+        if what:
+            raise _NotCompilable(f"argument {name!r} is {what}, which Numba-compiled code does not take")
         try:
             sig.append(numba.typeof(a))
         except ValueError:
-            raise _NotCompilable(f"argument {k - 2} of type {type(a).__name__} has no Numba type") from None
-        if isinstance(a, (list, set, dict)):
-            raise _NotCompilable(f"argument {k - 2} is a Python {type(a).__name__}")
+            raise _NotCompilable(f"argument {name!r} ({_type_name(a)}) has no Numba type") from None
     prog.root.fn.compile(tuple(sig))
+
+
+def _type_name(a) -> str:
+    t = type(a)
+    return t.__name__ if t.__module__ in ("builtins", "__main__") else f"{t.__module__}.{t.__qualname__}"
+
+
+def _python_container(a) -> str:
+    """"a Python list of lists" and the like for the containers the compiled mode refuses, else ""."""
+    if not isinstance(a, (list, set, dict)):
+        return ""
+    kind = type(a).__name__
+    items = list(a.values()) if isinstance(a, dict) else list(a)
+    inner = {type(x).__name__ for x in items[:64]}
+    if len(inner) == 1 and isinstance(items[0], (list, set, dict, tuple)):
+        return f"a Python {kind} of {inner.pop()}s"
+    return f"a Python {kind}"
 
 
 @dataclasses.dataclass
