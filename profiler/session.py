@@ -121,7 +121,7 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
     fn = prog.root.fn
     if mode == "compiled":
         buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites)
-        args = (buf.B, buf.S, *positional)
+        args = (*buf.entry_args(), *positional)
     else:
         buf = rt.InterpretedBuffer(tracer, chunk_records)
         args = (buf, None, *positional)
@@ -187,8 +187,7 @@ def _choose_mode(mode: str, build, positional, label: str):
 def _compile(prog: ins.Program, positional) -> None:
     import numba
 
-    buf = rt.CompiledBuffer(None, 1)
-    sig = [numba.typeof(buf.B), numba.typeof(buf.S)]
+    sig = [numba.typeof(a) for a in rt.CompiledBuffer(None, 1).entry_args()]
     for name, a in zip(prog.root.params, positional):
         what = _python_container(a)
         if what:
