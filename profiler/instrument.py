@@ -429,12 +429,14 @@ def _movable(st, pending_names: set) -> bool:
 
 
 def merge_records(stmts: list) -> list:
-    """Compiled mode: replace the record statements of each straight run of statements by one call of
-    ``_pc_recs`` placed where the run's last record was written or later, before anything that reads the row
-    (another primitive, a check point, a call, control flow) or rebinds a value a record reads. Records keep
-    their order and their values, so the trace is unchanged; the compiled code has one call per run instead
-    of one per record, which is most of what compiling the records costs. A record written later than its
-    site is lost only where an exception would lose it anyway (after the last check point)."""
+    """Compiled mode: write the records of a straight run of statements with fewer calls. Records whose code
+    is known at compile time (a constant, or chosen by an operand's type) are held back past plain
+    statements and written by one call of ``_pc_recs``, together with the next memory or branch record (which
+    stays at its own site: moving address computations and conditions later made the traced code slower),
+    or before anything that reads the row (another primitive, a check point, a call, control flow) or
+    rebinds a value whose type chooses a code. Records keep their order and their values, so the trace is
+    unchanged. A record written later than its site is lost only where an exception would lose it anyway
+    (after the last check point)."""
     out: list = []
     pending: list = []  # (statement, letter, items)
     names: set = set()
@@ -459,6 +461,8 @@ def merge_records(stmts: list) -> list:
         if rec is not None:
             pending.append((st, rec[0], rec[1]))
             names.update(rec[2])
+            if rec[0] in "mb":  # written at its own site, with the records before it
+                flush()
             continue
         if pending and _movable(st, names):
             out.append(st)

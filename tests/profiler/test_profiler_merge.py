@@ -68,38 +68,40 @@ def _merged(src):
     return [ast.unparse(s) for s in merge_records(fdef.body)]
 
 
-def test_a_run_of_records_becomes_one_call_written_before_the_row_is_read():
+def test_records_known_at_compile_time_are_written_with_the_next_memory_record():
     got = _merged(
         "def f():\n"
-        "    _pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, 80, x, i)\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, 60)\n"
         "    t = x[i]\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, t, 128, 136)\n"
         "    u = t * 2.0\n"
-        "    _pc_p = _pc_recf(_pc_c0, _pc_p, u, 128, 136)\n"
+        "    _pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, 80, x, i)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 194)\n"
         "    _pc_save(_pc_S, _pc_p, _pc_k)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 258)\n"
     )
-    assert got == ["t = x[i]", "u = t * 2.0",
-                   "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'mfc', (80, x, i, u, 128, 136, 194))",
-                   "_pc_save(_pc_S, _pc_p, _pc_k)", "_pc_p = _pc_rec(_pc_c0, _pc_p, 258)"]
+    assert got == ["t = x[i]", "u = t * 2.0", "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 80, x, i))",
+                   "_pc_p = _pc_rec(_pc_c0, _pc_p, 194)", "_pc_save(_pc_S, _pc_p, _pc_k)",
+                   "_pc_p = _pc_rec(_pc_c0, _pc_p, 258)"]
 
 
-def test_records_are_written_before_a_value_they_read_is_rebound_or_control_flow():
+def test_records_are_written_before_a_value_that_chooses_their_code_is_rebound_or_control_flow():
     got = _merged(
         "def f():\n"
-        "    _pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, 80, x, i)\n"
-        "    _pc_p = _pc_recb(_pc_c0, _pc_p, 96, c)\n"
-        "    i = i + 1\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)\n"
+        "    v = v + 1.5\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 130)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc(v, (1, 2, 3, 4, 5, 6, 7)))\n"
+        "    w = v * 2.0\n"
+        "    _pc_p = _pc_recb(_pc_c0, _pc_p, 96, c)\n"
         "    if c:\n"
         "        _pc_p = _pc_rec(_pc_c0, _pc_p, 140)\n"
         "        _pc_p = _pc_rec(_pc_c0, _pc_p, 150)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))\n"
     )
     assert got == [
-        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'mb', (80, x, i, 96, c))", "i = i + 1",
-        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'ck', (130, v, 1, 2, 3, 4, 5, 6, 7))",
+        "_pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)", "v = v + 1.5", "w = v * 2.0",
+        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'ckb', (130, v, 1, 2, 3, 4, 5, 6, 7, 96, c))",
         "if c:\n    _pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cc', (140, 150))",
         "_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))",
     ]
