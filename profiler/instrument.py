@@ -310,6 +310,16 @@ class _Interp:
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_ma({rt.code_of(pc, op)}, {obj}, {name!r})"
 
+    def rec_kind(self, pc, ops, probe) -> str:
+        name = f"_pc_K{pc}"
+        self.ns[name] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_a({name}.of({probe}))"
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        kname = f"_pc_K{pc}"
+        self.ns[kname] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_B.kattr({kname}, {obj}, {name!r})"
+
     def set_tid(self, expr) -> str:
         return f"_pc_a(-2 - {expr})"
 
@@ -355,54 +365,62 @@ class _Interp:
 class _Compiled:
     """Compiled back end: each record is one int64 code (the interpreted buffer's layout) written by
     ``_pc_rec`` (memory records: ``_pc_recm`` also writes the address) with no capacity check; the row
-    ``_pc_p`` lives in a local (register). Check points (function entry, after calls, at the head of every
-    loop iteration) hand a full buffer to the sinks (see :class:`profiler.runtime.CompiledBuffer`: between
-    two check points each record site runs at most once, so :attr:`n_sites` bounds the rows written) and
-    store the row to ``_pc_S[0]``. A change of logical thread appends (row, tid) to two other arrays."""
+    ``_pc_p`` lives in a local (register), the columns' addresses ``_pc_c0``/``_pc_c1`` too; ``_pc_S`` is
+    the address of the buffer's state array (see :meth:`profiler.runtime.CompiledBuffer.entry_args`). Check points
+    (function entry, after calls, at the head of every loop iteration) store the row to ``S[0]`` and hand a
+    full buffer to the sinks (see :class:`profiler.runtime.CompiledBuffer`: between two check points each
+    record site runs at most once, so :attr:`n_sites` bounds the rows written). A change of logical thread
+    appends (row, tid) to two other arrays. Every primitive is a Numba intrinsic: a record costs a few LLVM
+    instructions at its site and next to nothing to compile."""
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
         prog.n_sites = 0
 
-    _CHECK = ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k",
-              "if _pc_p >= _pc_lim:\n    _pc_full(_pc_S)\n    _pc_p = 0\n    _pc_k = 0"]
+    _SAVE = "_pc_save(_pc_S, _pc_p, _pc_k)"
+    _CHECK = ["if _pc_check(_pc_S, _pc_p, _pc_k, _pc_lim):\n    _pc_full()\n    _pc_p = 0\n    _pc_k = 0"]
 
     def prologue(self) -> list[str]:
-        return ["_pc_p = _pc_S[0]", "_pc_lim = _pc_S[1]", "_pc_k = _pc_S[2]"] + self._CHECK
+        return ["_pc_p = _pc_ld(_pc_S, 0)", "_pc_lim = _pc_ld(_pc_S, 1)", "_pc_k = _pc_ld(_pc_S, 2)",
+                "_pc_c0 = _pc_ld(_pc_S, 3)", "_pc_c1 = _pc_ld(_pc_S, 4)"] + self._CHECK
 
     def _site(self, src: str) -> str:
         self.prog.n_sites += 1
         return src
 
     def rec(self, pc, op, taken=0) -> str:
-        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {rt.code_of(pc, op, taken)})")
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, {rt.code_of(pc, op, taken)})")
 
     def rec_typed(self, pc, op_i, op_f, probes) -> str:
         ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
         if ci == cf or not probes:
             return self.rec(pc, op_i)
         if len(probes) == 1:
-            sel = f"_pc_fop({probes[0]}, {ci}, {cf})"
-        else:
-            sel = f"_pc_fop2({probes[0]}, {probes[1]}, {ci}, {cf})"
-        return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {sel})")
+            return self._site(f"_pc_p = _pc_recf(_pc_c0, _pc_p, {probes[0]}, {ci}, {cf})")
+        return self._site(f"_pc_p = _pc_recf2(_pc_c0, _pc_p, {probes[0]}, {probes[1]}, {ci}, {cf})")
 
     def rec_branch(self, pc, cond) -> str:
-        # the outcome is computed in its own statement: a conditional expression among the arguments of an
-        # inline="always" function is mis-inlined by Numba 0.68 (the record is skipped)
         c0 = rt.code_of(pc, Op.BRANCH)
         if cond in ("True", "False"):
-            return self._site(f"_pc_p = _pc_rec(_pc_B, _pc_p, {c0 + int(cond == 'True')})")
-        return self._site(f"_pc_tk = 1 if {cond} else 0\n_pc_p = _pc_rec(_pc_B, _pc_p, {c0} + _pc_tk)")
+            return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, {c0 + int(cond == 'True')})")
+        return self._site(f"_pc_p = _pc_recb(_pc_c0, _pc_p, {c0}, {cond})")
 
     def rec_mem(self, pc, op, obj, idx) -> str:
-        return self._site(f"_pc_p = _pc_recm(_pc_B, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
+        return self._site(f"_pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
 
     def rec_attr(self, pc, op, obj, name) -> str:
-        return f"_pc_meta({obj})"
+        return f"_pc_meta({obj}, {name!r})"
+
+    def rec_kind(self, pc, ops, probe) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc({probe}, ({codes})))")
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kattr({obj}, ({codes})))")
 
     def set_tid(self, expr) -> str:
-        return f"_pc_k = _pc_tidpt(_pc_B, _pc_k, _pc_p, {expr})"
+        return f"_pc_k = _pc_tidpt(_pc_S, _pc_k, _pc_p, {expr})"
 
     def check(self) -> list[str]:
         return list(self._CHECK)
@@ -425,32 +443,164 @@ class _Compiled:
         return f"_pc_p, _pc_k = _pc_xsub(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {code}, {base}, {idx}, {out})"
 
     def lib_iter(self, code, it, i) -> str:
-        return self._site(f"_pc_p = _pc_xiter(_pc_B, _pc_p, {code}, {it}, {i})")
+        return self._site(f"_pc_p = _pc_xiter(_pc_c0, _pc_c1, _pc_p, {code}, {it}, {i})")
 
     def lib_work(self, plan, out, args, flag) -> str:
         return f"_pc_xwork(_pc_S, {plan}, {out}, {', '.join(args)}, {flag})"
 
     def before_call(self) -> list[str]:
-        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k"]
+        return [self._SAVE]
 
     def after_call(self) -> list[str]:
-        return ["_pc_p = _pc_S[0]", "_pc_k = _pc_S[2]"] + self._CHECK
+        # no check point here: the callee checked at its entry and its loop heads, and the sites it runs after
+        # its last check point and the caller's sites up to the caller's next check point are distinct sites,
+        # each run at most once, so the rows stay within n_sites of the level
+        return ["_pc_p = _pc_ld(_pc_S, 0)", "_pc_k = _pc_ld(_pc_S, 2)"]
 
     def before_return(self) -> list[str]:
-        return ["_pc_S[0] = _pc_p", "_pc_S[2] = _pc_k"]
+        return [self._SAVE]
 
 
 _PRIMS = {
     "_pc_F": rt.FLOAT_TYPES,
     "_pc_rec": rt._rec,
+    "_pc_recf": rt._recf,
+    "_pc_recf2": rt._recf2,
+    "_pc_recb": rt._recb,
     "_pc_recm": rt.recm,
+    "_pc_recs": rt._recs,
+    "_pc_save": rt._save,
+    "_pc_check": rt._check,
+    "_pc_ld": rt._ld,
     "_pc_full": rt._full,
     "_pc_tidpt": rt._tidpt,
-    "_pc_fop": rt.fop,
-    "_pc_fop2": rt.fop2,
     "_pc_meta": rt.meta,
+    "_pc_kc": rt.kcode,
+    "_pc_kattr": rt.kattr,
     **lc.PRIMITIVES,
 }
+
+# record classes by value kind (runtime.VK_*: int, float, complex, int/float/complex array, other object)
+_KIND_PART = (Op.MOVE, Op.MOVE, Op.MOVE, Op.OTHER, Op.OTHER, Op.OTHER, Op.LOAD)  # .real / .imag
+_KIND_CONJ = (Op.INT_ALU, Op.FP_ALU, Op.FP_ALU, Op.OTHER, Op.OTHER, Op.OTHER, Op.OTHER)  # conjugate
+_KIND_ABS = (Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU)  # |z|: hypot
+_KIND_REALFN = (Op.MOVE, Op.MOVE, Op.MOVE, Op.OTHER, Op.OTHER, Op.OTHER, Op.OTHER)  # np.real(z), np.imag(z)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# compiled mode: merging the records of straight runs of statements
+
+#: record primitive -> (layout letter of :func:`profiler.runtime._recs`, index of the first item argument)
+_MERGEABLE = {"_pc_rec": ("c", 2), "_pc_recf": ("f", 2), "_pc_recf2": ("F", 2), "_pc_recb": ("b", 2),
+              "_pc_recm": ("m", 3)}
+
+
+def _simple(node) -> bool:
+    """A name, a constant, or a tuple of those (the arguments a record may take along to a later point)."""
+    if isinstance(node, ast.Tuple):
+        return all(_simple(e) for e in node.elts)
+    return isinstance(node, (ast.Name, ast.Constant))
+
+
+def _record_item(st):
+    """(layout letter, item argument nodes, names they read) of a record statement that may be merged, else None."""
+    if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id == "_pc_p" and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name)):
+        return None
+    spec = _MERGEABLE.get(st.value.func.id)
+    if spec is None or st.value.keywords:
+        return None
+    items = st.value.args[spec[1]:]
+    letter = spec[0]
+    if letter == "c" and len(items) == 1 and isinstance(items[0], ast.Call):
+        kc = items[0]  # _pc_kc(v, (codes)): a code chosen by value kind
+        if not (isinstance(kc.func, ast.Name) and kc.func.id == "_pc_kc" and len(kc.args) == 2
+                and isinstance(kc.args[1], ast.Tuple)):
+            return None
+        letter, items = "k", [kc.args[0], *kc.args[1].elts]
+    elif letter == "c" and not (len(items) == 1 and isinstance(items[0], ast.Constant)):
+        return None
+    if not all(_simple(a) for a in items):
+        return None
+    names = {n.id for a in items for n in ast.walk(a) if isinstance(n, ast.Name)}
+    return letter, items, names
+
+
+def _movable(st, pending_names: set) -> bool:
+    """Whether records may be moved past ``st``: a plain assignment that calls no tracer primitive or
+    instrumented function, does not touch the row, and rebinds none of the names the pending records read."""
+    if isinstance(st, ast.Pass):
+        return True
+    if isinstance(st, ast.Assign):
+        targets = st.targets
+    elif isinstance(st, ast.AugAssign):
+        targets = [st.target]
+    else:
+        return False
+    for t in targets:
+        if isinstance(t, ast.Name):
+            if t.id in pending_names:
+                return False
+        elif not isinstance(t, (ast.Subscript, ast.Attribute)):
+            return False
+    for n in ast.walk(st):
+        if isinstance(n, ast.Name) and n.id.startswith("_pc_") and (n.id in ("_pc_p", "_pc_k", "_pc_S") or
+                                                                    n.id in _MERGEABLE or n.id.startswith("_pc_f")):
+            return False
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("_pc_"):
+            return False
+    return True
+
+
+def merge_records(stmts: list) -> list:
+    """Compiled mode: write the records of a straight run of statements with fewer calls. Records whose code
+    is known at compile time (a constant, or chosen by an operand's type) are held back past plain
+    statements and written by one call of ``_pc_recs``, together with the next memory or branch record (which
+    stays at its own site: moving address computations and conditions later made the traced code slower),
+    or before anything that reads the row (another primitive, a check point, a call, control flow) or
+    rebinds a value whose type chooses a code. Records keep their order and their values, so the trace is
+    unchanged. A record written later than its site is lost only where an exception would lose it anyway
+    (after the last check point)."""
+    out: list = []
+    pending: list = []  # (statement, letter, items)
+    names: set = set()
+
+    def flush():
+        if len(pending) == 1:
+            out.append(pending[0][0])
+        elif pending:
+            first = pending[0][0]
+            layout = "".join(letter for _, letter, _ in pending)
+            values = ast.Tuple(elts=[a for _, _, items in pending for a in items], ctx=ast.Load())
+            call = ast.Call(func=ast.Name("_pc_recs", ast.Load()),
+                            args=[ast.Name("_pc_c0", ast.Load()), ast.Name("_pc_c1", ast.Load()),
+                                  ast.Name("_pc_p", ast.Load()), ast.Constant(layout), values], keywords=[])
+            st = ast.Assign(targets=[ast.Name("_pc_p", ast.Store())], value=call)
+            out.append(ast.fix_missing_locations(ast.copy_location(st, first)))
+        pending.clear()
+        names.clear()
+
+    for st in stmts:
+        rec = _record_item(st)
+        if rec is not None:
+            pending.append((st, rec[0], rec[1]))
+            names.update(rec[2])
+            if rec[0] in "mb":  # written at its own site, with the records before it
+                flush()
+            continue
+        if pending and _movable(st, names):
+            out.append(st)
+            continue
+        flush()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(st, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(st, field, merge_records(block))
+        for h in getattr(st, "handlers", []) or []:
+            h.body = merge_records(h.body)
+        out.append(st)
+    flush()
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -546,13 +696,20 @@ class _Rewriter:
         self.out.append(st)
 
     def _locate(self, st):
+        """Give ``st`` the location of the user's statement being rewritten (``self.cur``), so that Numba's
+        messages and Python's tracebacks name the user's file:line; statements nested in ``st`` that were
+        located when they were emitted (the body of a rewritten loop or if) keep their own line."""
         ref = self.cur
-        for n in ast.walk(st):
+        stack = [st]
+        while stack:
+            n = stack.pop()
             if "lineno" in n._attributes:
                 n.lineno = getattr(ref, "lineno", 1)
                 n.col_offset = getattr(ref, "col_offset", 0)
                 n.end_lineno = getattr(ref, "end_lineno", n.lineno)
                 n.end_col_offset = getattr(ref, "end_col_offset", 0)
+            stack.extend(c for c in ast.iter_child_nodes(n) if not getattr(c, "_pc_located", False))
+        st._pc_located = True
 
     def rtyped(self, pc, op_i, op_f, probes) -> str:
         self.be.ns = self.ns
@@ -617,6 +774,8 @@ class _Rewriter:
             return ast.unparse(node), 0
         base, bt = self.expr(node.value)
         out, d = self._dest(target, dst)
+        if node.attr in ("real", "imag"):
+            return self._complex_part(node, base, bt, out, d)
         if node.attr in rt.ARRAY_META:
             self.emit(f"{out} = {base}.{node.attr}")
             return out, 0 if target is None else self._move_from(node, out, d, 0)
@@ -624,6 +783,55 @@ class _Rewriter:
         self.emit(self.be.rec_attr(pc, Op.LOAD, base, node.attr))
         self.emit(f"{out} = {base}.{node.attr}")
         return out, d
+
+    def _complex_part(self, node, base, bt, out, d):
+        """``v.real`` / ``v.imag``: a MOVE of a number's register, a view (OTHER) of an array, an attribute LOAD
+        of another object (interpreted mode only)."""
+        pc = self.pc(node, f"attr:{node.attr}", [bt], d)
+        self.be.ns = self.ns
+        self.emit(self.be.rec_kattr(pc, _KIND_PART, base, node.attr))
+        self.emit(f"{out} = {base}.{node.attr}")
+        return out, d
+
+    def _complex_call(self, node, target, dst):
+        """Calls of complex numbers' operations, or None: ``v.conjugate()``, ``v.conj()``, ``np.conj(v)``,
+        ``np.conjugate(v)`` (one ALU operation of a scalar, OTHER of an array), ``abs(v)``/``np.abs(v)`` (FP_SPECIAL
+        of a complex: a hypot), ``np.real(v)``/``np.imag(v)`` (as ``v.real``), ``complex(a, b)`` (a MOVE)."""
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr in ("conjugate", "conj") and not node.args:
+            if self.resolve(f)[0]:
+                return None
+            base, bt = self.expr(f.value)
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, "call:conj", [bt], d)
+            self.emit(f"{out} = {base}.{f.attr}()")
+            self.be.ns = self.ns
+            self.emit(self.be.rec_kind(pc, _KIND_CONJ, base))
+            return out, d
+        ok, obj = self.resolve(f)
+        if not ok:
+            return None
+        func = ast.unparse(f)
+        if len(node.args) == 1 and any(obj is g for g in (np.conjugate, np.real, np.imag, np.absolute, abs)):
+            kind, ops = ("call:conj", _KIND_CONJ) if obj is np.conjugate else \
+                ("call:abs", _KIND_ABS) if obj is np.absolute or obj is abs else (f"call:{obj.__name__}", _KIND_REALFN)
+            v, vt = self.expr(node.args[0])
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, kind, [vt], d)
+            self.emit(f"{out} = {func}({v})")
+            self.be.ns = self.ns
+            self.emit(self.be.rec_kind(pc, ops, v))
+            return out, d
+        if obj is complex and 1 <= len(node.args) <= 2:
+            args, toks = self._args(node)
+            out, d = self._dest(target, dst)
+            pc = self.pc(node, "call:complex", toks, d)
+            self.emit(f"{out} = {func}({', '.join(args)})")
+            self.emit(self.be.rec(pc, Op.MOVE))
+            return out, d
+        return None
 
     def _move_from(self, node, out, d, src):
         pc = self.pc(node, "move", [src], d)
@@ -795,6 +1003,9 @@ class _Rewriter:
         return out, first
 
     def e_Call(self, node, target, dst):
+        done = self._complex_call(node, target, dst)
+        if done is not None:
+            return done
         ok, obj = self.resolve(node.func)
         has_star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         if ok and not has_star:
@@ -1832,13 +2043,15 @@ class Instrumenter:
         prog.finalize()
         self._thread_space_metadata()
         for fi in prog.order:
+            if prog.mode == "compiled":
+                fi.node.body = merge_records(fi.node.body)
             mod = ast.Module(body=[fi.node], type_ignores=[])
             ast.fix_missing_locations(mod)
             code = compile(mod, fi.file, "exec")
             exec(code, fi.namespace)
             f = fi.namespace[fi.node.name]
             if prog.mode == "compiled":
-                f = numba.njit(f)
+                f = numba.njit(f, no_cfunc_wrapper=True, no_cpython_wrapper=fi is not prog.root)
             fi.fn = f
             fi.namespace[fi.name] = f
         for caller, callee in self._links:

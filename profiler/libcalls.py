@@ -16,8 +16,10 @@ Both modes describe the arrays in the same integer descriptor and run the same k
 :func:`k_acc`, :func:`k_gather`, :func:`k_mask`), so their records are identical. The kernels write the
 compiled buffer layout (:class:`profiler.runtime.CompiledBuffer`) and check its fill level before every
 element, handing it over through ``runtime._full`` when reached, so an expansion of any size keeps the
-buffer's bound. Counters (calls, elements, unexpanded work) live in the buffer's ``S`` array after its three
-state words, five per site; :func:`region_extra` turns them into the region metadata.
+buffer's bound. Counters (calls, elements, unexpanded work) live in the buffer's ``S`` array after its
+``runtime.S_HEAD`` state words, five per site; :func:`region_extra` turns them into the region metadata.
+Compiled instrumented code holds only the address of ``S`` (``runtime.CompiledBuffer.entry_args``); a
+primitive's overload views the buffer's arrays from it (:func:`_views`) and calls the kernels with them.
 
 What each expansion emits is documented in docs/profiler.md ("Library calls").
 """
@@ -31,10 +33,10 @@ import numba
 import numpy as np
 from numba import types
 from numba.core import errors as numba_errors
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from . import runtime as rt
-from .runtime import HAS_ADDR, OP_FIELD, SIZE_SHIFT, _full, _rec, _reca, _tidpt, data_ptr
+from .runtime import HAS_ADDR, S_HEAD, SIZE_SHIFT
 from .trace import Op
 
 #: the most dimensions an expanded array may have (more: the call is estimated, not expanded)
@@ -42,7 +44,6 @@ MAXD = 8
 
 #: counters per site in ``S``: expanded calls, elements, unexpanded calls, estimated flops, estimated bytes
 SLOT_WIDTH = 5
-S_HEAD = 3  # S[0] row, S[1] level, S[2] thread changes (runtime.CompiledBuffer)
 
 # ---- plan layout (int64 array per site) -----------------------------------------------------------------
 P_SLOT = 0  # index of the site's first counter in S
@@ -218,6 +219,78 @@ def formula_of(name: str) -> tuple[int, str | None, int]:
 
 # ----------------------------------------------------------------------------------------------------------
 # kernels (shared by both modes)
+
+_I64P = types.CPointer(types.int64)
+
+
+@intrinsic
+def _ptr(typingctx, addr):
+    """An int64 address as an ``int64*`` (for ``numba.carray``)."""
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(_I64P))
+
+    return _I64P(types.int64), codegen
+
+
+@intrinsic
+def data_ptr(typingctx, arr):
+    """Address of an array's first element as int64 (no ctypes object, no reference counting)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        return builder.ptrtoint(ary.data, context.get_value_type(types.int64))
+
+    return types.int64(arr), codegen
+
+
+@numba.njit(cache=True, inline="always")
+def _views(sp):
+    """``(B, S)`` of the compiled buffer whose state array is at address ``sp`` (its head says where the
+    record columns are and how long they are; see :class:`profiler.runtime.CompiledBuffer`)."""
+    h = numba.carray(_ptr(sp), S_HEAD)
+    cap = h[8]
+    B = (numba.carray(_ptr(h[3]), cap), numba.carray(_ptr(h[4]), cap), numba.carray(_ptr(h[5]), cap + 1),
+         numba.carray(_ptr(h[6]), cap + 1))
+    return B, numba.carray(_ptr(sp), h[7])
+
+
+@numba.njit(cache=True, inline="always")
+def _rec(B, p, code):
+    """Write one record code at row ``p``; returns the next row."""
+    B[0][numba.uint64(p)] = code  # unsigned: no negative-index wrap-around code
+    return p + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _reca(B, p, code, addr):
+    """:func:`_rec` for a memory record: the code and the address."""
+    u = numba.uint64(p)
+    B[0][u] = code
+    B[1][u] = addr
+    return p + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _tidpt(B, k, p, tid):
+    """The logical thread is ``tid`` from row ``p`` on (a later change at the same row replaces it);
+    ``k`` thread changes are written; returns the new count (as ``runtime._tidpt``, on the arrays)."""
+    if k > 0 and B[2][k - 1] == p:
+        B[3][k - 1] = tid
+        return k
+    B[2][k] = p
+    B[3][k] = tid
+    return k + 1
+
+
+@numba.njit(cache=True)
+def _full(S):
+    """The buffer reached its level (``S[0]``, ``S[2]`` set): hand it to the sinks (through Python, which
+    resets ``S[0]`` and ``S[2]``)."""
+    with numba.objmode():
+        rt._flush_active()
 
 
 @numba.njit(cache=True, inline="always")
@@ -1083,7 +1156,7 @@ def xsub(B, S, p, k, P, code, x, idx, out):  # noqa: D103
     return _stub()
 
 
-def xiter(B, p, code, it, i):  # noqa: D103
+def xiter(c0, c1, p, code, it, i):  # noqa: D103
     return _stub()
 
 
@@ -1104,13 +1177,15 @@ def _fp(t) -> bool:
 
 
 _GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec": _rec, "k_map": k_map, "k_acc": k_acc, "k_gather": k_gather,
-           "k_mask": k_mask, "work_flops": work_flops, "recm": rt.recm}
+           "k_mask": k_mask, "work_flops": work_flops, "recm": rt.recm, "_views": _views}
 _GEN_CACHE: dict = {}
 
 
 def _gen(params: str, body: list[str]):
     """A function ``impl(params)`` with ``body`` (generated per argument types; cached by its text)."""
-    src = f"def impl({params}):\n" + "\n".join("    " + line for line in body)
+    # compiled code passes the state array's address as S (and 0 as B): view the arrays first
+    head = ["B, S = _views(S)"] if params.startswith("B, S") else ["_, S = _views(S)"] if params.startswith("S,") else []
+    src = f"def impl({params}):\n" + "\n".join("    " + line for line in head + body)
     fn = _GEN_CACHE.get(src)
     if fn is None:
         ns = dict(_GEN_NS)
@@ -1379,7 +1454,7 @@ def _ol_xvdot(B, S, p, k, P, out, a, b):
 def _ol_xsub(B, S, p, k, P, code, x, idx, out):
     params = "B, S, p, k, P, code, x, idx, out"
     if not isinstance(idx, types.Array):
-        return _gen(params, ["return recm(B, p, code, x, idx), k"])
+        return _gen(params, ["return recm(S[3], S[4], p, code, x, idx), k"])
     if _num_array(x) and _num_array(out) and isinstance(idx.dtype, types.Integer) and x.ndim >= 1 \
             and idx.ndim + x.ndim - 1 <= MAXD and out.ndim == idx.ndim + x.ndim - 1:
         nd = out.ndim
@@ -1412,19 +1487,12 @@ def _ol_xsub(B, S, p, k, P, code, x, idx, out):
     return _gen(params, _FALLBACK)
 
 
-_OTHER_BITS = int(Op.OTHER) << 1
-
-
 @overload(xiter)
-def _ol_xiter(B, p, code, it, i):
-    if isinstance(it, types.Array) and it.ndim == 1:
-        def impl(B, p, code, it, i):
-            return _reca(B, p, code | HAS_ADDR | (it.itemsize << SIZE_SHIFT), data_ptr(it) + i * it.strides[0])
-
-        return impl
+def _ol_xiter(c0, c1, p, code, it, i):
+    # an element of a 1-D array: its LOAD; a row of a deeper array: one OTHER record (recm's rules)
     if isinstance(it, types.Array):
-        return lambda B, p, code, it, i: _rec(B, p, (code & ~OP_FIELD) | _OTHER_BITS)
-    return lambda B, p, code, it, i: p
+        return lambda c0, c1, p, code, it, i: rt.recm(c0, c1, p, code, it, i)
+    return lambda c0, c1, p, code, it, i: p
 
 
 PRIMITIVES = {

@@ -11,11 +11,13 @@ static property of its pc, looked up in the program's per-pc table):
   :meth:`~InterpretedBuffer.flush` decodes the lists with :func:`decode_interpreted` (Numba) into a
   :class:`~profiler.trace.TraceChunk`.
 * compiled: :class:`CompiledBuffer`. The instrumented function is compiled with Numba; ``_rec`` writes
-  the code (``_reca`` also the address, at the same row) into preallocated arrays with no capacity check,
-  ``_tidpt`` notes changes of logical thread on the side, and check points (function entry, after calls,
-  loop iteration heads) call back into Python (``numba.objmode``) when the buffer reached its level, where
-  the buffer goes to the sinks as a :class:`CodedChunk` (each column decoded when first read); the compiled
-  code then goes on from row 0.
+  the code (``recm`` also the address, at the same row; ``_recs`` several records at once) into
+  preallocated arrays with no capacity check, ``_tidpt`` notes changes of logical thread on the side, and
+  check points (function entry, loop iteration heads) call back into Python (``numba.objmode``) when the
+  buffer reached its level, where the buffer goes to the sinks as a :class:`CodedChunk` (each column decoded
+  when first read); the compiled code then goes on from row 0. The primitives are Numba intrinsics that
+  write through raw addresses (compiled code gets the buffer as one address, see
+  :meth:`CompiledBuffer.entry_args`): a record costs a few machine instructions and little compile time.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ import numba
 from numba import types
 from numba.core import errors as numba_errors
 from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
+from llvmlite import ir as llvm_ir
 
 from .trace import COLUMN_DTYPES, COLUMN_NAMES, RECORD_COLUMNS, Op, TraceChunk, TraceError
 
@@ -76,6 +79,65 @@ class TypeCodes(dict):
     def __missing__(self, t):
         v = self[t] = self.codes[FLOAT_TYPES[t]]
         return v
+
+
+# value kinds: the class of some records depends on whether the operand is an integer, a float or a complex
+# number, a NumPy array of one of those, or another object (``abs`` of a complex is a hypot, ``.real`` of a
+# complex is a register move but of an array a view). Both modes classify the same way.
+VK_INT, VK_FLOAT, VK_COMPLEX, VK_INT_ARRAY, VK_FLOAT_ARRAY, VK_COMPLEX_ARRAY, VK_OBJECT = range(7)
+N_VALUE_KINDS = 7
+
+
+def scalar_kind(t: type) -> int:
+    """Value kind of a Python or NumPy scalar type (anything else: :data:`VK_OBJECT`)."""
+    if issubclass(t, (complex, np.complexfloating)):
+        return VK_COMPLEX
+    if issubclass(t, (float, np.floating)):
+        return VK_FLOAT
+    if issubclass(t, (int, np.integer, np.bool_)):
+        return VK_INT
+    return VK_OBJECT
+
+
+def value_kind(v) -> int:
+    """Value kind of a value (interpreted mode); arrays by their dtype."""
+    if isinstance(v, np.ndarray):
+        k = scalar_kind(v.dtype.type)
+        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+    return scalar_kind(type(v))
+
+
+def numba_value_kind(t) -> int:
+    """Value kind of a Numba type (compiled mode), as :func:`value_kind` classifies the values."""
+    if isinstance(t, types.Array):
+        k = numba_value_kind(t.dtype)
+        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+    if isinstance(t, types.Complex):
+        return VK_COMPLEX
+    if isinstance(t, types.Float):
+        return VK_FLOAT
+    if isinstance(t, (types.Integer, types.Boolean)):
+        return VK_INT
+    return VK_OBJECT
+
+
+class KindCodes(dict):
+    """Per-site record codes by value kind (interpreted mode): ``of(v)`` is the code for operand ``v``."""
+
+    def __init__(self, codes) -> None:
+        super().__init__()
+        if len(codes) != N_VALUE_KINDS:
+            raise ValueError(f"KindCodes needs {N_VALUE_KINDS} codes, got {len(codes)}")
+        self.codes = tuple(int(c) for c in codes)
+
+    def of(self, v) -> int:
+        c = self.get(type(v))  # scalars and objects are cached by type; arrays (kind by dtype) are not
+        if c is None:
+            k = value_kind(v)
+            c = self.codes[k]
+            if not isinstance(v, np.ndarray):
+                self[type(v)] = c
+        return c
 
 
 class InterpretedBuffer:
@@ -227,6 +289,15 @@ class InterpretedBuffer:
         self.L.append(code | HAS_ADDR | (8 << SIZE_SHIFT))
         self.A.append(addr)
 
+    def kattr(self, codes: "KindCodes", obj, name: str) -> None:
+        """Record ``obj.real`` / ``obj.imag`` (``codes``: per value kind): a MOVE of a number, an OTHER (view)
+        of an array; of another object an attribute LOAD as :meth:`attr` records it."""
+        c = codes.of(obj)
+        if c == codes.codes[VK_OBJECT]:  # the LOAD code: distinct from the MOVE and OTHER codes
+            self.attr(c, obj, name)
+        else:
+            self.L.append(c)
+
     # -- flushing -------------------------------------------------------------------------------------------
     def flush(self) -> None:
         """Decode the buffered records into chunks of at most ``cap`` records and hand them to the tracer."""
@@ -338,6 +409,10 @@ def _flush_active() -> None:
     _ACTIVE[-1].flush_full()
 
 
+#: entries of a compiled buffer's state array before the library-call counters (see :class:`CompiledBuffer`)
+S_HEAD = 9
+
+
 class CompiledBuffer:
     """Record buffer of the compiled mode.
 
@@ -345,7 +420,12 @@ class CompiledBuffer:
     buffer's layout (``size << 40 | pc << 6 | has_addr << 5 | op << 1 | taken``) and, for memory records,
     ``B[1]`` the address at the same row; a change of logical thread appends (row, tid) to ``B[2]``, ``B[3]``.
     ``S[0]`` = rows written, ``S[1]`` = the fill level at which a check point hands the buffer over,
-    ``S[2]`` = thread changes written. Compiled code keeps the row in a local variable, writes records
+    ``S[2]`` = thread changes written, ``S[3:7]`` = the addresses of ``B[0]`` to ``B[3]``, ``S[7]`` = the length
+    of ``S``, ``S[8]`` = the length of ``B[0]`` (after these :data:`S_HEAD`, ``extra`` counters of library
+    calls, see :mod:`profiler.libcalls`): compiled code gets
+    only S's address (:meth:`entry_args`) and reads and writes through it, so no array crosses a call of
+    the instrumented functions (their signatures, call sites and Python wrapper stay as small as the user's
+    own). Compiled code keeps the row in a local variable, writes records
     without any capacity check and checks the level only at check points (function entry, after each call,
     at the head of each loop iteration). Between two check points every record site runs at most once, so
     ``slack`` rows (the program's number of record sites) past the level suffice. When a check point finds
@@ -361,8 +441,9 @@ class CompiledBuffer:
         self.cap = level + slack + 1
         self.B = (np.empty(self.cap, np.int64), np.empty(self.cap, np.int64),
                   np.empty(self.cap + 1, np.int64), np.empty(self.cap + 1, np.int64))
-        self.S = np.zeros(3 + max(0, int(extra)), dtype=np.int64)  # after the three: library-call counters
-        self.S[1] = level
+        head = [0, level, 0, *(b.ctypes.data for b in self.B), S_HEAD + max(0, int(extra)), self.cap]
+        self.S = np.zeros(head[7], dtype=np.int64)  # after the head: library-call counters (libcalls.py)
+        self.S[:S_HEAD] = head
         self.tid = -1
         self._out = None
         self.generation = 0  # chunks handed over so far (see CodedChunk)
@@ -389,9 +470,17 @@ class CompiledBuffer:
             stop = min(n, start + self.chunk)
             self.tracer.deliver(TraceChunk(**{name: arr[start:stop] for name, arr in out.items()}))
 
+    def entry_args(self) -> tuple[int, int]:
+        """The first two arguments of a compiled instrumented function (``_pc_B``, ``_pc_S``): 0 (unused) and
+        the address of ``S``. The buffer must stay alive while compiled code runs (the tracer holds it)."""
+        return 0, int(self.S.ctypes.data)
+
     def flush_full(self) -> None:
-        """Called from compiled code (objmode) at a check point; compiled code then resets S[0] and S[2]."""
-        self._emit(int(self.S[0]), int(self.S[2]))
+        """Called from compiled code (objmode) at a check point: hands the rows over and resets S[0] and S[2]
+        (compiled code sets its local row and count to 0 after the call)."""
+        n, k = int(self.S[0]), int(self.S[2])
+        self.S[0] = self.S[2] = 0
+        self._emit(n, k)
 
     def flush(self) -> None:
         n, k = int(self.S[0]), int(self.S[2])
@@ -546,122 +635,276 @@ def expand_codes(codes, addrs, n, trow, tval, k, regs, tid, pc, op, taken, src1,
     return walk_tids(trow, tval, k, n, tid, tids)
 
 
-@numba.njit(cache=True, inline="always")
-def _rec(B, p, code):
-    """Write one record code at row ``p``; returns the next row."""
-    B[0][numba.uint64(p)] = code  # unsigned: no negative-index wrap-around code
-    return p + 1
+# The recording primitives below are Numba intrinsics: each call site becomes a few LLVM instructions emitted
+# in place (a store and an add, or a constant chosen at typing time). As inline="always" Numba functions they
+# were copied into the caller's Numba IR at every site, and typed, lowered and optimised there: that made the
+# instrumented compile several times slower than the plain one.
 
 
-@numba.njit(cache=True, inline="always")
-def _reca(B, p, code, addr):
-    """:func:`_rec` for a memory record: the code and the address."""
-    u = numba.uint64(p)  # unsigned: no negative-index wrap-around code
-    B[0][u] = code
-    B[1][u] = addr
-    return p + 1
+_I64 = llvm_ir.IntType(64)
 
 
-@numba.njit(cache=True, inline="always")
-def _tidpt(B, k, p, tid):
-    """The logical thread is ``tid`` from row ``p`` on (a later change at the same row replaces it);
-    ``k`` thread changes are written; returns the new count."""
-    if k > 0 and B[2][k - 1] == p:
-        B[3][k - 1] = tid
-        return k
-    B[2][k] = p
-    B[3][k] = tid
-    return k + 1
-
-
-@numba.njit(cache=True)
-def _full(S):
-    """Check point found the buffer at its level: hand it to the sinks (through Python)."""
-    with numba.objmode():
-        _flush_active()
-    S[0] = 0
-    S[2] = 0
-
-
-def recm(B, p, code, obj, idx):  # pragma: no cover - replaced by the overload in njit code
-    """Memory record of ``obj[idx]`` (compiled mode; see the overload)."""
-    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
+def _store_row(builder, base, row, value):
+    """``((int64*) base)[row] = value``."""
+    builder.store(value, builder.gep(builder.inttoptr(base, _I64.as_pointer()), [row], inbounds=True))
 
 
 @intrinsic
-def data_ptr(typingctx, arr):
-    """Address of an array's first element as int64 (no ctypes object, no reference counting)."""
-    if not isinstance(arr, types.Array):
+def _rec(typingctx, c0, p, code):
+    """Write one record code at row ``p`` of the code column (address ``c0``; no bounds check: see
+    :class:`CompiledBuffer`); returns the next row."""
+
+    def codegen(context, builder, sig, args):
+        base, row, c = args
+        _store_row(builder, base, row, c)
+        return builder.add(row, row.type(1))
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _recf(typingctx, c0, p, v, op_int, op_fp):
+    """:func:`_rec` of ``op_fp`` if ``v`` is floating point (or complex; arrays by dtype) else ``op_int``,
+    decided from the Numba type at compile time."""
+    pick = 4 if _is_fp(v) else 3
+
+    def codegen(context, builder, sig, args):
+        _store_row(builder, args[0], args[1], args[pick])
+        return builder.add(args[1], args[1].type(1))
+
+    return types.int64(types.int64, types.int64, v, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _recf2(typingctx, c0, p, v, w, op_int, op_fp):
+    """As :func:`_recf` for a binary operation: floating point if either operand is."""
+    pick = 5 if _is_fp(v) or _is_fp(w) else 4
+
+    def codegen(context, builder, sig, args):
+        _store_row(builder, args[0], args[1], args[pick])
+        return builder.add(args[1], args[1].type(1))
+
+    return types.int64(types.int64, types.int64, v, w, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _recb(typingctx, c0, p, code, cond):
+    """:func:`_rec` of a branch: ``code + 1`` when ``cond`` is true (Python truth), else ``code``."""
+    if not _truth_ok(typingctx, cond):
         return None
 
     def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
-        return builder.ptrtoint(ary.data, cgutils.intp_t)
+        truth = context.is_true(builder, sig.args[3], args[3])
+        _store_row(builder, args[0], args[1], builder.add(args[2], builder.zext(truth, _I64)))
+        return builder.add(args[1], args[1].type(1))
 
-    return types.int64(arr), codegen
-
-
-_TUPLE_IMPLS: dict = {}
+    return types.int64(types.int64, types.int64, types.int64, cond), codegen
 
 
-def _tuple_index_impl(nd: int):
-    """``recm`` for an ``nd``-tuple of integers (unrolled: the tuple may mix integer types)."""
-    impl = _TUPLE_IMPLS.get(nd)
-    if impl is None:
-        lines = ["def impl(B, p, code, obj, idx):", "    addr = data_ptr(obj)"]
-        for k in range(nd):
-            lines += [f"    i{k} = idx[{k}]", f"    if i{k} < 0:", f"        i{k} += obj.shape[{k}]",
-                      f"    addr += i{k} * obj.strides[{k}]"]
-        lines.append(f"    return _reca(B, p, code | {HAS_ADDR} | (obj.itemsize << {SIZE_SHIFT}), addr)")
-        ns = {"_reca": _reca, "data_ptr": data_ptr}
-        exec("\n".join(lines), ns)
-        impl = _TUPLE_IMPLS[nd] = ns["impl"]
-    return impl
+@intrinsic
+def _check(typingctx, sp, p, k, lim):
+    """Check point: :func:`_save`, then whether the buffer reached its level (``p >= lim``)."""
+
+    def codegen(context, builder, sig, args):
+        base, row, cnt, level = args
+        _store_row(builder, base, _I64(0), row)
+        _store_row(builder, base, _I64(2), cnt)
+        return builder.icmp_signed(">=", row, level)
+
+    return types.boolean(types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _save(typingctx, sp, p, k):
+    """Check point: ``S[0] = p`` (rows written), ``S[2] = k`` (thread changes written); ``sp`` is S's address."""
+
+    def codegen(context, builder, sig, args):
+        base, row, cnt = args
+        _store_row(builder, base, _I64(0), row)
+        _store_row(builder, base, _I64(2), cnt)
+        return context.get_dummy_value()
+
+    return types.none(types.int64, types.int64, types.int64), codegen
+
+
+def _load_row(builder, base, row):
+    """``((int64*) base)[row]``."""
+    return builder.load(builder.gep(builder.inttoptr(base, _I64.as_pointer()), [row], inbounds=True))
+
+
+@intrinsic
+def _ld(typingctx, sp, j):
+    """``S[j]`` (``sp``: S's address)."""
+
+    def codegen(context, builder, sig, args):
+        return _load_row(builder, args[0], args[1])
+
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def _tidpt(typingctx, sp, k, p, tid):
+    """The logical thread is ``tid`` from row ``p`` on (a later change at the same row replaces it);
+    ``k`` thread changes are written (to ``B[2]``, ``B[3]``, whose addresses are ``S[5]``, ``S[6]``; ``sp``:
+    S's address); returns the new count. Branch-free: with ``k > 0`` and the last change at row ``p`` it
+    overwrites that change, else it appends."""
+
+    def codegen(context, builder, sig, args):
+        sp_, cnt, row, t = args
+        rows = builder.inttoptr(_load_row(builder, sp_, _I64(5)), _I64.as_pointer())
+        tids = builder.inttoptr(_load_row(builder, sp_, _I64(6)), _I64.as_pointer())
+        one, zero = _I64(1), _I64(0)
+        has = builder.icmp_signed(">", cnt, zero)
+        last = builder.select(has, builder.sub(cnt, one), zero)  # rows[0] exists (the arrays are cap + 1 long)
+        same = builder.and_(has, builder.icmp_signed("==", builder.load(builder.gep(rows, [last], inbounds=True)), row))
+        slot = builder.select(same, last, cnt)
+        builder.store(row, builder.gep(rows, [slot], inbounds=True))
+        builder.store(t, builder.gep(tids, [slot], inbounds=True))
+        return builder.select(same, cnt, builder.add(cnt, one))
+
+    return types.int64(types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@numba.njit(cache=True)
+def _full():
+    """Check point found the buffer at its level: hand it to the sinks (through Python, which resets S[0] and
+    S[2])."""
+    with numba.objmode():
+        _flush_active()
 
 
 def _is_int(t) -> bool:
     return isinstance(t, (types.Integer, types.Boolean))
 
 
-@overload(recm)
-def _ol_recm(B, p, code, obj, idx):
+def _mem_part(obj, idx):
+    """Typing of the memory record of ``obj[idx]``: None for a tuple element (no record: tuples are values),
+    else ``emit(context, builder, base0, base1, row, code, arr, index, obj_type, idx_type)`` that writes the
+    record at ``row``: an array element's code with the access size and its address (negative indices
+    wrapped), or one OTHER record for a sub-array (fewer integer indices than dimensions, or a slice)."""
     if isinstance(obj, types.BaseTuple):
-        def impl(B, p, code, obj, idx):
-            return p
-
-        return impl
+        return None
     if not isinstance(obj, types.Array):
         raise numba_errors.TypingError(f"portcast compiled tracing supports element access of NumPy arrays and tuples, not {obj}")
     if isinstance(idx, types.BaseTuple):
-        ints = all(_is_int(t) for t in idx.types)
-        if ints and len(idx.types) == obj.ndim:
-            return _tuple_index_impl(obj.ndim)
-    elif _is_int(idx) and obj.ndim == 1:
-        def impl(B, p, code, obj, idx):
-            i = idx
-            if i < 0:
-                i += obj.shape[0]
-            return _reca(B, p, code | HAS_ADDR | (obj.itemsize << SIZE_SHIFT), data_ptr(obj) + i * obj.strides[0])
+        element = all(_is_int(t) for t in idx.types) and len(idx.types) == obj.ndim
+    else:
+        element = _is_int(idx) and obj.ndim == 1
+    if not element:
+        def other(context, builder, base0, base1, row, c, arr, index, aryty, idxty):
+            _store_row(builder, base0, row, builder.or_(builder.and_(c, _I64(~OP_FIELD)), _I64(int(Op.OTHER) << 1)))
 
-        return impl
+        return other
 
-    other = ~OP_FIELD
-    other_op = int(Op.OTHER) << 1
+    def emit(context, builder, base0, base1, row, c, arr, index, aryty, idxty):
+        ary = context.make_array(aryty)(context, builder, value=arr)
+        shapes = cgutils.unpack_tuple(builder, ary.shape, aryty.ndim)
+        strides = cgutils.unpack_tuple(builder, ary.strides, aryty.ndim)
+        if isinstance(idxty, types.BaseTuple):
+            parts = [(builder.extract_value(index, k), t) for k, t in enumerate(idxty.types)]
+        else:
+            parts = [(index, idxty)]
+        addr = builder.ptrtoint(ary.data, _I64)
+        for k, (val, ty) in enumerate(parts):
+            i = context.cast(builder, val, ty, types.int64)
+            if isinstance(ty, types.Integer) and ty.signed:
+                i = builder.select(builder.icmp_signed("<", i, _I64(0)), builder.add(i, shapes[k]), i)
+            addr = builder.add(addr, builder.mul(i, strides[k]))
+        itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
+        _store_row(builder, base0, row, builder.or_(c, _I64(HAS_ADDR | (itemsize << SIZE_SHIFT))))
+        _store_row(builder, base1, row, addr)
 
-    def impl(B, p, code, obj, idx):
-        return _rec(B, p, (code & other) | other_op)
-
-    return impl
+    return emit
 
 
-def fop(v, op_int, op_fp):  # pragma: no cover - replaced by the overload in njit code
-    """``op_fp`` if ``v`` is floating point else ``op_int`` (decided from the Numba type at compile time)."""
-    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
+def _truth_ok(typingctx, cond) -> bool:
+    """Whether ``bool(cond)`` is defined for the Numba type ``cond``."""
+    if isinstance(cond, (types.Boolean, types.Integer, types.Float)):
+        return True
+    return typingctx.resolve_function_type(typingctx.resolve_value_type(bool), (cond,), {}) is not None
 
 
-def fop2(v, w, op_int, op_fp):  # pragma: no cover
-    """As :func:`fop` for a binary operation: floating point if either operand is."""
-    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
+@intrinsic
+def recm(typingctx, c0, c1, p, code, obj, idx):
+    """Memory record of ``obj[idx]`` at row ``p`` (``c0``, ``c1``: addresses of the code and address columns;
+    see :func:`_mem_part`). Returns the next row (the same row for a tuple element)."""
+    part = _mem_part(obj, idx)
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64, obj, idx)
+    if part is None:
+        return sig, lambda context, builder, sig, args: args[2]
+
+    def codegen(context, builder, sig, args):
+        base0, base1, row, c, arr, index = args
+        part(context, builder, base0, base1, row, c, arr, index, sig.args[4], sig.args[5])
+        return builder.add(row, row.type(1))
+
+    return sig, codegen
+
+
+#: items of :func:`_recs`, by layout letter: how many values each takes
+_RECS_WIDTH = {"c": 1, "f": 3, "F": 4, "b": 2, "m": 3, "k": 1 + N_VALUE_KINDS}
+
+
+@intrinsic
+def _recs(typingctx, c0, c1, p, layout, items):
+    """Several records at rows ``p, p + 1, ...`` in one call (the rewriter merges the records of a straight
+    run of statements, see :func:`profiler.instrument.merge_records`): ``layout`` (a literal string) has one
+    letter per record, ``items`` the records' values one after the other: ``c`` a code; ``f`` a value and the
+    int and float codes (:func:`_recf`); ``F`` two values and the codes (:func:`_recf2`); ``b`` a code and a
+    condition (:func:`_recb`); ``m`` a code, an array and an index (:func:`recm`); ``k`` a value and the codes
+    of the seven value kinds (:func:`kcode`). Returns the next row."""
+    letters = getattr(layout, "literal_value", None)
+    if letters is None or not isinstance(items, types.BaseTuple):
+        return None  # Numba then retries with the literal string
+    tys = list(items.types)
+    plan, k = [], 0
+    for letter in letters:
+        width = _RECS_WIDTH[letter]
+        if k + width > len(tys):
+            raise numba_errors.TypingError(f"_recs: layout {letters!r} needs more than {len(tys)} values")
+        if letter == "f":
+            plan.append(("pick", k + (2 if _is_fp(tys[k]) else 1)))
+        elif letter == "F":
+            plan.append(("pick", k + (3 if _is_fp(tys[k]) or _is_fp(tys[k + 1]) else 2)))
+        elif letter == "b":
+            if not _truth_ok(typingctx, tys[k + 1]):
+                return None
+            plan.append(("branch", k))
+        elif letter == "k":
+            plan.append(("pick", k + 1 + numba_value_kind(tys[k])))
+        elif letter == "m":
+            part = _mem_part(tys[k + 1], tys[k + 2])
+            if part is not None:
+                plan.append(("mem", k, part))
+        else:
+            plan.append(("pick", k))
+        k += width
+    if k != len(tys):
+        raise numba_errors.TypingError(f"_recs: layout {letters!r} does not use all {len(tys)} values")
+
+    def codegen(context, builder, sig, args):
+        base0, base1, row, _, values = args
+        ity = sig.args[4]
+
+        def value(j, to_int=True):
+            v = builder.extract_value(values, j)
+            return context.cast(builder, v, ity.types[j], types.int64) if to_int else v
+
+        for step in plan:
+            if step[0] == "pick":
+                _store_row(builder, base0, row, value(step[1]))
+            elif step[0] == "branch":
+                j = step[1]
+                truth = context.is_true(builder, ity.types[j + 1], value(j + 1, False))
+                _store_row(builder, base0, row, builder.add(value(j), builder.zext(truth, _I64)))
+            else:
+                j, part = step[1], step[2]
+                part(context, builder, base0, base1, row, value(j), value(j + 1, False), value(j + 2, False),
+                     ity.types[j + 1], ity.types[j + 2])
+            row = builder.add(row, row.type(1))
+        return row
+
+    return types.int64(types.int64, types.int64, types.int64, layout, items), codegen
 
 
 def _is_fp(t) -> bool:
@@ -670,27 +913,42 @@ def _is_fp(t) -> bool:
     return isinstance(t, (types.Float, types.Complex))
 
 
-@overload(fop, inline="always")
-def _ol_fop(v, op_int, op_fp):
-    if _is_fp(v):
-        return lambda v, op_int, op_fp: op_fp
-    return lambda v, op_int, op_fp: op_int
-
-
-@overload(fop2, inline="always")
-def _ol_fop2(v, w, op_int, op_fp):
-    if _is_fp(v) or _is_fp(w):
-        return lambda v, w, op_int, op_fp: op_fp
-    return lambda v, w, op_int, op_fp: op_int
-
-
-def meta(obj):  # pragma: no cover
-    """Compiled mode: accepts array metadata reads; any other attribute read cannot be traced compiled."""
-    raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
-
-
-@overload(meta, jit_options={"cache": True})
-def _ol_meta(obj):
+@intrinsic
+def meta(typingctx, obj, name):
+    """Compiled mode: accepts attribute reads of arrays (no record); any other attribute read cannot be traced
+    compiled (an attribute Numba does not know is reported in Numba's words)."""
     if isinstance(obj, types.Array):
-        return lambda obj: None
-    raise numba_errors.TypingError(f"portcast compiled tracing does not trace attributes of {obj}")
+        return types.none(obj, name), lambda context, builder, sig, args: context.get_dummy_value()
+    attr = getattr(name, "literal_value", None)
+    if attr is None:  # no match: Numba then retries with the literal string
+        return None
+    from numba.core.registry import cpu_target
+
+    typing = cpu_target.typing_context
+    typing.refresh()
+    if typing.resolve_getattr(obj, attr) is None:  # in Numba's own words, as if the tracer were not there
+        raise numba_errors.TypingError(f"Unknown attribute '{attr}' of type {obj}")
+    raise numba_errors.TypingError(f"portcast compiled tracing does not trace attribute '{attr}' of {obj}")
+
+
+def _pick_code(k: int):
+    def codegen(context, builder, sig, args):
+        codes_ty = sig.args[1]
+        return context.cast(builder, builder.extract_value(args[1], k), codes_ty[k], types.int64)
+
+    return codegen
+
+
+@intrinsic
+def kcode(typingctx, v, codes):
+    """``codes[value kind of v]`` (decided from the Numba type at compile time; see :func:`numba_value_kind`)."""
+    return types.int64(v, codes), _pick_code(numba_value_kind(v))
+
+
+@intrinsic
+def kattr(typingctx, obj, codes):
+    """:func:`kcode` for ``obj.real`` / ``obj.imag``: numbers and arrays only."""
+    k = numba_value_kind(obj)
+    if k == VK_OBJECT:
+        raise numba_errors.TypingError(f"portcast compiled tracing does not trace attributes of {obj}")
+    return types.int64(obj, codes), _pick_code(k)

@@ -25,6 +25,7 @@ from . import instrument as ins
 from . import libcalls as _lib
 from . import markers as _markers
 from . import runtime as rt
+from .compile_errors import describe_failure
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 
 MODES = ("auto", "interpreted", "compiled")
@@ -117,11 +118,13 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         info.extra["uninstrumented_mode"] = baseline.how
         if baseline.error:
             info.extra["uninstrumented_error"] = baseline.error
+        if baseline.note:
+            info.extra["uninstrumented_note"] = baseline.note
     tracer = _Tracer(prog, sinks, info)
     fn = prog.root.fn
     if mode == "compiled":
         buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites, _lib.SLOT_WIDTH * prog.n_lib_slots)
-        args = (buf.B, buf.S, *positional)
+        args = (*buf.entry_args(), *positional)
     else:
         buf = rt.InterpretedBuffer(tracer, chunk_records)
         buf.lib = _lib.InterpretedLib(buf, prog)
@@ -172,6 +175,7 @@ def _choose_mode(mode: str, build, positional, label: str):
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if mode == "interpreted":
         return build("interpreted"), "interpreted"
+    prog = None
     try:
         prog = build("compiled")
         _compile(prog, positional)
@@ -179,28 +183,43 @@ def _choose_mode(mode: str, build, positional, label: str):
     except ins.UnsupportedConstruct:
         raise
     except Exception as exc:  # Numba typing/lowering errors, untypable arguments, ...
+        reason = describe_failure(exc, prog)
         if mode == "compiled":
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ins.UnsupportedConstruct(f"{label}: Numba cannot compile the instrumented region: {first}") from None
-        reason = str(exc).strip().splitlines()
-        reason = next((r.strip() for r in reason if r.strip() and not r.startswith("\x1b")), type(exc).__name__)
-        _notice(f"region {label}: Numba cannot compile it ({reason[:140]}); tracing in interpreted mode")
+            raise ins.UnsupportedConstruct(f"region {label}: Numba cannot compile it: {reason}") from None
+        _notice(f"region {label}: Numba cannot compile it: {reason}; tracing in interpreted mode")
         return build("interpreted"), "interpreted"
 
 
 def _compile(prog: ins.Program, positional) -> None:
     import numba
 
-    buf = rt.CompiledBuffer(None, 1)
-    sig = []
-    for k, a in enumerate((buf.B, buf.S, *positional)):
+    sig = [numba.typeof(a) for a in rt.CompiledBuffer(None, 1).entry_args()]
+    for name, a in zip(prog.root.params, positional):
+        what = _python_container(a)
+        if what:
+            raise _NotCompilable(f"argument {name!r} is {what}, which Numba-compiled code does not take")
         try:
             sig.append(numba.typeof(a))
         except ValueError:
-            raise _NotCompilable(f"argument {k - 2} of type {type(a).__name__} has no Numba type") from None
-        if isinstance(a, (list, set, dict)):
-            raise _NotCompilable(f"argument {k - 2} is a Python {type(a).__name__}")
+            raise _NotCompilable(f"argument {name!r} ({_type_name(a)}) has no Numba type") from None
     prog.root.fn.compile(tuple(sig))
+
+
+def _type_name(a) -> str:
+    t = type(a)
+    return t.__name__ if t.__module__ in ("builtins", "__main__") else f"{t.__module__}.{t.__qualname__}"
+
+
+def _python_container(a) -> str:
+    """"a Python list of lists" and the like for the containers the compiled mode refuses, else ""."""
+    if not isinstance(a, (list, set, dict)):
+        return ""
+    kind = type(a).__name__
+    items = list(a.values()) if isinstance(a, dict) else list(a)
+    inner = {type(x).__name__ for x in items[:64]}
+    if len(inner) == 1 and isinstance(items[0], (list, set, dict, tuple)):
+        return f"a Python {kind} of {inner.pop()}s"
+    return f"a Python {kind}"
 
 
 @dataclasses.dataclass
@@ -210,9 +229,47 @@ class Baseline:
     seconds: float | None  # best of the timed runs; None when the region could not be run
     how: str  # "njit" (compiled with Numba) or "python"
     error: str | None = None  # why ``seconds`` is None
+    note: str | None = None  # how the njit run differs from the function as written (SERIAL_NOTE)
 
 
-_BASELINE_JIT: dict = {}  # code object -> njit dispatcher of the original function, or None (not njit-able)
+#: ``Baseline.note`` (and ``info.extra["uninstrumented_note"]``) when the region is a ``parallel=True`` dispatcher
+SERIAL_NOTE = "serial: the function is parallel=True; timed single-threaded (prange runs as range)"
+
+
+_BASELINE_JIT: dict = {}  # (code object, parallel) -> njit dispatcher of the original function, or None (not njit-able)
+_BASELINE_NOTE: dict = {}  # (code object, parallel) -> Baseline.note of that dispatcher
+
+
+def _njit_dispatcher_of(fn):
+    """The Numba CPU dispatcher ``fn`` is (or a region decorator wraps), else None."""
+    from numba.core.registry import CPUDispatcher
+
+    obj = fn
+    for _ in range(8):
+        if isinstance(obj, CPUDispatcher):
+            return obj
+        if getattr(obj, "__portcast_region__", None) is None or not hasattr(obj, "__wrapped__"):
+            return None
+        obj = obj.__wrapped__
+    return None
+
+
+def _baseline_dispatcher(fn, base):
+    """(dispatcher to time, note): ``fn``'s own njit dispatcher; for a ``parallel=True`` one a serial copy with
+    the same options (prange runs as range: the multi-threaded run's time swings with the machine's load);
+    else ``numba.njit(base)``."""
+    import numba
+
+    disp = _njit_dispatcher_of(fn)
+    if disp is None:
+        return numba.njit(base), None
+    opts = dict(disp.targetoptions)
+    if not opts.get("parallel"):
+        return disp, None
+    opts.pop("nopython", None)  # implied by njit
+    opts.pop("cache", None)  # Numba's cache index does not tell the serial and the parallel version apart
+    opts["parallel"] = False
+    return numba.njit(**opts)(base), SERIAL_NOTE
 _PARALLEL_OVERLOADED: list = []
 
 
@@ -258,34 +315,35 @@ def measure_uninstrumented(fn, args=(), *, repeat: int = 3, jit: bool = True) ->
         Timed runs after the warm-up run (which also compiles).
     jit : bool
         Compile the function with ``numba.njit`` when Numba can (the uninstrumented counterpart of the
-        compiled tracing mode); else, or when Numba cannot, run it as plain Python.
+        compiled tracing mode); else, or when Numba cannot, run it as plain Python. A ``numba.njit``
+        dispatcher runs as it is, except a ``parallel=True`` one: its function is compiled with the same
+        options but ``parallel=False`` (prange runs as range; ``note`` says so), because the multi-threaded
+        run's time swings with the machine's load and the traced run is single-threaded.
 
     Returns
     -------
     Baseline
-        ``seconds`` (wall time, ``time.perf_counter``), ``how`` ("njit" or "python"), and ``error`` when the
-        region raised (then ``seconds`` is None).
+        ``seconds`` (wall time, ``time.perf_counter``), ``how`` ("njit" or "python"), ``error`` when the
+        region raised (then ``seconds`` is None), ``note`` (:data:`SERIAL_NOTE` for a parallel dispatcher).
     """
     if repeat < 1:
         raise ValueError(f"repeat must be >= 1, got {repeat}")
     base = ins.unwrap_callable(fn)
     runner, how = base, "python"
+    own = _njit_dispatcher_of(fn)
+    key = (base.__code__, bool(own is not None and own.targetoptions.get("parallel")))
     if jit and not any(isinstance(a, (list, set, dict)) for a in args):  # as the compiled tracing mode
-        key = base.__code__
         disp = _BASELINE_JIT.get(key, False)
         if disp is False:
-            import numba
-
             _overload_parallel_marker()
-
-            disp = fn if isinstance(fn, numba.core.registry.CPUDispatcher) else numba.njit(base)
+            disp, _BASELINE_NOTE[key] = _baseline_dispatcher(fn, base)
             try:
                 disp(*_fresh_copies(args))
             except _numba_error_types():
                 disp = None
             except Exception as exc:  # the region itself raised: no baseline
                 _BASELINE_JIT[key] = disp
-                return Baseline(None, "njit", f"{type(exc).__name__}: {exc}")
+                return Baseline(None, "njit", f"{type(exc).__name__}: {exc}", _BASELINE_NOTE.get(key))
             _BASELINE_JIT[key] = disp
         if disp is not None:
             runner, how = disp, "njit"
@@ -300,10 +358,10 @@ def measure_uninstrumented(fn, args=(), *, repeat: int = 3, jit: bool = True) ->
                 best = dt
     except Exception as exc:
         if how == "njit" and isinstance(exc, _numba_error_types()):  # a new argument type Numba cannot compile
-            _BASELINE_JIT[base.__code__] = None
+            _BASELINE_JIT[key] = None
             return measure_uninstrumented(base, args, repeat=repeat, jit=False)
-        return Baseline(None, how, f"{type(exc).__name__}: {exc}")
-    return Baseline(best, how)
+        return Baseline(None, how, f"{type(exc).__name__}: {exc}", _BASELINE_NOTE.get(key) if how == "njit" else None)
+    return Baseline(best, how, note=_BASELINE_NOTE.get(key) if how == "njit" else None)
 
 
 def _measure(fn, positional) -> Baseline:

@@ -193,6 +193,8 @@ def print_baseline(rows) -> None:
         label = f"{info.name} #{info.invocation}"
         if t:
             how = info.extra.get("uninstrumented_mode", "")
+            if info.extra.get("uninstrumented_note"):
+                how = f"{how}; {info.extra['uninstrumented_note']}"
             traced = info.wall_time_s or 0.0
             _out().print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
                          f"= {traced / t:.1f}x slowdown", highlight=False, soft_wrap=True)

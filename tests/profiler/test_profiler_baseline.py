@@ -93,3 +93,40 @@ def test_cli_baseline_prints_slowdown():
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
     assert re.search(r"baseline saxpy #\d+: uninstrumented [0-9.e-]+ ms \(njit\); traced [0-9.e-]+ ms = [0-9.]+x slowdown", flat), flat
+
+
+def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
+    import numba
+
+    import profiler_parallel_kernels as PK
+    from profiler import session
+
+    b = measure_uninstrumented(PK.scale, (np.arange(1000.0), np.zeros(1000)))
+    assert b.how == "njit" and b.note == session.SERIAL_NOTE and b.seconds > 0 and b.error is None
+    disp = session._BASELINE_JIT[PK.scale.py_func.__code__, True]
+    assert disp is not PK.scale and disp.py_func is PK.scale.py_func and len(disp.signatures) == 1
+    assert disp.targetoptions["parallel"] is False and disp.targetoptions["fastmath"] is True  # the other options kept
+    # the run is single-threaded: every prange iteration on thread 0 (the parallel original uses its pool)
+    measure_uninstrumented(PK.thread_ids, (np.full(4096, -1, np.int64),))
+    serial = session._BASELINE_JIT[PK.thread_ids.py_func.__code__, True]
+    assert serial.targetoptions["parallel"] is False
+    assert set(serial(np.full(4096, -1, np.int64)).tolist()) == {0}
+    assert set(PK.thread_ids(np.full(4096, -1, np.int64)).tolist()) <= set(range(numba.get_num_threads()))
+    # a serial dispatcher is timed as it is, without a note
+    plain = numba.njit(PK.scale.py_func)
+    assert measure_uninstrumented(plain, (np.ones(8), np.zeros(8))).note is None
+
+
+def test_trace_function_and_cli_report_the_serial_baseline():
+    import profiler_parallel_kernels as PK
+    from profiler.session import SERIAL_NOTE
+
+    res = trace_function(PK.scale, (np.arange(10.0), np.zeros(10)), mode="compiled", measure_uninstrumented=True)
+    assert res.info.extra["uninstrumented_mode"] == "njit" and res.info.extra["uninstrumented_note"] == SERIAL_NOTE
+    assert res.value.tolist() == [2.0 * k for k in range(10)]
+    path = Path(PK.__file__)
+    r = CliRunner().invoke(app, ["profile", "--function", f"{path}:scale", "--no-progress", "--no-features", "--baseline"])
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert re.search(r"baseline scale #\d+: uninstrumented [0-9.e-]+ ms \(njit; serial: the function is parallel=True; "
+                     r"timed single-threaded \(prange runs as range\)\); traced", flat), flat

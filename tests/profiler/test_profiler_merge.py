@@ -1,0 +1,107 @@
+"""Compiled mode writes the records of a straight run of statements with one call (``merge_records``): the
+records, their order and their values stay those of the interpreted mode, also where the statements in
+between rebind the indices, arrays and values the records read."""
+
+import ast
+import importlib.util
+import itertools
+import sys
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from profiler.instrument import merge_records
+from profiler.session import trace_function
+from profiler.trace import COLUMN_NAMES, MemorySink
+
+_counter = itertools.count()
+
+
+def _load(tmp_dir, body):
+    src = "def prog(i, j, s, x, y):\n" + "".join(f"    {line}\n" for line in body) + "    return i, j, s\n"
+    name = f"pc_merge_{next(_counter)}"
+    path = tmp_dir / f"{name}.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod.prog, src
+
+
+def _records(fn, mode):
+    x, y = np.linspace(-1.0, 2.0, 4), np.arange(12.0).reshape(3, 4)
+    sink = MemorySink()
+    res = trace_function(fn, (1, 2, 0.5, x, y), sinks=[sink], mode=mode, chunk_records=7)
+    assert res.info.mode == mode
+    chunk = sink.regions[0][2]
+    cols = {name: getattr(chunk, name).copy() for name in COLUMN_NAMES}
+    for arr in (x, y):
+        inside = (chunk.size > 0) & (chunk.addr >= arr.ctypes.data) & (chunk.addr < arr.ctypes.data + arr.nbytes)
+        cols["addr"][inside] -= arr.ctypes.data
+    return res.value, x, y, cols
+
+
+# i and j stay in 0..3 (x has 4 elements, y 3 x 4): an out-of-bounds index would raise in one mode only
+STATEMENTS = [
+    "i = (i + 1) % 4", "j = i", "i, j = j, i", "s = x[i] * 2.0", "x[j] = s + x[i]", "s += x[(i + 3) % 4]",
+    "y[i % 3, j] = s - y[j % 3, i]", "t = i * j", "s = abs(s) + t", "i = (j + 1) % 4 if s > 0.0 else j",
+    "x = y[i % 3]", "s = -s", "j = (j * 3 + 1) % 4", "if x[j] > 0.0:\n        s = s + 1.5",
+]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(body=st.lists(st.sampled_from(STATEMENTS), min_size=2, max_size=12))
+def test_merged_records_equal_the_interpreted_ones(tmp_path_factory, body):
+    lines = ["t = 0"] + [part for stmt in body for part in stmt.split("\n    ")]
+    fn, src = _load(tmp_path_factory.mktemp("merge"), lines)
+    vi, xi, yi, ci = _records(fn, "interpreted")
+    vc, xc, yc, cc = _records(fn, "compiled")
+    assert vi == vc and np.array_equal(xi, xc) and np.array_equal(yi, yc), src
+    for name in COLUMN_NAMES:
+        assert np.array_equal(ci[name], cc[name]), (name, src)
+
+
+def _merged(src):
+    fdef = ast.parse(src).body[0]
+    return [ast.unparse(s) for s in merge_records(fdef.body)]
+
+
+def test_records_known_at_compile_time_are_written_with_the_next_memory_record():
+    got = _merged(
+        "def f():\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, 60)\n"
+        "    t = x[i]\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, t, 128, 136)\n"
+        "    u = t * 2.0\n"
+        "    _pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, 80, x, i)\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, 194)\n"
+        "    _pc_save(_pc_S, _pc_p, _pc_k)\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, 258)\n"
+    )
+    assert got == ["t = x[i]", "u = t * 2.0", "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 80, x, i))",
+                   "_pc_p = _pc_rec(_pc_c0, _pc_p, 194)", "_pc_save(_pc_S, _pc_p, _pc_k)",
+                   "_pc_p = _pc_rec(_pc_c0, _pc_p, 258)"]
+
+
+def test_records_are_written_before_a_value_that_chooses_their_code_is_rebound_or_control_flow():
+    got = _merged(
+        "def f():\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)\n"
+        "    v = v + 1.5\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, 130)\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc(v, (1, 2, 3, 4, 5, 6, 7)))\n"
+        "    w = v * 2.0\n"
+        "    _pc_p = _pc_recb(_pc_c0, _pc_p, 96, c)\n"
+        "    if c:\n"
+        "        _pc_p = _pc_rec(_pc_c0, _pc_p, 140)\n"
+        "        _pc_p = _pc_rec(_pc_c0, _pc_p, 150)\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))\n"
+    )
+    assert got == [
+        "_pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)", "v = v + 1.5", "w = v * 2.0",
+        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'ckb', (130, v, 1, 2, 3, 4, 5, 6, 7, 96, c))",
+        "if c:\n    _pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cc', (140, 150))",
+        "_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))",
+    ]
