@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 
 import numba
 import numpy as np
@@ -304,6 +305,24 @@ def _check(B, S, p, k):
     return p, k
 
 
+@numba.njit(cache=True, inline="always")
+def _advance(idx, addr, D, nd, s0, s1, sbase, sslot, shape0):
+    """Next element of an ``nd``-dimensional C-order walk: ``idx`` the index, ``addr[s0:s1]`` the element
+    addresses of the operands (operand ``s``'s stride along ``d`` at ``D[sbase + s * sslot + d]``, the
+    extent along ``d`` at ``D[shape0 + d]``)."""
+    d = nd - 1
+    while d >= 0:
+        idx[d] += 1
+        for s in range(s0, s1):
+            addr[s] += D[sbase + s * sslot + d]
+        if idx[d] < D[shape0 + d]:
+            return
+        for s in range(s0, s1):
+            addr[s] -= D[sbase + s * sslot + d] * D[shape0 + d]
+        idx[d] = 0
+        d -= 1
+
+
 @numba.njit(cache=True)
 def k_map(B, S, p, k, P, D, nops, opcode, storecode):
     """Element loop of an elementwise operation over the output's shape, in C order.
@@ -343,17 +362,7 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
         p = _reca(B, p, store, addr[0])
         p = _rec(B, p, P[P_NEXT])
         p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
-        d = nd - 1
-        while d >= 0:
-            idx[d] += 1
-            for s in range(4):
-                addr[s] += D[1 + MAXD + s * D_SLOT + 3 + d]
-            if idx[d] < D[1 + d]:
-                break
-            for s in range(4):
-                addr[s] -= D[1 + MAXD + s * D_SLOT + 3 + d] * D[1 + d]
-            idx[d] = 0
-            d -= 1
+        _advance(idx, addr, D, nd, 0, 4, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
     return p, k
@@ -415,17 +424,7 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
                 p = _reca(B, p, P[A_SCAN_STORE] | oz, iaddr[0])
             p = _rec(B, p, P[A_INEXT])
             p = _rec(B, p, P[A_IBRANCH] + (1 if r < R - 1 else 0))
-            d = ind - 1
-            while d >= 0:
-                iidx[d] += 1
-                for s in range(3):
-                    iaddr[s] += D[A_OFF + s * A_SLOT + 3 + MAXD + d]
-                if iidx[d] < D[2 + MAXD + d]:
-                    break
-                for s in range(3):
-                    iaddr[s] -= D[A_OFF + s * A_SLOT + 3 + MAXD + d] * D[2 + MAXD + d]
-                iidx[d] = 0
-                d -= 1
+            _advance(iidx, iaddr, D, ind, 0, 3, A_OFF + 3 + MAXD, A_SLOT, 2 + MAXD)
         if threads and not per_outer and R > 0:
             k = _tidpt(B, k, p, -1)
         if fin != 0:
@@ -435,17 +434,7 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
                 p = _reca(B, p, P[P_STORE] | oz, oaddr[0])
             p = _rec(B, p, P[P_NEXT])
             p = _rec(B, p, P[P_BRANCH] + (1 if o < O - 1 else 0))
-        d = ond - 1
-        while d >= 0:
-            oidx[d] += 1
-            for s in range(3):
-                oaddr[s] += D[A_OFF + s * A_SLOT + 3 + d]
-            if oidx[d] < D[1 + d]:
-                break
-            for s in range(3):
-                oaddr[s] -= D[A_OFF + s * A_SLOT + 3 + d] * D[1 + d]
-            oidx[d] = 0
-            d -= 1
+        _advance(oidx, oaddr, D, ond, 0, 3, A_OFF + 3, A_SLOT, 1)
     if threads and per_outer:
         k = _tidpt(B, k, p, -1)
     if not per_outer and P[A_FINAL] != 0:
@@ -492,17 +481,7 @@ def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
         p = _reca(B, p, P[P_STORE] | zo, addr[0])
         p = _rec(B, p, P[P_NEXT])
         p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
-        d = nd - 1
-        while d >= 0:
-            idx[d] += 1
-            for s in range(3):
-                addr[s] += D[1 + MAXD + s * D_SLOT + 3 + d]
-            if idx[d] < D[1 + d]:
-                break
-            for s in range(3):
-                addr[s] -= D[1 + MAXD + s * D_SLOT + 3 + d] * D[1 + d]
-            idx[d] = 0
-            d -= 1
+        _advance(idx, addr, D, nd, 0, 3, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
     return p, k
@@ -548,17 +527,7 @@ def k_mask(B, S, p, k, P, D, mask):
             p = _rec(B, p, P[G_MBRANCH])
         p = _rec(B, p, P[P_NEXT])
         p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
-        d = nd - 1
-        while d >= 0:
-            idx[d] += 1
-            for s in range(1, 3):
-                addr[s] += D[1 + MAXD + s * D_SLOT + 3 + d]
-            if idx[d] < D[1 + d]:
-                break
-            for s in range(1, 3):
-                addr[s] -= D[1 + MAXD + s * D_SLOT + 3 + d] * D[1 + d]
-            idx[d] = 0
-            d -= 1
+        _advance(idx, addr, D, nd, 1, 3, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
     return p, k
@@ -1116,46 +1085,6 @@ def _stub(*args):  # pragma: no cover - replaced by the overloads in njit code
     raise TypeError("a compiled-tracing primitive: it exists only inside Numba-compiled instrumented code")
 
 
-def xmap0(B, S, p, k, P, out):  # noqa: D103 - see _ol_xmap
-    return _stub()
-
-
-def xmap1(B, S, p, k, P, out, a0):  # noqa: D103
-    return _stub()
-
-
-def xmap2(B, S, p, k, P, out, a0, a1):  # noqa: D103
-    return _stub()
-
-
-def xmap3(B, S, p, k, P, out, a0, a1, a2):  # noqa: D103
-    return _stub()
-
-
-def xcopy(B, S, p, k, P, out, src):  # noqa: D103
-    return _stub()
-
-
-def xreduce(B, S, p, k, P, out, x, axis):  # noqa: D103
-    return _stub()
-
-
-def xscan(B, S, p, k, P, out, x, axis):  # noqa: D103
-    return _stub()
-
-
-def xmatmul(B, S, p, k, P, out, a, b):  # noqa: D103
-    return _stub()
-
-
-def xvdot(B, S, p, k, P, out, a, b):  # noqa: D103
-    return _stub()
-
-
-def xsub(B, S, p, k, P, code, x, idx, out):  # noqa: D103
-    return _stub()
-
-
 def xiter(c0, c1, p, code, it, i):  # noqa: D103
     return _stub()
 
@@ -1181,10 +1110,88 @@ _GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec": _rec, "k_map": k_map, "k_acc"
 _GEN_CACHE: dict = {}
 
 
+_VIEWED = re.compile(r"\bB\b|\bS\[")
+
+
+class _ScalarRecord:
+    """What a site on scalars (or one the kernels cannot expand) writes: its single record, the plan's
+    ``P_SCALAR_F`` code when ``fp = (P[P_BYOPS] != 0 and fpops) or (P[P_BYOPS] == 0 and fpout)``, else
+    ``P_SCALAR_I``; emitted in place by the primitive (a load, a select and a store), like the instrumenter's
+    own record primitives, instead of a call of a compiled function per site."""
+
+    def __init__(self, fpops: bool, fpout: bool) -> None:
+        self.fpops, self.fpout = bool(fpops), bool(fpout)
+
+    def codegen(self, context, builder, sig, args):
+        sp, row, k, parr = args[1], args[2], args[3], args[4]
+        data = context.make_array(sig.args[4])(context, builder, value=parr).data
+
+        def plan(i):
+            return builder.load(builder.gep(data, [rt._I64(i)], inbounds=True))
+
+        code_i, code_f = plan(P_SCALAR_I), plan(P_SCALAR_F)
+        if self.fpops == self.fpout:
+            code = code_f if self.fpops else code_i
+        else:
+            byops = builder.icmp_signed("!=", plan(P_BYOPS), rt._I64(0))
+            code = builder.select(byops if self.fpops else builder.not_(byops), code_f, code_i)
+        rt._store_row(builder, rt._load_row(builder, sp, rt._I64(3)), row, code)
+        return context.make_tuple(builder, sig.return_type, [builder.add(row, rt._I64(1)), k])
+
+
+class _MemRecord:
+    """``x[idx]`` with a scalar (or tuple) index: the memory record ``runtime.recm`` writes, in place."""
+
+    def __init__(self, part) -> None:
+        self.part = part  # runtime._mem_part: None for a tuple's element (no record)
+
+    def codegen(self, context, builder, sig, args):
+        sp, row, k, code, x, idx = args[1], args[2], args[3], args[5], args[6], args[7]
+        if self.part is not None:
+            base0, base1 = (rt._load_row(builder, sp, rt._I64(j)) for j in (3, 4))
+            self.part(context, builder, base0, base1, row, code, x, idx, sig.args[6], sig.args[7])
+            row = builder.add(row, rt._I64(1))
+        return context.make_tuple(builder, sig.return_type, [row, k])
+
+
+_FALLBACK_RECORD = _ScalarRecord(False, False)
+_ROW_AND_COUNT = types.UniTuple(types.int64, 2)
+
+
+def _lib_typing(chooser, args):
+    """Typing of a library-call primitive ``(B, S, p, k, P, ...) -> (row, thread changes)``: ``chooser``
+    (a ``_ol_*`` function) picks, from the argument types, the site's single record (emitted in place) or a
+    generated implementation, compiled as an internal function of the caller (once per implementation and
+    signature)."""
+    impl = chooser(*args)
+    sig = _ROW_AND_COUNT(*args)
+    if isinstance(impl, (_ScalarRecord, _MemRecord)):
+        return sig, impl.codegen
+
+    def codegen(context, builder, sig, llargs):
+        return context.compile_internal(builder, impl, sig, llargs)
+
+    return sig, codegen
+
+
+def _lib_primitive(name: str, chooser, params: str):
+    """The Numba intrinsic ``name(params)`` typed by :func:`_lib_typing` with ``chooser``."""
+    ns = {"_lib_typing": _lib_typing, "chooser": chooser}
+    exec(f"def {name}(typingctx, {params}):\n    return _lib_typing(chooser, ({params},))", ns)
+    return intrinsic(ns[name])
+
+
 def _gen(params: str, body: list[str]):
-    """A function ``impl(params)`` with ``body`` (generated per argument types; cached by its text)."""
-    # compiled code passes the state array's address as S (and 0 as B): view the arrays first
-    head = ["B, S = _views(S)"] if params.startswith("B, S") else ["_, S = _views(S)"] if params.startswith("S,") else []
+    """A function ``impl(params)`` with ``body`` (generated per argument types; cached by its text);
+    :data:`_FALLBACK` gives the in-place single record instead."""
+    if body is _FALLBACK:
+        return _FALLBACK_RECORD
+    # compiled code passes the state array's address as S (and 0 as B): a body that runs a kernel or counts
+    # views the arrays first (one on scalars only writes its record through the address: cheaper to compile)
+    text = "\n".join(body)
+    head = []
+    if _VIEWED.search(text):
+        head = ["B, S = _views(S)"] if params.startswith("B, S") else ["_, S = _views(S)"]
     src = f"def impl({params}):\n" + "\n".join("    " + line for line in head + body)
     fn = _GEN_CACHE.get(src)
     if fn is None:
@@ -1202,14 +1209,6 @@ def _slot_src(o: int, var: str, ndim: int, nd: int) -> list[str]:
     for d in range(ndim):
         lines.append(f"D[{o + 3 + off + d}] = {var}.strides[{d}] if {var}.shape[{d}] != 1 else 0")
     return lines
-
-
-def _scalar_src(fpops: bool, fpout: bool) -> list[str]:
-    return [f"fp = (P[{P_BYOPS}] != 0 and {fpops}) or (P[{P_BYOPS}] == 0 and {fpout})",
-            f"c = P[{P_SCALAR_I}]",
-            "if fp:",
-            f"    c = P[{P_SCALAR_F}]",
-            "return _rec(B, p, c), k"]
 
 
 _FALLBACK = [f"return _rec(B, p, P[{P_SCALAR_I}]), k"]
@@ -1244,31 +1243,26 @@ def _map_impl(out, ops):
     names = [f"a{j}" for j in range(len(ops))]
     params = ", ".join(["B", "S", "p", "k", "P", "out"] + names)
     if not isinstance(out, types.Array):
-        return _gen(params, _scalar_src(any(_fp(t) for t in ops), _fp(out)))
+        return _ScalarRecord(any(_fp(t) for t in ops), _fp(out))
     return _gen(params, _map_body(out, ops, names) or _FALLBACK)
 
 
-@overload(xmap0)
 def _ol_xmap0(B, S, p, k, P, out):
     return _map_impl(out, [])
 
 
-@overload(xmap1)
 def _ol_xmap1(B, S, p, k, P, out, a0):
     return _map_impl(out, [a0])
 
 
-@overload(xmap2)
 def _ol_xmap2(B, S, p, k, P, out, a0, a1):
     return _map_impl(out, [a0, a1])
 
 
-@overload(xmap3)
 def _ol_xmap3(B, S, p, k, P, out, a0, a1, a2):
     return _map_impl(out, [a0, a1, a2])
 
 
-@overload(xcopy)
 def _ol_xcopy(B, S, p, k, P, out, src):
     params = "B, S, p, k, P, out, src"
     body = _map_body(out, [src], ["src"]) if isinstance(src, types.Array) else None
@@ -1328,7 +1322,6 @@ def _acc_call(nops: int, flags: int, fp_src: str) -> list[str]:
             f"return k_acc(B, S, p, k, P, D, np.int64({nops}), np.int64({flags}), pre, acc, P[{A_FIN}])"]
 
 
-@overload(xreduce)
 def _ol_xreduce(B, S, p, k, P, out, x, axis):
     params = "B, S, p, k, P, out, x, axis"
     if not _num_array(x):
@@ -1343,7 +1336,6 @@ def _ol_xreduce(B, S, p, k, P, out, x, axis):
     return _gen(params, _FALLBACK)
 
 
-@overload(xscan)
 def _ol_xscan(B, S, p, k, P, out, x, axis):
     params = "B, S, p, k, P, out, x, axis"
     if not (_num_array(x) and _num_array(out)):
@@ -1424,7 +1416,6 @@ def _matmul_src(a, b) -> list[str]:
     return body
 
 
-@overload(xmatmul)
 def _ol_xmatmul(B, S, p, k, P, out, a, b):
     params = "B, S, p, k, P, out, a, b"
     ok = _num_array(a) and _num_array(b) and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2
@@ -1436,7 +1427,6 @@ def _ol_xmatmul(B, S, p, k, P, out, a, b):
     return _gen(params, (work if len(work) > 1 else []) + _FALLBACK)
 
 
-@overload(xvdot)
 def _ol_xvdot(B, S, p, k, P, out, a, b):
     params = "B, S, p, k, P, out, a, b"
     work = _work_src(out, [a, b], ["a", "b"], None)
@@ -1450,11 +1440,10 @@ def _ol_xvdot(B, S, p, k, P, out, a, b):
     return _gen(params, body + _acc_call(2, 0, str(_fp(out))))
 
 
-@overload(xsub)
 def _ol_xsub(B, S, p, k, P, code, x, idx, out):
     params = "B, S, p, k, P, code, x, idx, out"
     if not isinstance(idx, types.Array):
-        return _gen(params, ["return recm(S[3], S[4], p, code, x, idx), k"])
+        return _MemRecord(rt._mem_part(x, idx))
     if _num_array(x) and _num_array(out) and isinstance(idx.dtype, types.Integer) and x.ndim >= 1 \
             and idx.ndim + x.ndim - 1 <= MAXD and out.ndim == idx.ndim + x.ndim - 1:
         nd = out.ndim
@@ -1494,6 +1483,17 @@ def _ol_xiter(c0, c1, p, code, it, i):
         return lambda c0, c1, p, code, it, i: rt.recm(c0, c1, p, code, it, i)
     return lambda c0, c1, p, code, it, i: p
 
+
+xmap0 = _lib_primitive("xmap0", _ol_xmap0, "B, S, p, k, P, out")
+xmap1 = _lib_primitive("xmap1", _ol_xmap1, "B, S, p, k, P, out, a0")
+xmap2 = _lib_primitive("xmap2", _ol_xmap2, "B, S, p, k, P, out, a0, a1")
+xmap3 = _lib_primitive("xmap3", _ol_xmap3, "B, S, p, k, P, out, a0, a1, a2")
+xcopy = _lib_primitive("xcopy", _ol_xcopy, "B, S, p, k, P, out, src")
+xreduce = _lib_primitive("xreduce", _ol_xreduce, "B, S, p, k, P, out, x, axis")
+xscan = _lib_primitive("xscan", _ol_xscan, "B, S, p, k, P, out, x, axis")
+xmatmul = _lib_primitive("xmatmul", _ol_xmatmul, "B, S, p, k, P, out, a, b")
+xvdot = _lib_primitive("xvdot", _ol_xvdot, "B, S, p, k, P, out, a, b")
+xsub = _lib_primitive("xsub", _ol_xsub, "B, S, p, k, P, code, x, idx, out")
 
 PRIMITIVES = {
     "_pc_xmap0": xmap0, "_pc_xmap1": xmap1, "_pc_xmap2": xmap2, "_pc_xmap3": xmap3, "_pc_xcopy": xcopy,
