@@ -127,7 +127,10 @@ def characterize_cmd(
     seed: int = typer.Option(0, "--seed", help="Input seed."),
 ) -> None:
     """Trace every corpus kernel at every size and write the training-feature table (one row per kernel x size)."""
+    import datetime
+
     from portcast.characterize import DEFAULT_SIZES, characterize, write_feature_table
+    from profiler.session import _version
 
     with user_errors(ValueError):
         points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)
@@ -142,7 +145,13 @@ def characterize_cmd(
                 progress.update(task, advance=1, description=f"{name} {size}")
 
             table = characterize(points, seed=seed, progress=step)
-        path = write_feature_table(table, out, seed=seed)
+        used = list(dict.fromkeys(size for _, size in points))
+        extra = {"sizes": used, "command": "portcast characterize --sizes " + ",".join(used)
+                 + (" --kernels " + ",".join(dict.fromkeys(spec.name for spec, _ in points)) if kernels else "")
+                 + (f" --seed {seed}" if seed else "") + f" --out {out}",
+                 "date": datetime.date.today().isoformat(), "portcast_version": _version(),
+                 "mode": "auto (compiled where Numba compiles the region)"}
+        path = write_feature_table(table, out, seed=seed, extra=extra)
     console.print(f"wrote {len(table)} rows x {table.shape[1] - 4} features to {path}")
 
 

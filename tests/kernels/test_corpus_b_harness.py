@@ -228,3 +228,7 @@ def test_characterize_with_the_real_profiler_and_feature_engine(tmp_path):
     assert table.shape[0] == 1
     assert table.loc[0, "kernel"] == "scatter" and table.loc[0, "n"] == 256
     assert table.shape[1] > 4 + 20  # the feature engine's features follow the key columns
+    extra = chz.read_feature_table_metadata(out)["extra"]  # how the table was made, for regenerating it
+    assert extra["sizes"] == ["tiny"]
+    assert extra["command"] == f"portcast characterize --sizes tiny --kernels scatter --out {out}"
+    assert extra["date"] == __import__("datetime").date.today().isoformat()
