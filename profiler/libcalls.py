@@ -323,6 +323,19 @@ def _advance(idx, addr, D, nd, s0, s1, sbase, sslot, shape0):
         d -= 1
 
 
+@numba.njit(cache=True, inline="always")
+def _count(S, P, D):
+    """Elements of a walk over the output shape in ``D``; counts the call and its elements in the site's
+    counters."""
+    n = 1
+    for d in range(D[0]):
+        n *= D[1 + d]
+    slot = P[P_SLOT]
+    S[slot] += 1
+    S[slot + 1] += n
+    return n
+
+
 @numba.njit(cache=True)
 def k_map(B, S, p, k, P, D, nops, opcode, storecode):
     """Element loop of an elementwise operation over the output's shape, in C order.
@@ -332,12 +345,7 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
     INT_ALU induction and BRANCH (taken but after the last element). With ``P[P_THREADS]`` each element is a
     logical thread (set before its records, -1 after the loop). Returns the new (row, thread changes)."""
     nd = D[0]
-    n = 1
-    for d in range(nd):
-        n *= D[1 + d]
-    slot = P[P_SLOT]
-    S[slot] += 1
-    S[slot + 1] += n
+    n = _count(S, P, D)
     if n == 0:
         return p, k
     threads = P[P_THREADS] != 0
@@ -450,12 +458,7 @@ def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
     index values in C order; ``xs0``/``x0``: stride and length of ``x``'s first dimension; ``rest``: elements
     per index element."""
     nd = D[0]
-    n = 1
-    for d in range(nd):
-        n *= D[1 + d]
-    slot = P[P_SLOT]
-    S[slot] += 1
-    S[slot + 1] += n
+    n = _count(S, P, D)
     if n == 0:
         return p, k
     threads = P[P_THREADS] != 0
@@ -494,12 +497,7 @@ def k_mask(B, S, p, k, P, D, mask):
     element, INT_ALU (the output position); induction and BRANCH. Slots of ``D``: 0 output (1-D), 1 mask,
     2 ``x``; ``mask``: the mask values in C order."""
     nd = D[0]
-    n = 1
-    for d in range(nd):
-        n *= D[1 + d]
-    slot = P[P_SLOT]
-    S[slot] += 1
-    S[slot + 1] += n
+    n = _count(S, P, D)
     if n == 0:
         return p, k
     threads = P[P_THREADS] != 0
