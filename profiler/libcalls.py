@@ -324,6 +324,13 @@ def _advance(idx, addr, D, nd, s0, s1, sbase, sslot, shape0):
 
 
 @numba.njit(cache=True, inline="always")
+def _latch(B, p, P, more):
+    """The element loop's INT_ALU induction and BRANCH (taken while ``more`` elements follow)."""
+    p = _rec(B, p, P[P_NEXT])
+    return _rec(B, p, P[P_BRANCH] + (1 if more else 0))
+
+
+@numba.njit(cache=True, inline="always")
 def _count(S, P, D):
     """Elements of a walk over the output shape in ``D``; counts the call and its elements in the site's
     counters."""
@@ -368,8 +375,7 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
         if opcode != 0:
             p = _rec(B, p, opcode)
         p = _reca(B, p, store, addr[0])
-        p = _rec(B, p, P[P_NEXT])
-        p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
+        p = _latch(B, p, P, e < n - 1)
         _advance(idx, addr, D, nd, 0, 4, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
@@ -440,8 +446,7 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
         if per_outer:
             if flags & F_STORE_OUT:
                 p = _reca(B, p, P[P_STORE] | oz, oaddr[0])
-            p = _rec(B, p, P[P_NEXT])
-            p = _rec(B, p, P[P_BRANCH] + (1 if o < O - 1 else 0))
+            p = _latch(B, p, P, o < O - 1)
         _advance(oidx, oaddr, D, ond, 0, 3, A_OFF + 3, A_SLOT, 1)
     if threads and per_outer:
         k = _tidpt(B, k, p, -1)
@@ -482,8 +487,7 @@ def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
             v += x0
         p = _reca(B, p, P[G_LOAD_X] | zx, addr[2] + v * xs0)
         p = _reca(B, p, P[P_STORE] | zo, addr[0])
-        p = _rec(B, p, P[P_NEXT])
-        p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
+        p = _latch(B, p, P, e < n - 1)
         _advance(idx, addr, D, nd, 0, 3, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
@@ -523,8 +527,7 @@ def k_mask(B, S, p, k, P, D, mask):
             out += ostride
         else:
             p = _rec(B, p, P[G_MBRANCH])
-        p = _rec(B, p, P[P_NEXT])
-        p = _rec(B, p, P[P_BRANCH] + (1 if e < n - 1 else 0))
+        p = _latch(B, p, P, e < n - 1)
         _advance(idx, addr, D, nd, 1, 3, 1 + MAXD + 3, D_SLOT, 1)
     if threads:
         k = _tidpt(B, k, p, -1)
