@@ -8,23 +8,10 @@ from hypothesis import strategies as st
 
 import profiler_compact_kernels as CK
 import profiler_test_kernels as K
+from profiler_testing import ChunkSizes
 from profiler import runtime as rt
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, RECORD_COLUMNS, MemorySink, Op, TraceChunk
-
-
-class _Sizes:
-    def __init__(self):
-        self.sizes = []
-
-    def start_region(self, info, static):
-        pass
-
-    def consume(self, chunk):
-        self.sizes.append(len(chunk))
-
-    def end_region(self, info, static):
-        pass
 
 
 def _copy(args):
@@ -32,7 +19,7 @@ def _copy(args):
 
 
 def _trace(fn, args, mode, chunk_records=1 << 20):
-    sink, sizes = MemorySink(), _Sizes()
+    sink, sizes = MemorySink(), ChunkSizes()
     res = trace_function(fn, args, sinks=[sink, sizes], mode=mode, chunk_records=chunk_records)
     assert res.info.mode == mode
     chunk = sink.regions[0][2]

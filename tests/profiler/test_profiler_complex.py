@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import profiler_complex_kernels as CK
+from profiler_testing import trace_rows
 from profiler import runtime as rt
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink, Op
@@ -16,12 +17,8 @@ L, S, B = Op.LOAD, Op.STORE, Op.BRANCH
 
 
 def trace(fn, args, mode, chunk_records=1 << 20):
-    sink = MemorySink()
-    res = trace_function(fn, args, sinks=[sink], mode=mode, chunk_records=chunk_records)
-    assert res.info.mode == mode
-    info, static, chunk = sink.regions[0]
-    chunk.validate()
-    return res, [(static[r[0]].kind, Op(r[1]), *r[2:]) for r in chunk.records()], chunk
+    res, rows, _, chunk = trace_rows(fn, args, mode, "kind", chunk_records)
+    return res, rows, chunk
 
 
 @pytest.mark.parametrize("mode", MODES)

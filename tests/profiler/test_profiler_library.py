@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import profiler_library_kernels as K
+from profiler_testing import ChunkSizes, trace_rows
 from profiler.instrument import instrument
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink, Op
@@ -24,13 +25,7 @@ IA, FA, IM, FM, FS = Op.INT_ALU, Op.FP_ALU, Op.INT_MUL, Op.FP_MUL, Op.FP_SPECIAL
 
 def trace(fn, args, mode, chunk_records=1 << 20):
     """(result, rows, static, chunk): rows are (static text, op, taken, src1, src2, src3, dst, addr, size, tid)."""
-    sink = MemorySink()
-    res = trace_function(fn, args, sinks=[sink], mode=mode, chunk_records=chunk_records)
-    assert res.info.mode == mode
-    info, static, chunk = sink.regions[0]
-    chunk.validate()
-    rows = [(static[r[0]].text, Op(r[1]), *r[2:]) for r in chunk.records()]
-    return res, rows, static, chunk
+    return trace_rows(fn, args, mode, "text", chunk_records)
 
 
 def latch(site, ind, taken, tid):
@@ -510,23 +505,9 @@ def test_compiled_records_do_not_depend_on_chunk_size_and_match_interpreted(name
         assert res.info.n_threads == res_i.info.n_threads and res.info.extra == res_i.info.extra
 
 
-class _Sizes:
-    def __init__(self):
-        self.sizes = []
-
-    def start_region(self, info, static):
-        pass
-
-    def consume(self, chunk):
-        self.sizes.append(len(chunk))
-
-    def end_region(self, info, static):
-        pass
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_large_expansion_keeps_the_chunk_bound(mode):
-    sizes = _Sizes()
+    sizes = ChunkSizes()
     x = np.ones(5000)
     res = trace_function(K.l2, (x,), sinks=[sizes], mode=mode, chunk_records=1000)
     assert max(sizes.sizes) <= 1000 and sum(sizes.sizes) == res.info.n_records == 10 * 5000 + 3

@@ -3,13 +3,13 @@ records, their order and their values stay those of the interpreted mode, also w
 between rebind the indices, arrays and values the records read."""
 
 import ast
-import importlib.util
 import itertools
-import sys
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from profiler_testing import load_source
 
 from profiler.instrument import merge_records
 from profiler.session import trace_function
@@ -20,14 +20,7 @@ _counter = itertools.count()
 
 def _load(tmp_dir, body):
     src = "def prog(i, j, s, x, y):\n" + "".join(f"    {line}\n" for line in body) + "    return i, j, s\n"
-    name = f"pc_merge_{next(_counter)}"
-    path = tmp_dir / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.prog, src
+    return load_source(tmp_dir, f"pc_merge_{next(_counter)}", src).prog, src
 
 
 def _records(fn, mode):

@@ -1,14 +1,14 @@
 """Property tests: instrumented code computes exactly what the original computes (generated programs), and
 the two execution modes emit the same records."""
 
-import importlib.util
 import itertools
-import sys
 
 import numba
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
+from profiler_testing import load_source
 
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
@@ -86,14 +86,7 @@ _counter = itertools.count()
 def _load(tmp_dir, lines):
     src = ("import math\n\n\ndef prog(a, b, c, x):\n    w0 = w1 = w2 = 0\n" + "".join(f"    {l}\n" for l in lines)
            + "    return a, b, c, w0 + 10 * w1 + 100 * w2\n")
-    name = f"pc_generated_{next(_counter)}"
-    path = tmp_dir / f"{name}.py"
-    path.write_text(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod.prog, src
+    return load_source(tmp_dir, f"pc_generated_{next(_counter)}", src).prog, src
 
 
 def _run_both(fn, ints, mode):
