@@ -1,0 +1,32 @@
+"""Collects the measured-kernel ports: every module of :mod:`kernels.measured` that defines ``KERNELS``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from . import __path__ as _path
+from .spec import MeasuredKernel
+
+_SKIP = {"spec", "registry"}
+
+
+def all_measured() -> dict[str, MeasuredKernel]:
+    """Every measured-kernel port by name, in name order."""
+    found: dict[str, MeasuredKernel] = {}
+    for mod in pkgutil.iter_modules(_path):
+        if mod.name.startswith("_") or mod.name in _SKIP:
+            continue
+        module = importlib.import_module(f"kernels.measured.{mod.name}")
+        for spec in getattr(module, "KERNELS", ()):
+            if spec.name in found:
+                raise ValueError(f"two measured kernels are named {spec.name!r}")
+            found[spec.name] = spec
+    return dict(sorted(found.items()))
+
+
+def get_measured(name: str) -> MeasuredKernel:
+    kernels = all_measured()
+    if name not in kernels:
+        raise KeyError(f"no measured kernel {name!r}; known: {', '.join(kernels)}")
+    return kernels[name]

@@ -1,0 +1,74 @@
+"""What a measured-kernel port is: one GPU kernel that another group timed, as a CPU region and a GPU port.
+
+The region is the one invocation that was timed: its parallel loop (``numba.prange``) iterates over the
+kernel's global work items, one iteration per work item (GPU thread), with the work each one does; the
+state before that invocation (earlier kernels of the application, earlier iterations of its host loop) is
+produced by an ordinary run in ``make_inputs``. The GPU port is a ``numba.cuda`` kernel with the same launch
+geometry (global and local work size). Like the rest of the corpus, this package imports nothing of
+Portcast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from ..spec import GpuPort, _as_tuple
+
+#: where the measured times come from
+SOURCES = ("aiwc", "amaris")
+
+
+@dataclasses.dataclass(frozen=True)
+class MeasuredKernel:
+    """One measured GPU kernel.
+
+    ``name``: ``"<source>/<application>/<kernel>"``; ``application`` and ``kernel`` exactly as they appear
+    in the data (AIWC: its ``application`` and ``kernel`` columns; Amaris: the kernel name of the file).
+    ``cpu(*inputs) -> result``: the region (valid under ``numba.njit``, single thread; its parallel loop a
+    ``numba.prange`` over the global work items). ``gpu``: the ``numba.cuda`` version, same result.
+    ``points``: every measured problem point, by label (AIWC: ``tiny`` ... ``large``; Amaris: the sizes
+    of the sweep), each a mapping of the application's parameters. ``make_inputs(params, seed) -> tuple``:
+    the region's inputs at a point (deterministic for a seed). ``work(params) -> (global, local)``: the
+    invocation's global work items (GPU threads) and local work size (threads per block).
+    ``test_point``: a small point (parameters) at which CI traces the region and runs the GPU port on the
+    CUDA simulator.
+    """
+
+    name: str
+    source: str
+    application: str
+    kernel: str
+    description: str
+    cpu: Callable[..., Any]
+    gpu: GpuPort
+    make_inputs: Callable[[Mapping[str, Any], int], tuple]
+    points: Mapping[str, Mapping[str, Any]]
+    work: Callable[[Mapping[str, Any]], tuple[int, int]]
+    test_point: Mapping[str, Any]
+    rtol: float = 1e-9
+    atol: float = 1e-12
+
+    def __post_init__(self):
+        if self.source not in SOURCES:
+            raise ValueError(f"measured kernel {self.name!r}: source {self.source!r} not in {SOURCES}")
+        want = f"{self.source}/{self.application}/{self.kernel}"
+        if self.name != want:
+            raise ValueError(f"measured kernel {self.name!r}: the name must be {want!r}")
+        if not self.points:
+            raise ValueError(f"measured kernel {self.name!r}: no measured points")
+
+    def check(self, cpu_result, gpu_result) -> None:
+        """Raise AssertionError naming the kernel when the two results differ beyond tolerance."""
+        a, b = _as_tuple(cpu_result), _as_tuple(gpu_result)
+        if len(a) != len(b):
+            raise AssertionError(f"{self.name}: CPU returned {len(a)} results, GPU {len(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            x, y = np.asarray(x), np.asarray(y)
+            if x.shape != y.shape:
+                raise AssertionError(f"{self.name}: result {i} shape CPU {x.shape} vs GPU {y.shape}")
+            if not np.allclose(x, y, rtol=self.rtol, atol=self.atol, equal_nan=False):
+                worst = np.max(np.abs(x.astype(float) - y.astype(float)))
+                raise AssertionError(f"{self.name}: result {i} differs, max abs difference {worst:g}")

@@ -1,0 +1,73 @@
+"""Every measured-kernel port (kernels/measured): the CPU region in plain Python == under numba.njit == its
+GPU port on the CUDA simulator at the port's test point; its global work items equal the measured data's
+(AIWC's ``workitems`` at every size); and Portcast, tracing the region, finds one logical thread per global
+work item."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+
+from kernels.measured.registry import all_measured
+from kernels.measured.spec import MeasuredKernel
+from profiler.session import trace_function
+from profiler.trace import MemorySink
+
+PORTS = all_measured()
+NAMES = sorted(PORTS)
+AIWC = Path(__file__).resolve().parents[2] / "predictor" / "data" / "aiwc" / "full_dat.csv.gz"
+
+
+@functools.lru_cache(maxsize=None)
+def _aiwc_workitems() -> dict:
+    d = pd.read_csv(AIWC, usecols=["application", "kernel", "size", "workitems"])
+    return {(a, k, s): int(w) for (a, k, s), w in d.groupby(["application", "kernel", "size"])["workitems"].first().items()}
+
+
+def _inputs(spec: MeasuredKernel):
+    return spec.make_inputs(spec.test_point, 0)
+
+
+def test_the_registry_holds_ports():
+    assert all(isinstance(s, MeasuredKernel) for s in PORTS.values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cpu_region_njit_and_gpu_port_agree(name):
+    spec = PORTS[name]
+    inputs = _inputs(spec)
+    plain = spec.cpu(*copy.deepcopy(inputs))
+    jitted = numba.njit(spec.cpu)(*copy.deepcopy(inputs))
+    spec.check(plain, jitted)
+    spec.check(plain, spec.gpu.run(*copy.deepcopy(inputs)))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if PORTS[n].source == "aiwc"])
+def test_global_work_items_equal_aiwc_at_every_size(name):
+    spec = PORTS[name]
+    have = _aiwc_workitems()
+    sizes = sorted(s for (a, k, s) in have if a == spec.application and k == spec.kernel)
+    assert sizes and sorted(spec.points) == sizes
+    for size in sizes:
+        assert spec.work(spec.points[size])[0] == have[(spec.application, spec.kernel, size)], size
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_traced_threads_are_the_global_work_items(name):
+    spec = PORTS[name]
+    res = trace_function(spec.cpu, copy.deepcopy(_inputs(spec)), sinks=[MemorySink()], mode="compiled")
+    assert res.info.complete
+    assert res.info.n_threads == spec.work(spec.test_point)[0]
+
+
+def test_results_are_deterministic_for_a_seed():
+    for spec in PORTS.values():
+        a, b = spec.make_inputs(spec.test_point, 3), spec.make_inputs(spec.test_point, 3)
+        for x, y in zip(a, b):
+            assert np.array_equal(np.asarray(x), np.asarray(y)), spec.name
