@@ -212,13 +212,15 @@ def _compare_tree():
 
 def test_corpus_compile_time_ratio(benchmark):
     other_tree = _compare_tree()
-    rows, ratios, before = [], {}, {}
+    rows, ratios, before, totals = [], {}, {}, [0.0, 0.0]
 
     def run():
         for name in _kernel_names():
             plain, inst = measure("plain", name), measure("instrumented", name)
             other = measure("instrumented", name, other_tree) if other_tree else None
             ratios[name] = inst["cpu_s"] / plain["cpu_s"]
+            totals[0] += plain["cpu_s"]
+            totals[1] += inst["cpu_s"]
             if other:
                 before[name] = other["cpu_s"] / plain["cpu_s"]
             rows.append(_row(name, plain, inst, other))
@@ -227,12 +229,16 @@ def test_corpus_compile_time_ratio(benchmark):
     benchmark.pedantic(run, rounds=1, iterations=1)
     med, top = statistics.median(ratios.values()), max(ratios.values())
     worst = max(ratios, key=ratios.get)
-    summary = f"instrumented / plain compile (CPU): median {med:.2f}x, max {top:.2f}x ({worst}) over {len(ratios)} kernels"
+    over = sorted((n for n, r in ratios.items() if r > 3.0), key=lambda n: -ratios[n])
+    summary = (f"instrumented / plain compile (CPU): median {med:.2f}x, max {top:.2f}x ({worst}) over "
+               f"{len(ratios)} kernels; corpus total {totals[1]:.1f} s / {totals[0]:.1f} s = "
+               f"{totals[1] / totals[0]:.2f}x; above 3x: {', '.join(f'{n} {ratios[n]:.1f}x' for n in over) or 'none'}")
     if before:
         summary += (f"; {other_tree}: median {statistics.median(before.values()):.2f}x, "
                     f"max {max(before.values()):.2f}x")
     print("\n" + summary)
-    benchmark.extra_info.update({"ratios": ratios, "median_ratio": med, "max_ratio": top, "before_ratios": before})
+    benchmark.extra_info.update({"ratios": ratios, "median_ratio": med, "max_ratio": top, "before_ratios": before,
+                                 "total_ratio": totals[1] / totals[0]})
 
 
 def test_vcycle_compile_time_ratio(benchmark):

@@ -19,7 +19,8 @@ element, handing it over through ``runtime._full`` when reached, so an expansion
 buffer's bound. Counters (calls, elements, unexpanded work) live in the buffer's ``S`` array after its
 ``runtime.S_HEAD`` state words, five per site; :func:`region_extra` turns them into the region metadata.
 Compiled instrumented code holds only the address of ``S`` (``runtime.CompiledBuffer.entry_args``); a
-primitive's overload views the buffer's arrays from it (:func:`_views`) and calls the kernels with them.
+primitive writes a scalar site's record through it, or describes the arrays and calls a kernel through
+the kernel's C entry point, which views the buffer's arrays from the address (:func:`_views`).
 
 What each expansion emits is documented in docs/profiler.md ("Library calls").
 """
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 
 import numba
 import numpy as np
@@ -291,16 +291,19 @@ def _full(S):
     """The buffer reached its level (``S[0]``, ``S[2]`` set): hand it to the sinks (through Python, which
     resets ``S[0]`` and ``S[2]``)."""
     with numba.objmode():
-        rt._flush_active()
+        rt._flush_in_kernel()
 
 
 @numba.njit(cache=True, inline="always")
 def _check(B, S, p, k):
-    """A check point inside an expansion: hand the buffer over when it reached its level."""
+    """A check point inside an expansion: hand the buffer over when it reached its level. Row -1: the
+    hand-over raised (``runtime._flush_in_kernel``), the kernel must return at once."""
     if p >= S[1]:
         S[0] = p
         S[2] = k
         _full(S)
+        if S[1] < 0:
+            return -1, 0
         return 0, 0
     return p, k
 
@@ -365,6 +368,8 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
     store = storecode | oz
     for e in range(n):
         p, k = _check(B, S, p, k)
+        if p < 0:
+            return p, k
         if threads:
             k = _tidpt(B, k, p, e)
         for j in range(nops):
@@ -417,6 +422,8 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
     oz = (D[A_OFF + 2] << SIZE_SHIFT) | HAS_ADDR
     for o in range(O):
         p, k = _check(B, S, p, k)
+        if p < 0:
+            return p, k
         if threads and per_outer:
             k = _tidpt(B, k, p, o)
         p = _rec(B, p, P[A_INIT])
@@ -426,6 +433,8 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
             iidx[d] = 0
         for r in range(R):
             p, k = _check(B, S, p, k)
+            if p < 0:
+                return p, k
             if threads and not per_outer:
                 k = _tidpt(B, k, p, r)
             for j in range(nops):
@@ -477,6 +486,8 @@ def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
     prev = np.int64(0)
     for e in range(n):
         p, k = _check(B, S, p, k)
+        if p < 0:
+            return p, k
         if threads:
             k = _tidpt(B, k, p, e)
         if e == 0 or addr[1] != prev:
@@ -516,6 +527,8 @@ def k_mask(B, S, p, k, P, D, mask):
     zx = (D[1 + MAXD + 2 * D_SLOT + 2] << SIZE_SHIFT) | HAS_ADDR
     for e in range(n):
         p, k = _check(B, S, p, k)
+        if p < 0:
+            return p, k
         if threads:
             k = _tidpt(B, k, p, e)
         p = _reca(B, p, P[G_MLOAD] | zm, addr[1])
@@ -939,6 +952,8 @@ class InterpretedLib:
         sc = self._scratch()
         with sc:
             p, k = kernel(sc.B, sc.S, 0, 0, *args)
+        if p < 0:
+            rt.raise_pending()
         if p == 0 and k == 0:
             return
         if p > _JOIN_ROWS:
@@ -1094,6 +1109,133 @@ def xwork(S, P, out, a0, a1, a2, flag):  # noqa: D103
     return _stub()
 
 
+# The kernels are reached from compiled instrumented code through C entry points (``numba.cfunc``, compiled
+# once per machine: Numba's disk cache), called by symbol name. A call of the kernels' dispatchers would
+# link each kernel's code into every site's function and have LLVM optimise it again there, which made an
+# array site cost about a second of compile time; through the entry point a site compiles only the code
+# that describes its arrays. The entry points take the descriptor, the plan and the index arrays by
+# address, return the row (-1: the buffer's hand-over raised, see ``runtime._flush_in_kernel``) and leave
+# the thread-change count in ``D[0]``.
+
+_C_SIG = {
+    "k_map": 9,  # sp, p, k, P address, len(P), D address, nops, opcode, storecode
+    "k_acc": 11,  # sp, p, k, P, len(P), D, nops, flags, pre, acc, fin
+    "k_gather": 11,  # sp, p, k, P, len(P), D, vals address, len(vals), xs0, x0, rest
+    "k_mask": 8,  # sp, p, k, P, len(P), D, mask address (one byte per element), len(mask)
+}
+
+
+@intrinsic
+def _ptr8(typingctx, addr):
+    """An int64 address as a ``uint8*`` (a boolean mask's bytes, for ``numba.carray``)."""
+    ptr = types.CPointer(types.uint8)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(ptr))
+
+    return ptr(types.int64), codegen
+
+
+def _c_k_map(sp, p, k, pa, pn, da, nops, opcode, storecode):
+    B, S = _views(sp)
+    D = numba.carray(_ptr(da), D_LEN)
+    p, D[0] = k_map(B, S, p, k, numba.carray(_ptr(pa), pn), D, nops, opcode, storecode)
+    return p
+
+
+def _c_k_acc(sp, p, k, pa, pn, da, nops, flags, pre, acc, fin):
+    B, S = _views(sp)
+    D = numba.carray(_ptr(da), A_LEN)
+    p, D[0] = k_acc(B, S, p, k, numba.carray(_ptr(pa), pn), D, nops, flags, pre, acc, fin)
+    return p
+
+
+def _c_k_gather(sp, p, k, pa, pn, da, va, vn, xs0, x0, rest):
+    B, S = _views(sp)
+    D = numba.carray(_ptr(da), D_LEN)
+    p, D[0] = k_gather(B, S, p, k, numba.carray(_ptr(pa), pn), D, numba.carray(_ptr(va), vn), xs0, x0, rest)
+    return p
+
+
+def _c_k_mask(sp, p, k, pa, pn, da, ma, mn):
+    B, S = _views(sp)
+    D = numba.carray(_ptr(da), D_LEN)
+    p, D[0] = k_mask(B, S, p, k, numba.carray(_ptr(pa), pn), D, numba.carray(_ptr8(ma), mn))
+    return p
+
+
+_C_PY = {"k_map": _c_k_map, "k_acc": _c_k_acc, "k_gather": _c_k_gather, "k_mask": _c_k_mask}
+_C_EXTERNAL = {name: types.ExternalFunction(f"portcast_{name}", types.int64(*[types.int64] * n))
+               for name, n in _C_SIG.items()}
+_C_COMPILED: dict = {}
+
+
+def _c_entry_points() -> None:
+    """Compile (or load from Numba's cache) the kernels' C entry points and make their symbols known to the
+    JIT linker; once per process, before the first array site is compiled."""
+    if _C_COMPILED:
+        return
+    import llvmlite.binding as llvm
+
+    for name, n in _C_SIG.items():
+        cf = numba.cfunc(types.int64(*[types.int64] * n), cache=True)(_C_PY[name])
+        llvm.add_symbol(f"portcast_{name}", cf.address)
+        _C_COMPILED[name] = cf
+
+
+@numba.njit(cache=True)
+def _reraise():
+    """Raise the exception a kernel's buffer hand-over kept (``runtime.raise_pending``)."""
+    with numba.objmode():
+        rt.raise_pending()
+
+
+@intrinsic
+def _rec_s(typingctx, sp, p, code):
+    """One record ``code`` at row ``p`` of the code column (``sp``: S's address); returns the next row."""
+
+    def codegen(context, builder, sig, args):
+        base, row, c = args
+        rt._store_row(builder, rt._load_row(builder, base, rt._I64(3)), row, c)
+        return builder.add(row, rt._I64(1))
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _add_s(typingctx, sp, j, v):
+    """``S[j] += v`` (``sp``: S's address; ``v`` an integer, or a float truncated towards zero)."""
+
+    def codegen(context, builder, sig, args):
+        base, j_, v_ = args
+        if isinstance(sig.args[2], types.Float):
+            v_ = builder.fptosi(v_, rt._I64)
+        else:
+            v_ = context.cast(builder, v_, sig.args[2], types.int64)
+        ptr = builder.gep(builder.inttoptr(base, rt._I64.as_pointer()), [j_], inbounds=True)
+        builder.store(builder.add(builder.load(ptr), v_), ptr)
+        return context.get_dummy_value()
+
+    return types.none(types.int64, types.int64, v), codegen
+
+
+@intrinsic
+def _keep(typingctx, arr):
+    """Nothing: a use of ``arr`` after a call that got only its address, so Numba frees it no earlier."""
+
+    def codegen(context, builder, sig, args):
+        return context.get_dummy_value()
+
+    return types.none(arr), codegen
+
+
+def _kernel_call(name: str, args: str, keep: str = "") -> list[str]:
+    """Statements that run kernel ``name`` through its C entry point and return (row, thread changes);
+    ``keep``: an array passed by address, kept alive over the call (``D`` is: it is read after)."""
+    return [f"q = c_{name}(S, p, k, data_ptr(P), len(P), data_ptr(D), {args})",
+            *([f"_keep({keep})"] if keep else []), "if q < 0:", "    _reraise()", "return q, D[0]"]
+
+
 def _num_scalar(t) -> bool:
     return isinstance(t, (types.Number, types.Boolean))
 
@@ -1106,12 +1248,9 @@ def _fp(t) -> bool:
     return rt._is_fp(t)
 
 
-_GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec": _rec, "k_map": k_map, "k_acc": k_acc, "k_gather": k_gather,
-           "k_mask": k_mask, "work_flops": work_flops, "recm": rt.recm, "_views": _views}
+_GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
+           "work_flops": work_flops, **{f"c_{name}": fn for name, fn in _C_EXTERNAL.items()}}
 _GEN_CACHE: dict = {}
-
-
-_VIEWED = re.compile(r"\bB\b|\bS\[")
 
 
 class _ScalarRecord:
@@ -1187,13 +1326,11 @@ def _gen(params: str, body: list[str]):
     :data:`_FALLBACK` gives the in-place single record instead."""
     if body is _FALLBACK:
         return _FALLBACK_RECORD
-    # compiled code passes the state array's address as S (and 0 as B): a body that runs a kernel or counts
-    # views the arrays first (one on scalars only writes its record through the address: cheaper to compile)
-    text = "\n".join(body)
-    head = []
-    if _VIEWED.search(text):
-        head = ["B, S = _views(S)"] if params.startswith("B, S") else ["_, S = _views(S)"]
-    src = f"def impl({params}):\n" + "\n".join("    " + line for line in head + body)
+    # compiled code passes the state array's address as S (and 0 as B): bodies write records and counters
+    # through it and hand it to the kernels' C entry points
+    if "c_k_" in "\n".join(body):
+        _c_entry_points()
+    src = f"def impl({params}):\n" + "\n".join("    " + line for line in body)
     fn = _GEN_CACHE.get(src)
     if fn is None:
         ns = dict(_GEN_NS)
@@ -1212,7 +1349,7 @@ def _slot_src(o: int, var: str, ndim: int, nd: int) -> list[str]:
     return lines
 
 
-_FALLBACK = [f"return _rec(B, p, P[{P_SCALAR_I}]), k"]
+_FALLBACK = [f"return _rec_s(S, p, P[{P_SCALAR_I}]), k"]
 
 
 def _map_body(out, ops, names) -> list[str] | None:
@@ -1236,7 +1373,7 @@ def _map_body(out, ops, names) -> list[str] | None:
              f"    opc = P[{M_OP_I + mask}]",
              "    if fp:",
              f"        opc = P[{M_OP_F + mask}]",
-             f"return k_map(B, S, p, k, P, D, np.int64({len(ops)}), opc, P[{M_STORE + mask}])"]
+             *_kernel_call("k_map", f"np.int64({len(ops)}), opc, P[{M_STORE + mask}]")]
     return body
 
 
@@ -1269,7 +1406,7 @@ def _ol_xcopy(B, S, p, k, P, out, src):
     body = _map_body(out, [src], ["src"]) if isinstance(src, types.Array) else None
     if body is None:
         return _gen(params, _FALLBACK)
-    return _gen(params, ["if data_ptr(out) == data_ptr(src):", f"    return _rec(B, p, P[{P_SCALAR_I}]), k"] + body)
+    return _gen(params, ["if data_ptr(out) == data_ptr(src):", f"    return _rec_s(S, p, P[{P_SCALAR_I}]), k"] + body)
 
 
 def _acc_slot_src(s: int, var: str) -> tuple[int, list[str]]:
@@ -1320,7 +1457,7 @@ def _acc_call(nops: int, flags: int, fp_src: str) -> list[str]:
     return [f"fp = {fp_src}",
             f"pre = P[{A_PRE_I}]", f"acc = P[{A_ACC_I}]",
             "if fp:", f"    pre = P[{A_PRE_F}]", f"    acc = P[{A_ACC_F}]",
-            f"return k_acc(B, S, p, k, P, D, np.int64({nops}), np.int64({flags}), pre, acc, P[{A_FIN}])"]
+            *_kernel_call("k_acc", f"np.int64({nops}), np.int64({flags}), pre, acc, P[{A_FIN}]")]
 
 
 def _ol_xreduce(B, S, p, k, P, out, x, axis):
@@ -1381,8 +1518,8 @@ def _work_src(out, args: list, names: list[str], flag) -> list[str]:
     else:
         fl = "1"
     return [f"f = work_flops(P[{P_WKIND}], {', '.join(dims)}, {elems}, {relems}, {fl})",
-            f"slot = P[{P_SLOT}]", "S[slot + 2] += 1", "S[slot + 3] += f", f"S[slot + 4] += {nbytes}",
-            "return None"]
+            f"slot = P[{P_SLOT}]", "_add_s(S, slot + 2, 1)", "_add_s(S, slot + 3, f)",
+            f"_add_s(S, slot + 4, {nbytes})", "return None"]
 
 
 @overload(xwork)
@@ -1460,19 +1597,21 @@ def _ol_xsub(B, S, p, k, P, code, x, idx, out):
             body += [f"D[{o + 3 + idx.ndim + d - 1}] = x.strides[{d}] if x.shape[{d}] != 1 else 0",
                      f"rest *= x.shape[{d}]"]
         body += ["vals = np.ascontiguousarray(idx).ravel().astype(np.int64)",
-                 "return k_gather(B, S, p, k, P, D, vals, x.strides[0], x.shape[0], max(rest, 1))"]
+                 *_kernel_call("k_gather", "data_ptr(vals), len(vals), x.strides[0], x.shape[0], max(rest, 1)",
+                               "vals")]
         return _gen(params, body)
     if _num_array(x) and _num_array(out) and isinstance(idx.dtype, types.Boolean) and idx.ndim == x.ndim \
             and out.ndim == 1:
         nd = x.ndim
         o = _dslot(0)
-        body = ["if idx.shape != x.shape:", f"    return _rec(B, p, P[{P_SCALAR_I}]), k",
+        body = ["if idx.shape != x.shape:", f"    return _rec_s(S, p, P[{P_SCALAR_I}]), k",
                 f"D = np.zeros({D_LEN}, np.int64)", f"D[0] = {nd}"]
         body += [f"D[{1 + d}] = x.shape[{d}]" for d in range(nd)]
         body += [f"D[{o}] = 1", f"D[{o + 1}] = data_ptr(out)", f"D[{o + 2}] = out.itemsize",
                  f"D[{o + 3}] = out.strides[0]"]
         body += _slot_src(_dslot(1), "idx", nd, nd) + _slot_src(_dslot(2), "x", nd, nd)
-        body += ["return k_mask(B, S, p, k, P, D, np.ascontiguousarray(idx).ravel())"]
+        body += ["mask = np.ascontiguousarray(idx).ravel()",
+                 *_kernel_call("k_mask", "data_ptr(mask), len(mask)", "mask")]
         return _gen(params, body)
     return _gen(params, _FALLBACK)
 

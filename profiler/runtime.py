@@ -409,6 +409,30 @@ def _flush_active() -> None:
     _ACTIVE[-1].flush_full()
 
 
+#: (exception, buffer, its level) of a hand-over that raised inside a library-call kernel
+_PENDING: list = []
+
+
+def _flush_in_kernel() -> None:
+    """:func:`_flush_active` for a library-call kernel (:mod:`profiler.libcalls`), which compiled code
+    reaches through a C entry point that cannot carry a Python exception: an exception of the sinks (or a
+    Ctrl-C) is kept, and the level ``S[1]`` set to -1 tells the kernel to stop (it returns row -1); the
+    caller then calls :func:`raise_pending`."""
+    buf = _ACTIVE[-1]
+    try:
+        buf.flush_full()
+    except BaseException as exc:  # noqa: BLE001 - re-raised by raise_pending
+        _PENDING.append((exc, buf, int(buf.S[1])))
+        buf.S[1] = -1
+
+
+def raise_pending() -> None:
+    """Raise the exception :func:`_flush_in_kernel` kept (the buffer's level restored first)."""
+    exc, buf, level = _PENDING.pop()
+    buf.S[1] = level
+    raise exc
+
+
 #: entries of a compiled buffer's state array before the library-call counters (see :class:`CompiledBuffer`)
 S_HEAD = 9
 

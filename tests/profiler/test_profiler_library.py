@@ -513,6 +513,37 @@ def test_large_expansion_keeps_the_chunk_bound(mode):
     assert max(sizes.sizes) <= 1000 and sum(sizes.sizes) == res.info.n_records == 10 * 5000 + 3
 
 
+class _FailingSink(ChunkSizes):
+    """Raises ``exc`` when handed its ``after``-th chunk; keeps the region's end."""
+
+    def __init__(self, exc, after):
+        super().__init__()
+        self.exc, self.after, self.ended = exc, after, None
+
+    def consume(self, chunk):
+        super().consume(chunk)
+        if len(self.sizes) == self.after:
+            raise self.exc
+
+    def end_region(self, info, static):
+        self.ended = info
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("exc, error", [(OSError("disk full"), "OSError: disk full"),
+                                        (KeyboardInterrupt(), "interrupted (KeyboardInterrupt)")])
+def test_a_sink_failing_inside_an_expansion_stops_it_and_ends_the_region(mode, exc, error):
+    # the hand-over inside the kernel raises (compiled mode: behind the kernel's C entry point, which keeps
+    # the exception and stops the kernel): the same exception leaves the region, whose trace is kept up to it
+    sink = _FailingSink(exc, after=2)
+    with pytest.raises(type(exc)):
+        trace_function(K.l2, (np.ones(5000),), sinks=[sink], mode=mode, chunk_records=1000)
+    assert len(sink.sizes) == 2 and not sink.ended.complete and sink.ended.error == error
+    assert sink.ended.n_records == sum(sink.sizes) > 1000
+    res = trace_function(K.l2, (np.ones(5000),), sinks=[ChunkSizes()], mode=mode, chunk_records=1000)
+    assert res.info.complete and res.info.n_records == 10 * 5000 + 3
+
+
 # ----------------------------------------------------------------------------------------------------------
 # property: the expansion of a broadcast elementwise operation against a slow reference of the rule
 
