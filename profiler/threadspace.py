@@ -10,8 +10,10 @@ every user function it calls, resolved as the instrumenter resolves them) and de
   update through atomics) on each path from the region's entry; a loop that carries a dependence is a host
   loop, and the search goes on inside it and inside the functions it calls (a solver's iteration loop runs on
   the host, the kernels are the loops inside it);
-* a kernel loop whose body is exactly one further loop with no carried dependence is collapsed with it into a
-  multi-dimensional thread space (the threads are numbered by linear index over the whole nest).
+* a kernel loop whose body is exactly one further loop with no carried dependence, whose range does not
+  depend on the outer loop's index, is collapsed with it into a multi-dimensional thread space (the threads
+  are numbered by linear index over the whole nest); an inner loop over ``range(gid, n, total)`` (a
+  grid-stride loop) or ``range(i)`` stays inside the outer loop's threads.
 
 The analysis is static and conservative where it must guess; the trace of the region is checked afterwards
 for the dependences it actually has (features/threadspace.py), which is the verdict a porter should trust.
@@ -1025,6 +1027,9 @@ class Analysis:
                     if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)) and not isinstance(s, ast.Pass)]
             if len(body) != 1 or not isinstance(body[0], ast.For) or loops[-1].node.orelse:
                 break
+            outer_names = set().union(*(_target_names(lp.node.target) for lp in loops))
+            if outer_names & _names(body[0].iter):
+                break  # not rectangular (a grid-stride loop ``range(gid, n, total)``): the inner loop is the thread's
             inner = f.loops[loop_key(body[0])]
             v = loop_verdict(f, inner)
             if v.kind == "sequential":

@@ -250,6 +250,31 @@ def test_perfect_nests_collapse_until_a_sequential_loop():
     assert [(d, v) for _, _, d, v, _ in loops] == [(1, "independent")]
 
 
+def grid_stride(x, out, total):
+    for gid in numba.prange(total):
+        for i in range(gid, x.shape[0], total):
+            out[i] = 2.0 * x[i]
+
+
+def triangle(a):
+    for i in numba.prange(a.shape[0]):
+        for j in range(i):
+            a[i, j] = 1.0
+
+
+def test_an_inner_loop_whose_range_depends_on_the_outer_index_is_not_collapsed():
+    # a grid-stride loop (and a triangle) runs inside the outer loop's threads: one thread per gid, not per element
+    for fn in (grid_stride, triangle):
+        assert [(d, v) for _, _, d, v, _ in plan(fn)[1]] == [(1, "independent")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_grid_stride_region_has_one_thread_per_outer_iteration(mode):
+    x, out = np.arange(100.0), np.zeros(100)
+    res = trace_function(grid_stride, (x, out, 8), sinks=[MemorySink()], mode=mode)
+    assert res.info.n_threads == 8 and out.tolist() == (2.0 * x).tolist()
+
+
 def test_a_function_called_from_inside_a_kernel_gives_no_second_thread_space():
     how, loops, meta = plan(inner_kernel_also_called_inside)
     assert [(f, v) for f, _, _, v, _ in loops] == [("inner_kernel_also_called_inside", "independent")]
