@@ -308,6 +308,7 @@ KERNELS = [
         points=POINTS,
         work=work,
         test_point=TEST_POINT,
+        data_sizes=lambda p: (p["layer_size"], 0),
         rtol=1e-6,
         atol=1e-6,
     ),
@@ -324,6 +325,7 @@ KERNELS = [
         points=POINTS,
         work=work,
         test_point=TEST_POINT,
+        data_sizes=lambda p: (p["layer_size"], 0),
         rtol=1e-6,
         atol=1e-7,  # float32 weights near 1; a device may fuse the double mul-adds
     ),

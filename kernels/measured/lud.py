@@ -523,6 +523,7 @@ def _kernel(source, kernel, cpu, launch, points, test_point):
         test_point=test_point,
         rtol=rtol,
         atol=atol,
+        data_sizes=(lambda p: (p["n"], 0)) if staged else None,
     )
 
 

@@ -34,7 +34,8 @@ class MeasuredKernel:
     the region's inputs at a point (deterministic for a seed). ``work(params) -> (global, local)``: the
     invocation's global work items (GPU threads) and local work size (threads per block).
     ``test_point``: a small point (parameters) at which CI traces the region and runs the GPU port on the
-    CUDA simulator.
+    CUDA simulator. ``data_sizes(params) -> (input.size.1, input.size.2)``: the Amaris data's problem-size
+    columns of a point (None for AIWC, whose rows are labelled by the size name).
     """
 
     name: str
@@ -50,10 +51,13 @@ class MeasuredKernel:
     test_point: Mapping[str, Any]
     rtol: float = 1e-9
     atol: float = 1e-12
+    data_sizes: Callable[[Mapping[str, Any]], tuple[int, int]] | None = None
 
     def __post_init__(self):
         if self.source not in SOURCES:
             raise ValueError(f"measured kernel {self.name!r}: source {self.source!r} not in {SOURCES}")
+        if (self.source == "amaris") != (self.data_sizes is not None):
+            raise ValueError(f"measured kernel {self.name!r}: data_sizes is required for Amaris ports only")
         want = f"{self.source}/{self.application}/{self.kernel}"
         if self.name != want:
             raise ValueError(f"measured kernel {self.name!r}: the name must be {want!r}")

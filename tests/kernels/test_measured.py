@@ -22,12 +22,21 @@ from profiler.trace import MemorySink
 PORTS = all_measured()
 NAMES = sorted(PORTS)
 AIWC = Path(__file__).resolve().parents[2] / "predictor" / "data" / "aiwc" / "full_dat.csv.gz"
+AMARIS = Path(__file__).resolve().parents[2] / "kernels" / "measured" / "data" / "amaris" / "launches.parquet"
 
 
 @functools.lru_cache(maxsize=None)
 def _aiwc_workitems() -> dict:
     d = pd.read_csv(AIWC, usecols=["application", "kernel", "size", "workitems"])
     return {(a, k, s): int(w) for (a, k, s), w in d.groupby(["application", "kernel", "size"])["workitems"].first().items()}
+
+
+@functools.lru_cache(maxsize=None)
+def _amaris_first_launches() -> pd.DataFrame:
+    """The first launch (lowest row of its file) of every (file, kernel, problem size) of the Amaris data."""
+    d = pd.read_parquet(AMARIS, columns=["file", "row_in_file", "kernel", "input.size.1", "input.size.2",
+                                         "grid.x", "grid.y", "block.x", "block.y"])
+    return d.sort_values("row_in_file").groupby(["file", "kernel", "input.size.1", "input.size.2"]).head(1)
 
 
 def _inputs(spec: MeasuredKernel):
@@ -60,6 +69,18 @@ def test_global_work_items_equal_aiwc_at_every_size(name):
     assert sorted(spec.points) == sizes
     for size in sizes:
         assert spec.work(spec.points[size])[0] == have[(spec.application, spec.kernel, size)], size
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if PORTS[n].source == "amaris"])
+def test_launch_geometry_equals_every_gpus_first_launch_in_the_amaris_data(name):
+    spec = PORTS[name]
+    rows = _amaris_first_launches()
+    rows = rows[rows.kernel == spec.kernel]
+    want = {spec.data_sizes(p): spec.work(p) for p in spec.points.values()}
+    assert set(want) == set(zip(rows["input.size.1"], rows["input.size.2"]))
+    for file, size1, size2, gx, gy, bx, by in rows[["file", "input.size.1", "input.size.2", "grid.x", "grid.y",
+                                                     "block.x", "block.y"]].itertuples(index=False):
+        assert want[(size1, size2)] == (gx * gy * bx * by, bx * by), (file, size1, size2)
 
 
 @pytest.mark.parametrize("name", NAMES)
