@@ -304,7 +304,7 @@ def preset_names() -> list[str]:
 
 
 def load_config(name_or_path: str | Path) -> GPUConfig:
-    """Load a preset by name (``h100``, ``gtx480``) or a description file by path.
+    """Load a preset by name (``h100``, ``gtx480``, ``p100``, ... see :func:`preset_names`) or a file by path.
 
     Parameters
     ----------
