@@ -1,0 +1,102 @@
+"""``portcast measured trace|report``: the ports of measured GPU kernels (kernels/measured, docs/measured.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ._common import UserError, console, err_console, user_errors
+
+app = typer.Typer(help="Ports of the GPU kernels others timed: trace them, compare their work with the data.",
+                  no_args_is_help=True)
+
+
+def _split(values: Optional[List[str]]) -> Optional[List[str]]:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+@app.command("trace")
+def trace_cmd(
+    out: Path = typer.Option(..., "--out", help="Parquet file to write (one row per port x point)."),
+    ports: Optional[List[str]] = typer.Option(None, "--ports", help="Port names (repeat or comma-separate); "
+                                              "default all."),
+    points: Optional[List[str]] = typer.Option(None, "--points", help="Point labels (tiny, small, ..., "
+                                               "'test'); default every measured point."),
+    max_work: Optional[int] = typer.Option(None, "--max-work", min=1,
+                                           help="Skip points with more global work items than this."),
+    no_features: bool = typer.Option(False, "--no-features", help="Count work only (faster)."),
+    seed: int = typer.Option(0, "--seed", help="Input seed."),
+) -> None:
+    """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
+    import datetime
+
+    from kernels.measured.registry import all_measured
+    from portcast.measured import trace_points, write_points_table
+    from profiler.session import _version
+
+    with user_errors(ValueError):
+        specs = all_measured()
+        names = _split(ports) or list(specs)
+        unknown = [n for n in names if n not in specs]
+        if unknown:
+            raise UserError(f"unknown port(s) {', '.join(unknown)}; known: {', '.join(specs)}")
+        if out.suffix.lower() != ".parquet":
+            raise UserError(f"{out}: --out must be a .parquet path")
+        if not out.parent.exists():
+            raise UserError(f"{out.parent}: output folder does not exist")
+        labels = _split(points)
+        chosen = [specs[n] for n in names]
+        total = sum(1 for s in chosen for lab in (labels or list(s.points))
+                    if lab == "test" or lab in s.points)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(TextColumn("[bold]trace[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err_console) as progress:
+            task = progress.add_task("", total=total)
+            table = trace_points(chosen, labels, seed=seed, features=not no_features, max_global_work=max_work,
+                                 progress=lambda n, p: progress.update(task, advance=1, description=f"{n} {p}"))
+        cmd = ("portcast measured trace" + (f" --ports {','.join(names)}" if ports else "")
+               + (f" --points {','.join(labels)}" if labels else "") + (f" --max-work {max_work}" if max_work else "")
+               + (" --no-features" if no_features else "") + (f" --seed {seed}" if seed else "") + f" --out {out}")
+        path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
+                                                     "portcast_version": _version()})
+    console.print(f"wrote {len(table)} traced points to {path}")
+
+
+@app.command("report")
+def report_cmd(
+    table: Optional[Path] = typer.Option(None, "--table", help="Traced points (default: the shipped table)."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Also write the faithfulness table as CSV."),
+) -> None:
+    """Faithfulness of the ports: Portcast's threads, work and footprint against the data's counts."""
+    from rich.table import Table
+
+    from kernels.measured.registry import all_measured
+    from portcast.measured import faithfulness, read_points_table
+    from profiler.atomic import atomic_path
+
+    with user_errors(ValueError):
+        f = faithfulness(read_points_table(table), all_measured())
+        if csv is not None:
+            with atomic_path(csv) as tmp:
+                f.to_csv(tmp, index=False)
+    t = Table(title="Portcast / data, per traced point (work: instructions; AIWC counts LLVM IR instructions, "
+                    "Amaris warp instructions)")
+    heads = {"port": "port", "point": "point", "threads": "threads", "data_threads": "data threads",
+             "work_ratio": "work", "footprint_ratio": "footprint", "load_ratio": "loads", "store_ratio": "stores"}
+    cols = [c for c in heads if c in f.columns]
+    for c in cols:
+        t.add_column(heads[c], justify="left" if c in ("port", "point") else "right")
+    for r in f[cols].itertuples(index=False):
+        t.add_row(*[v if isinstance(v, str) else ("" if v != v else (f"{v:.3g}" if isinstance(v, float) else str(v)))
+                    for v in r])
+    console.print(t)
+
+
+def register(root: typer.Typer) -> None:
+    """Add ``measured`` to the ``portcast`` command."""
+    root.add_typer(app, name="measured")

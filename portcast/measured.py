@@ -1,0 +1,235 @@
+"""Measured kernels (``kernels/measured``): trace the ports at their measured points, and compare the work
+Portcast sees with the counts of the data the times come from.
+
+:func:`trace_points` runs each port's region at each point under the profiler with a :class:`WorkSink`
+(threads, instructions, loads, stores, the exact bytes touched) and the feature engine, and gives one row
+per point; :func:`write_points_table` saves them (Parquet, schema-versioned) as the committed table
+``kernels/measured/data/measured_points.parquet``. :func:`faithfulness` joins those rows with AIWC's
+per-invocation counts (``workitems``, ``total_instruction_count``, ``total_memory_footprint``) and with the
+first launch of each size in the Amaris data (grid x block, ``inst_executed``, ``gld_inst_32bit``,
+``gst_inst_32bit``), as ratios Portcast / data. ``portcast measured trace`` and ``portcast measured report``
+are the commands (docs/measured.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from profiler.atomic import atomic_path
+from profiler.trace import Op
+
+POINTS_SCHEMA_VERSION = 1
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_POINTS = ROOT / "kernels" / "measured" / "data" / "measured_points.parquet"
+AIWC_DATA = ROOT / "predictor" / "data" / "aiwc" / "full_dat.csv.gz"
+AMARIS_DATA = ROOT / "kernels" / "measured" / "data" / "amaris" / "launches.parquet"
+KEY_COLUMNS = ("port", "source", "application", "kernel", "point")
+#: counts of :class:`WorkSink`, in the table's column order after the keys
+WORK_COLUMNS = ("global_work", "local_work", "threads", "records", "thread_records", "loads", "stores",
+                "load_bytes", "store_bytes", "unique_bytes")
+WARP = 32
+
+
+class WorkSink:
+    """A trace sink counting a region's work: logical threads, records (all, and those inside threads),
+    LOAD and STORE records and their bytes, and the exact number of distinct bytes read or written (the
+    union of the accessed byte ranges). ``results`` gets one dict per region."""
+
+    def __init__(self) -> None:
+        self.results: list[dict] = []
+
+    def start_region(self, info, static) -> None:
+        self._n = self._in_threads = self._loads = self._stores = self._lb = self._sb = 0
+        self._tids: set = set()
+        self._ranges: list[np.ndarray] = []
+
+    def consume(self, chunk) -> None:
+        op, tid, size, addr = chunk.op, chunk.tid, chunk.size, chunk.addr
+        self._n += len(op)
+        self._in_threads += int(np.count_nonzero(tid >= 0))
+        self._tids.update(np.unique(tid[tid >= 0]).tolist())
+        ld, st = op == int(Op.LOAD), op == int(Op.STORE)
+        self._loads += int(np.count_nonzero(ld))
+        self._stores += int(np.count_nonzero(st))
+        self._lb += int(size[ld].sum())
+        self._sb += int(size[st].sum())
+        mem = (ld | st) & (size > 0)
+        if mem.any():
+            pairs = np.unique(np.stack([addr[mem].astype(np.int64), size[mem].astype(np.int64)], axis=1), axis=0)
+            self._ranges.append(pairs)
+            if len(self._ranges) > 64:
+                self._ranges = [np.unique(np.concatenate(self._ranges), axis=0)]
+
+    def end_region(self, info, static) -> None:
+        self.results.append({"threads": len(self._tids), "records": self._n, "thread_records": self._in_threads,
+                             "loads": self._loads, "stores": self._stores, "load_bytes": self._lb,
+                             "store_bytes": self._sb, "unique_bytes": union_length(self._ranges)})
+
+
+def union_length(ranges: Iterable[np.ndarray]) -> int:
+    """Bytes covered by the union of ``[addr, addr + size)`` ranges (rows of (addr, size) arrays)."""
+    parts = [r for r in ranges if len(r)]
+    if not parts:
+        return 0
+    r = np.concatenate(parts)
+    r = r[np.argsort(r[:, 0], kind="stable")]
+    start, end = r[:, 0], r[:, 0] + r[:, 1]
+    reach = np.maximum.accumulate(end)
+    # a range opens a new run when it starts past everything before it
+    new = np.ones(len(r), bool)
+    new[1:] = start[1:] > reach[:-1]
+    run = np.cumsum(new) - 1
+    run_start = start[new]
+    run_end = np.zeros(len(run_start), np.int64)
+    np.maximum.at(run_end, run, end)
+    return int((run_end - run_start).sum())
+
+
+def _default_tracer() -> Callable:
+    from profiler.session import trace_function
+
+    return trace_function
+
+
+def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = None,
+                features: bool = True) -> dict:
+    """One row: the keys, ``work()``'s global and local work, :class:`WorkSink`'s counts and (``features``)
+    the feature engine's features of the region at ``spec.points[label]``."""
+    params = spec.points[label] if label in spec.points else spec.test_point
+    work = WorkSink()
+    sinks: list[Any] = [work]
+    fsink = None
+    if features:
+        from features import FeatureSink
+
+        fsink = FeatureSink()
+        sinks.append(fsink)
+    tracer = tracer or _default_tracer()
+    tracer(spec.cpu, spec.make_inputs(params, seed), region=spec.name, sinks=sinks)
+    g, loc = spec.work(params)
+    row = {"port": spec.name, "source": spec.source, "application": spec.application, "kernel": spec.kernel,
+           "point": label, "global_work": int(g), "local_work": int(loc), **work.results[-1]}
+    if fsink is not None and fsink.results:
+        row.update({f"f_{k}": float(v) for k, v in fsink.results[-1][1].items()})
+    return row
+
+
+def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
+                 features: bool = True, max_global_work: int | None = None,
+                 progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
+    """Rows of :func:`trace_point` for every port in ``specs`` at each of its points (only ``labels`` if
+    given; ``"test"`` is the port's test point), skipping points with more than ``max_global_work`` work items."""
+    rows = []
+    for spec in specs:
+        for label in (list(labels) if labels is not None else list(spec.points)):
+            if label != "test" and label not in spec.points:
+                continue
+            params = spec.test_point if label == "test" else spec.points[label]
+            if max_global_work is not None and spec.work(params)[0] > max_global_work:
+                continue
+            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features))
+            if progress:
+                progress(spec.name, label)
+    return pd.DataFrame(rows)
+
+
+def write_points_table(table: pd.DataFrame, out: str | os.PathLike, *, extra: dict | None = None) -> Path:
+    """Write the traced points as Parquet (atomically), the schema version and ``extra`` in its metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    if out.suffix.lower() != ".parquet":
+        raise ValueError(f"{out}: the measured points table is written as Parquet; give a path ending in .parquet")
+    if not out.parent.exists():
+        raise FileNotFoundError(f"{out.parent}: output folder does not exist")
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    meta = {"schema_version": POINTS_SCHEMA_VERSION, "kind": "portcast.measured_points", "n_rows": int(len(table)),
+            "extra": extra or {}}
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
+                                           b"portcast.measured": json.dumps(meta).encode()})
+    with atomic_path(out) as tmp:
+        pq.write_table(arrow, tmp, compression="zstd")
+    return out
+
+
+def read_points_table(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The traced points table (default: the shipped one); refuses another kind or schema version."""
+    import pyarrow.parquet as pq
+
+    path = Path(path or SHIPPED_POINTS)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no measured points table (make one with `portcast measured trace`)")
+    meta = (pq.read_schema(path).metadata or {}).get(b"portcast.measured")
+    info = json.loads(meta) if meta else {}
+    if info.get("kind") != "portcast.measured_points" or info.get("schema_version") != POINTS_SCHEMA_VERSION:
+        raise ValueError(f"{path}: not a measured points table of schema version {POINTS_SCHEMA_VERSION} "
+                         f"(kind {info.get('kind')!r}, version {info.get('schema_version')!r})")
+    return pd.read_parquet(path)
+
+
+def aiwc_counts(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """AIWC's per-invocation counts: one row per (application, kernel, size)."""
+    cols = ["application", "kernel", "size", "workitems", "total_instruction_count", "total_memory_footprint"]
+    d = pd.read_csv(path or AIWC_DATA, usecols=cols)
+    return d.groupby(["application", "kernel", "size"], as_index=False).first()
+
+
+def amaris_first_launches(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The first launch of every (GPU, kernel, problem size) of the Amaris data, with its thread count."""
+    d = pd.read_parquet(path or AMARIS_DATA)
+    d = d.sort_values("row_in_file").groupby(["gpu", "kernel", "input.size.1", "input.size.2"], as_index=False).head(1)
+    d = d.assign(threads=d["grid.x"] * d["grid.y"] * d["block.x"] * d["block.y"])
+    return d.reset_index(drop=True)
+
+
+def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None = None,
+                 amaris: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per traced point, Portcast's work against the data's counts.
+
+    AIWC points: ``threads`` / ``workitems``; ``records`` / ``total_instruction_count`` (AIWC counts LLVM IR
+    instructions of the OpenCL kernel, Portcast one record per Python-level operation); ``unique_bytes`` /
+    ``total_memory_footprint``. Amaris points (the first launch of the size, median over the GPUs that have
+    it): ``threads`` / grid x block; warp instructions (``thread_records`` / (32 x the lockstep SIMD
+    efficiency ``warp_simdEfficiency`` when the features were traced, else / 32, a lower bound)) /
+    ``inst_executed``; ``loads`` / ``gld_inst_32bit`` and ``stores`` /
+    ``gst_inst_32bit`` (Portcast's loads include the staging tiles a CUDA kernel keeps in shared memory)."""
+    aiwc = aiwc_counts() if aiwc is None else aiwc
+    rows = []
+    amaris_rows = None
+    for r in points.itertuples(index=False):
+        spec = specs.get(r.port)
+        base = {"port": r.port, "point": r.point, "threads": r.threads, "global_work": r.global_work}
+        if r.source == "aiwc":
+            m = aiwc[(aiwc.application == r.application) & (aiwc.kernel == r.kernel) & (aiwc["size"] == r.point)]
+            if m.empty:
+                continue
+            a = m.iloc[0]
+            rows.append({**base, "data_threads": float(a.workitems),
+                         "work_ratio": r.records / a.total_instruction_count,
+                         "footprint_ratio": r.unique_bytes / a.total_memory_footprint,
+                         "records": r.records, "data_instructions": float(a.total_instruction_count),
+                         "unique_bytes": r.unique_bytes, "data_footprint": float(a.total_memory_footprint)})
+        elif r.source == "amaris" and spec is not None and r.point in spec.points:
+            if amaris_rows is None:
+                amaris_rows = amaris_first_launches() if amaris is None else amaris
+            s1, s2 = spec.data_sizes(spec.points[r.point])
+            m = amaris_rows[(amaris_rows.kernel == r.kernel) & (amaris_rows["input.size.1"] == s1)
+                            & (amaris_rows["input.size.2"] == s2)]
+            if m.empty:
+                continue
+            inst = float(m.inst_executed.median())
+            simd = getattr(r, "f_warp_simdEfficiency", float("nan"))
+            warps = r.thread_records / (WARP * (simd if simd == simd and simd > 0 else 1.0))
+            rows.append({**base, "data_threads": float(m.threads.median()),
+                         "work_ratio": warps / inst,
+                         "load_ratio": r.loads / float(m.gld_inst_32bit.median()),
+                         "store_ratio": r.stores / float(m.gst_inst_32bit.median()),
+                         "records": r.records, "data_instructions": inst})
+    return pd.DataFrame(rows)

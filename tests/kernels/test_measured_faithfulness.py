@@ -1,0 +1,110 @@
+"""portcast.measured: the work counted on a port's trace, the union of touched byte ranges, the faithfulness
+ratios against AIWC's and Amaris's counts, the points table's file, and the ``portcast measured`` commands."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from kernels.measured.registry import all_measured
+from portcast.cli import app
+from portcast.measured import (WorkSink, faithfulness, read_points_table, trace_point, union_length,
+                               write_points_table)
+from profiler.session import trace_function
+
+
+@given(st.lists(st.tuples(st.integers(0, 200), st.integers(1, 16)), max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_union_length_equals_the_set_of_bytes(ranges):
+    want = len({a + k for a, s in ranges for k in range(s)})
+    arr = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    assert union_length([arr[: len(arr) // 2], arr[len(arr) // 2:]]) == want
+
+
+def scale(x, y):
+    for i in numba.prange(x.shape[0]):
+        y[i] = 2.0 * x[i]
+    return y
+
+
+@pytest.mark.parametrize("mode", ["interpreted", "compiled"])
+def test_work_sink_counts_a_small_region(mode):
+    sink = WorkSink()
+    x, y = np.arange(4.0), np.zeros(4)
+    trace_function(scale, (x, y), sinks=[sink], mode=mode)
+    got = sink.results[0]
+    assert (got["threads"], got["loads"], got["stores"]) == (4, 4, 4)
+    assert got["load_bytes"] == got["store_bytes"] == 32 and got["unique_bytes"] == 64
+    assert got["thread_records"] <= got["records"]
+
+
+def test_trace_point_of_a_port_counts_its_transpose():
+    spec = all_measured()["aiwc/kmeans/invert_mapping"]
+    row = trace_point(spec, "test", features=False)
+    n, f = spec.test_point["npoints"], spec.test_point["nfeatures"]
+    assert row["threads"] == row["global_work"] == n
+    assert row["loads"] == row["stores"] == n * f
+    assert row["unique_bytes"] == 2 * n * f * 4  # float32 points in, their transpose out
+
+
+def _points_frame():
+    return pd.DataFrame([
+        {"port": "aiwc/kmeans/kmeansPoint", "source": "aiwc", "application": "kmeans", "kernel": "kmeansPoint",
+         "point": "tiny", "global_work": 256, "local_work": 16, "threads": 256, "records": 1000,
+         "thread_records": 990, "loads": 300, "stores": 20, "load_bytes": 1200, "store_bytes": 80,
+         "unique_bytes": 4000},
+        {"port": "amaris/lud/lud_diagonal", "source": "amaris", "application": "lud", "kernel": "lud_diagonal",
+         "point": "256", "global_work": 16, "local_work": 16, "threads": 16, "records": 6500,
+         "thread_records": 6400, "loads": 512, "stores": 480, "load_bytes": 2048, "store_bytes": 1920,
+         "unique_bytes": 2048, "f_warp_simdEfficiency": 0.25},
+    ])
+
+
+def test_faithfulness_ratios_against_both_data_sources():
+    aiwc = pd.DataFrame([{"application": "kmeans", "kernel": "kmeansPoint", "size": "tiny", "workitems": 256,
+                          "total_instruction_count": 2000, "total_memory_footprint": 500}])
+    amaris = pd.DataFrame([{"kernel": "lud_diagonal", "input.size.1": 256, "input.size.2": 0, "threads": 16,
+                            "inst_executed": v, "gld_inst_32bit": 256, "gst_inst_32bit": 240}
+                           for v in (700, 800, 900)])
+    f = faithfulness(_points_frame(), all_measured(), aiwc=aiwc, amaris=amaris).set_index("port")
+    k = f.loc["aiwc/kmeans/kmeansPoint"]
+    assert (k.threads, k.data_threads, k.work_ratio, k.footprint_ratio) == (256, 256.0, 0.5, 8.0)
+    d = f.loc["amaris/lud/lud_diagonal"]
+    # 6400 thread records at a quarter of the lanes active: 800 warp instructions; median inst_executed 800
+    assert (d.work_ratio, d.load_ratio, d.store_ratio) == (1.0, 2.0, 2.0)
+
+
+def test_points_table_round_trip_and_refusals(tmp_path):
+    out = write_points_table(_points_frame(), tmp_path / "p.parquet", extra={"command": "x"})
+    pd.testing.assert_frame_equal(read_points_table(out), _points_frame())
+    with pytest.raises(ValueError, match="give a path ending in .parquet"):
+        write_points_table(_points_frame(), tmp_path / "p.csv")
+    _points_frame().to_parquet(tmp_path / "plain.parquet")
+    with pytest.raises(ValueError, match="not a measured points table"):
+        read_points_table(tmp_path / "plain.parquet")
+
+
+def test_cli_trace_and_report(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "t.parquet"
+    res = runner.invoke(app, ["measured", "trace", "--ports", "aiwc/kmeans/invert_mapping", "--points", "tiny",
+                              "--no-features", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    table = read_points_table(out)
+    assert table[["port", "point", "threads", "unique_bytes"]].values.tolist() == [
+        ["aiwc/kmeans/invert_mapping", "tiny", 256, 2 * 256 * 30 * 4]]
+    res = runner.invoke(app, ["measured", "report", "--table", str(out), "--csv", str(tmp_path / "f.csv")])
+    assert res.exit_code == 0, res.output
+    f = pd.read_csv(tmp_path / "f.csv")
+    # AIWC's footprint of the tiny transpose is 5760 units against 61440 bytes touched
+    assert f.footprint_ratio.round(4).tolist() == [round(61440 / 5760, 4)]
+
+
+def test_cli_refuses_an_unknown_port(tmp_path):
+    res = CliRunner().invoke(app, ["measured", "trace", "--ports", "nope", "--out", str(tmp_path / "t.parquet")])
+    assert res.exit_code == 2 and "unknown port(s) nope" in res.output
