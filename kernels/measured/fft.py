@@ -29,6 +29,10 @@ Deliberate differences from the original (its source is not at hand):
   trivial first of each group is a full complex multiply, read from a 16-entry table of roots of unity);
 * the local work size of the original is not known here: the GPU port uses 64 (a pass with fewer items
   uses one group of all of them);
+* the GPU port has one kernel per radix, like the original, with the radix a compile-time constant, so the
+  per-item loops unroll and the private arrays live in registers (checked in the PTX for sm_90: the only
+  local-memory traffic left is the range reduction of ``sin``/``cos``); the CPU region takes the radix at
+  run time (one function for every pass) and its private arrays are small per-iteration arrays;
 * the input is a sine wave (``sin(2 pi 3 n / N)``, imaginary part 0), the data notes' "sine wave".
 
 Complex values are ``(re, im)`` float32 pairs (arrays of shape ``(N, 2)``, the layout of OpenCL
@@ -172,52 +176,61 @@ def fft(x, roots, rev):
     return src
 
 
-@cuda.jit(device=True)
-def _dft_dif_dev(ur, ui, r, bits, roots):
-    for s in range(bits):
-        span = r >> (s + 1)
-        step = (MAX_RADIX // 2) // span
-        for start in range(0, r, 2 * span):
-            for m in range(span):
-                a = start + m
-                b = a + span
-                tr = ur[a] - ur[b]
-                ti = ui[a] - ui[b]
-                ur[a] = ur[a] + ur[b]
-                ui[a] = ui[a] + ui[b]
-                if m == 0:
-                    ur[b] = tr
-                    ui[b] = ti
-                else:
-                    wr = roots[m * step, 0]
-                    wi = roots[m * step, 1]
-                    ur[b] = tr * wr - ti * wi
-                    ui[b] = tr * wi + ti * wr
+def _make_pass_kernel(radix):
+    """The GPU kernel of a radix-``radix`` pass (one kernel per radix, as the original's four kernels): the
+    radix is a compile-time constant, so the per-item loops have constant trip counts and unroll."""
+    bits = radix.bit_length() - 1
+
+    @cuda.jit(device=True)
+    def dft_dif(ur, ui, roots):
+        for s in range(bits):
+            span = radix >> (s + 1)
+            step = (MAX_RADIX // 2) // span
+            for start in range(0, radix, 2 * span):
+                for m in range(span):
+                    a = start + m
+                    b = a + span
+                    tr = ur[a] - ur[b]
+                    ti = ui[a] - ui[b]
+                    ur[a] = ur[a] + ur[b]
+                    ui[a] = ui[a] + ui[b]
+                    if m == 0:
+                        ur[b] = tr
+                        ui[b] = ti
+                    else:
+                        wr = roots[m * step, 0]
+                        wi = roots[m * step, 1]
+                        ur[b] = tr * wr - ti * wi
+                        ui[b] = tr * wi + ti * wr
+
+    @cuda.jit
+    def pass_kernel(src, dst, p, roots, rev):
+        i = cuda.grid(1)
+        t = src.shape[0] // radix
+        ur = cuda.local.array(radix, dtype=numba.float32)
+        ui = cuda.local.array(radix, dtype=numba.float32)
+        k = i & (p - 1)
+        alpha = numba.float32(-2.0 * math.pi) * numba.float32(k) / numba.float32(p * radix)
+        for j in range(radix):
+            ur[j] = src[i + j * t, 0]
+            ui[j] = src[i + j * t, 1]
+        for j in range(1, radix):
+            c = math.cos(numba.float32(j) * alpha)
+            s = math.sin(numba.float32(j) * alpha)
+            re = ur[j] * c - ui[j] * s
+            ui[j] = ur[j] * s + ui[j] * c
+            ur[j] = re
+        dft_dif(ur, ui, roots)
+        base = ((i - k) << bits) + k
+        for j in range(radix):
+            q = rev[j] >> (4 - bits)
+            dst[base + q * p, 0] = ur[j]
+            dst[base + q * p, 1] = ui[j]
+
+    return pass_kernel
 
 
-@cuda.jit
-def _pass_dev(src, dst, p, r, bits, roots, rev):
-    i = cuda.grid(1)
-    t = src.shape[0] // r
-    ur = cuda.local.array(MAX_RADIX, dtype=numba.float32)
-    ui = cuda.local.array(MAX_RADIX, dtype=numba.float32)
-    k = i & (p - 1)
-    alpha = numba.float32(-2.0 * math.pi) * numba.float32(k) / numba.float32(p * r)
-    for j in range(r):
-        ur[j] = src[i + j * t, 0]
-        ui[j] = src[i + j * t, 1]
-    for j in range(1, r):
-        c = math.cos(numba.float32(j) * alpha)
-        s = math.sin(numba.float32(j) * alpha)
-        re = ur[j] * c - ui[j] * s
-        ui[j] = ur[j] * s + ui[j] * c
-        ur[j] = re
-    _dft_dif_dev(ur, ui, r, bits, roots)
-    base = ((i - k) << bits) + k
-    for j in range(r):
-        q = rev[j] >> (4 - bits)
-        dst[base + q * p, 0] = ur[j]
-        dst[base + q * p, 1] = ui[j]
+_PASS_KERNELS = {r: _make_pass_kernel(r) for r in KERNEL_OF_RADIX}
 
 
 def _to_device(x, roots, rev):
@@ -230,7 +243,7 @@ def _launch(s):
     for r in passes(n):
         t = n // r
         loc = min(LOCAL, t)
-        _pass_dev[t // loc, loc](s["buf"][cur], s["buf"][1 - cur], p, r, r.bit_length() - 1, s["roots"], s["rev"])
+        _PASS_KERNELS[r][t // loc, loc](s["buf"][cur], s["buf"][1 - cur], p, s["roots"], s["rev"])
         cur = 1 - cur
         p *= r
     s["out"] = cur
