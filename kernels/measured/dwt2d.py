@@ -38,7 +38,9 @@ items (plus one before the window loop), inside a host loop over the window step
 that split: an item's private state that lives across a barrier (loader positions and strides, the three
 carried rows of its columns, its writer position) is kept in a per-item array (on the GPU: registers);
 the buffer constants item 0 writes into the group's local struct are computed by every item (uniform
-values) instead of being read from local memory. The GPU port keeps them as the original: one kernel,
+values) instead of being read from local memory. The first prange holds both item 0's zeroing and every
+item's loader and writer setup: the barrier between them in the original orders nothing the setup touches
+(it reads only global memory and private state). The GPU port keeps them as the original: one kernel,
 dynamic shared memory of ``WIN_X * WIN_Y * 3`` ints, ``syncthreads`` at the barriers.
 
 Inputs: the original reads a photo (``*-gum.ppm``); the work does not depend on the pixel values (no branch
