@@ -1512,7 +1512,10 @@ class _Rewriter:
         self.prog.lib_slots.append({"call": call, "name": name, "file": self.fi.file, "line": line, "kind": kind})
         P = np.zeros(length, np.int64)
         P[lc.P_SLOT] = lc.S_HEAD + lc.SLOT_WIDTH * slot
-        P[lc.P_THREADS] = 0 if self.in_thread_space() else 1
+        # outside the thread loops a NumPy operation is a launch of its own (a thread per element), unless the
+        # region marks its kernels (prange / portcast.parallel): then, like an unmarked loop, it is host code
+        marked = self.inst.ts is not None and self.inst.ts.how == "marked"
+        P[lc.P_THREADS] = 0 if self.in_thread_space() or marked else 1
         P[lc.P_WKIND] = lc.formula_of(name)[0]
         site = None
         if expanded:

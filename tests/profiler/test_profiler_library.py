@@ -7,6 +7,7 @@ and expression sites in the order the rewriter meets them; the registers of expa
 those, in the order the sites were rewritten (so adding an expansion never renumbers the other registers).
 """
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -511,6 +512,22 @@ def test_large_expansion_keeps_the_chunk_bound(mode):
     x = np.ones(5000)
     res = trace_function(K.l2, (x,), sinks=[sizes], mode=mode, chunk_records=1000)
     assert max(sizes.sizes) <= 1000 and sum(sizes.sizes) == res.info.n_records == 10 * 5000 + 3
+
+
+def _marked_with_buffer(x):
+    buf = np.zeros(3 * x.shape[0])
+    for i in numba.prange(x.shape[0]):
+        buf[i] = 2.0 * x[i]
+    return buf
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_numpy_outside_marked_kernels_is_host_code(mode):
+    # the region marks its kernel: the buffer's expansion (12 stores) runs on the host, not as 12 threads
+    res, rows, _, _ = trace(_marked_with_buffer, (np.arange(4.0),), mode)
+    stores = [r for r in rows if r[1] == S]
+    assert res.value.tolist()[:4] == [0.0, 2.0, 4.0, 6.0]
+    assert [r[9] for r in stores] == [-1] * 12 + [0, 1, 2, 3]
 
 
 class _FailingSink(ChunkSizes):
