@@ -43,8 +43,15 @@ def _inputs(spec: MeasuredKernel):
     return spec.make_inputs(spec.test_point, 0)
 
 
-def test_the_registry_holds_ports():
+def test_every_aiwc_kernel_but_gems_is_ported_and_every_amaris_kernel():
     assert all(isinstance(s, MeasuredKernel) for s in PORTS.values())
+    ported = {(s.application, s.kernel) for s in PORTS.values() if s.source == "aiwc"}
+    fft = {k for (a, k, _) in _aiwc_workitems() if a == "fft"}  # the passes of the one FFT region
+    missing = {(a, k) for (a, k, _) in _aiwc_workitems() if a != "gem" and (a, k) not in ported
+               and not (a == "fft" and ("fft", "fft") in ported)}
+    assert not missing and len(fft) == 4
+    amaris = {s.kernel for s in PORTS.values() if s.source == "amaris"}
+    assert amaris == set(pd.read_parquet(AMARIS, columns=["kernel"]).kernel)
 
 
 @pytest.mark.parametrize("name", NAMES)
