@@ -34,6 +34,10 @@ KEY_COLUMNS = ("port", "source", "application", "kernel", "point")
 WORK_COLUMNS = ("global_work", "local_work", "threads", "records", "thread_records", "loads", "stores",
                 "load_bytes", "store_bytes", "unique_bytes")
 WARP = 32
+#: the data's GPU names -> SIMT presets (gpu_models/simt/presets, docs/gpus.md)
+AIWC_GPUS = {"titanx": "titanx", "gtx1080": "gtx1080", "gtx1080ti": "gtx1080ti", "k20c": "k20", "k40c": "k40"}
+AMARIS_GPUS = {"GTX-680": "gtx680", "GTX-970": "gtx970", "GTX-980": "gtx980", "Quadro": "quadro_k5200",
+               "Tesla-K20": "k20", "Tesla-K40": "k40", "Tesla-P100": "p100", "Titan": "gtxtitan", "TitanX": "titanx"}
 
 
 class WorkSink:
@@ -97,31 +101,50 @@ def _default_tracer() -> Callable:
     return trace_function
 
 
+def data_gpus(source: str) -> dict:
+    """The data's GPU names of ``source`` mapped to their SIMT presets."""
+    return AIWC_GPUS if source == "aiwc" else AMARIS_GPUS
+
+
 def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = None,
-                features: bool = True) -> dict:
-    """One row: the keys, ``work()``'s global and local work, :class:`WorkSink`'s counts and (``features``)
-    the feature engine's features of the region at ``spec.points[label]``."""
+                features: bool = True, simulate: bool = False) -> dict:
+    """One row: the keys, ``work()``'s global and local work, :class:`WorkSink`'s counts, (``features``) the
+    feature engine's features (``f_<name>``) and (``simulate``) the SIMT model's time in seconds on the
+    preset of every GPU of the point's data (``sim_<preset>``; blocks of the port's local work size) of the
+    region at ``spec.points[label]``."""
     params = spec.points[label] if label in spec.points else spec.test_point
+    g, loc = spec.work(params)
     work = WorkSink()
     sinks: list[Any] = [work]
-    fsink = None
+    fsink = ssink = None
     if features:
         from features import FeatureSink
 
         fsink = FeatureSink()
         sinks.append(fsink)
+    if simulate:
+        from gpu_models.simt.pipeline import StreamsSink
+
+        ssink = StreamsSink(block_size=int(loc))
+        sinks.append(ssink)
     tracer = tracer or _default_tracer()
     tracer(spec.cpu, spec.make_inputs(params, seed), region=spec.name, sinks=sinks)
-    g, loc = spec.work(params)
     row = {"port": spec.name, "source": spec.source, "application": spec.application, "kernel": spec.kernel,
            "point": label, "global_work": int(g), "local_work": int(loc), **work.results[-1]}
     if fsink is not None and fsink.results:
         row.update({f"f_{k}": float(v) for k, v in fsink.results[-1][1].items()})
+    if ssink is not None and ssink.regions:
+        from gpu_models.simt.config import load_config
+        from gpu_models.simt.model import simulate as run_model
+
+        streams = ssink.regions[-1][1]
+        for preset in sorted(set(data_gpus(spec.source).values())):
+            row[f"sim_{preset}"] = run_model(streams, load_config(preset), name=spec.name).time_ns * 1e-9
     return row
 
 
 def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
-                 features: bool = True, max_global_work: int | None = None,
+                 features: bool = True, simulate: bool = False, max_global_work: int | None = None,
                  progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
     """Rows of :func:`trace_point` for every port in ``specs`` at each of its points (only ``labels`` if
     given; ``"test"`` is the port's test point), skipping points with more than ``max_global_work`` work items."""
@@ -133,7 +156,7 @@ def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, t
             params = spec.test_point if label == "test" else spec.points[label]
             if max_global_work is not None and spec.work(params)[0] > max_global_work:
                 continue
-            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features))
+            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate))
             if progress:
                 progress(spec.name, label)
     return pd.DataFrame(rows)
@@ -233,3 +256,84 @@ def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None
                          "store_ratio": r.stores / float(m.gst_inst_32bit.median()),
                          "records": r.records, "data_instructions": inst})
     return pd.DataFrame(rows)
+
+
+def measured_times(specs: dict, *, aiwc_path=None, amaris=None) -> pd.DataFrame:
+    """Measured kernel time (seconds) of every port x point x GPU of the data: AIWC's median ``kernel_time``
+    over its runs (microseconds in the file; a host timer around one enqueue and ``clFinish``, so it
+    includes the launch); Amaris's first launch of the size (nvprof's ``duration``, on the GPU)."""
+    rows = []
+    aiwc = pd.read_csv(aiwc_path or AIWC_DATA, usecols=["application", "kernel", "size", "device", "kernel_time"])
+    aiwc = aiwc[aiwc.device.isin(list(AIWC_GPUS))]
+    med = aiwc.groupby(["application", "kernel", "size", "device"]).kernel_time.median()
+    first = amaris_first_launches() if amaris is None else amaris
+    for spec in specs.values():
+        if spec.source == "aiwc":
+            kernels = [spec.kernel]
+            if spec.application == "fft" and spec.kernel == "fft":  # every radix row times the whole FFT
+                kernels = sorted({k for (a, k, _, _) in med.index if a == "fft"})
+            for label in spec.points:
+                for dev, preset in AIWC_GPUS.items():
+                    vals = [med[(spec.application, k, label, dev)] for k in kernels
+                            if (spec.application, k, label, dev) in med.index]
+                    if vals:
+                        rows.append({"port": spec.name, "point": label, "gpu": dev, "preset": preset,
+                                     "measured_s": float(np.median(vals)) * 1e-6})
+        else:
+            for label, params in spec.points.items():
+                s1, s2 = spec.data_sizes(params)
+                m = first[(first.kernel == spec.kernel) & (first["input.size.1"] == s1) & (first["input.size.2"] == s2)]
+                for r in m.itertuples(index=False):
+                    rows.append({"port": spec.name, "point": label, "gpu": r.gpu, "preset": AMARIS_GPUS[r.gpu],
+                                 "measured_s": float(r.duration)})
+    return pd.DataFrame(rows)
+
+
+def correlation(points: pd.DataFrame, times: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(pairs, summary): every traced point's simulated time on every GPU of its data beside the measured
+    one, and per GPU (and ``all``) the number of pairs, the mean absolute percentage error of the simulated
+    time, the Pearson correlation of the log times and the Spearman rank correlation."""
+    from scipy import stats
+
+    sims = points.melt(id_vars=["port", "point"], value_vars=[c for c in points.columns if c.startswith("sim_")],
+                       var_name="preset", value_name="simulated_s").dropna()
+    sims["preset"] = sims["preset"].str[4:]
+    pairs = times.merge(sims, on=["port", "point", "preset"])
+    pairs["ape"] = (pairs.simulated_s - pairs.measured_s).abs() / pairs.measured_s
+    out = []
+    for gpu, g in [*pairs.groupby("gpu"), ("all", pairs)]:
+        # a correlation needs three pairs and times that vary on both sides
+        ok = len(g) >= 3 and g.simulated_s.nunique() > 1 and g.measured_s.nunique() > 1
+        out.append({"gpu": gpu, "pairs": len(g), "mape": float(g.ape.mean()) if len(g) else float("nan"),
+                    "pearson_log": float(stats.pearsonr(np.log(g.simulated_s), np.log(g.measured_s))[0]) if ok
+                    else float("nan"),
+                    "spearman": float(stats.spearmanr(g.simulated_s, g.measured_s)[0]) if ok else float("nan")})
+    return pairs, pd.DataFrame(out)
+
+
+def correlation_plot(pairs: pd.DataFrame, out: str | os.PathLike) -> Path:
+    """Log-log scatter of simulated against measured time, one colour per GPU (PNG, written atomically)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    fig, ax = plt.subplots(figsize=(7, 6))
+    for gpu, g in pairs.groupby("gpu"):
+        ax.scatter(g.measured_s * 1e6, g.simulated_s * 1e6, s=14, label=gpu, alpha=0.8)
+    if len(pairs):
+        lo = min(pairs.measured_s.min(), pairs.simulated_s.min()) * 1e6
+        hi = max(pairs.measured_s.max(), pairs.simulated_s.max()) * 1e6
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured kernel time (us)")
+    ax.set_ylabel("SIMT model time (us)")
+    ax.set_title("Measured kernels: SIMT model against the hardware")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+    return out

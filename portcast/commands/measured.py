@@ -29,6 +29,8 @@ def trace_cmd(
     max_work: Optional[int] = typer.Option(None, "--max-work", min=1,
                                            help="Skip points with more global work items than this."),
     no_features: bool = typer.Option(False, "--no-features", help="Count work only (faster)."),
+    simulate: bool = typer.Option(False, "--simulate", help="Also run the SIMT model on the preset of every GPU "
+                                  "of the point's data (columns sim_<preset>, seconds)."),
     seed: int = typer.Option(0, "--seed", help="Input seed."),
 ) -> None:
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
@@ -57,11 +59,13 @@ def trace_cmd(
         with Progress(TextColumn("[bold]trace[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=err_console) as progress:
             task = progress.add_task("", total=total)
-            table = trace_points(chosen, labels, seed=seed, features=not no_features, max_global_work=max_work,
+            table = trace_points(chosen, labels, seed=seed, features=not no_features, simulate=simulate,
+                                 max_global_work=max_work,
                                  progress=lambda n, p: progress.update(task, advance=1, description=f"{n} {p}"))
         cmd = ("portcast measured trace" + (f" --ports {','.join(names)}" if ports else "")
                + (f" --points {','.join(labels)}" if labels else "") + (f" --max-work {max_work}" if max_work else "")
-               + (" --no-features" if no_features else "") + (f" --seed {seed}" if seed else "") + f" --out {out}")
+               + (" --no-features" if no_features else "") + (" --simulate" if simulate else "")
+               + (f" --seed {seed}" if seed else "") + f" --out {out}")
         path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
                                                      "portcast_version": _version()})
     console.print(f"wrote {len(table)} traced points to {path}")
@@ -94,6 +98,39 @@ def report_cmd(
     for r in f[cols].itertuples(index=False):
         t.add_row(*[v if isinstance(v, str) else ("" if v != v else (f"{v:.3g}" if isinstance(v, float) else str(v)))
                     for v in r])
+    console.print(t)
+
+
+@app.command("correlate")
+def correlate_cmd(
+    table: Optional[Path] = typer.Option(None, "--table", help="Traced points with simulated times (default: the "
+                                         "shipped table)."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Write every (point, GPU) pair as CSV."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the log-log scatter (PNG)."),
+) -> None:
+    """The SIMT model against the measured times: MAPE, Pearson (log) and Spearman per GPU, and a plot."""
+    from rich.table import Table
+
+    from kernels.measured.registry import all_measured
+    from portcast.measured import correlation, correlation_plot, measured_times, read_points_table
+    from profiler.atomic import atomic_path
+
+    with user_errors(ValueError):
+        points = read_points_table(table)
+        if not any(c.startswith("sim_") for c in points.columns):
+            raise UserError("the points table has no simulated times: make it with `portcast measured trace "
+                            "--simulate`")
+        pairs, summary = correlation(points, measured_times(all_measured()))
+        if csv is not None:
+            with atomic_path(csv) as tmp:
+                pairs.to_csv(tmp, index=False)
+        if plot is not None:
+            correlation_plot(pairs, plot)
+    t = Table(title="SIMT model time against measured kernel time")
+    for c in ("GPU", "pairs", "MAPE", "Pearson (log)", "Spearman"):
+        t.add_column(c, justify="left" if c == "GPU" else "right")
+    for r in summary.itertuples(index=False):
+        t.add_row(r.gpu, str(r.pairs), f"{100 * r.mape:.0f}%", f"{r.pearson_log:.2f}", f"{r.spearman:.2f}")
     console.print(t)
 
 

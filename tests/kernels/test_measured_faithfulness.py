@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.measured import (WorkSink, faithfulness, read_points_table, trace_point, union_length,
+from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, WorkSink, amaris_first_launches, correlation,
+                               faithfulness, measured_times, read_points_table, trace_point, union_length,
                                write_points_table)
 from profiler.session import trace_function
 
@@ -108,3 +109,54 @@ def test_cli_trace_and_report(tmp_path):
 def test_cli_refuses_an_unknown_port(tmp_path):
     res = CliRunner().invoke(app, ["measured", "trace", "--ports", "nope", "--out", str(tmp_path / "t.parquet")])
     assert res.exit_code == 2 and "unknown port(s) nope" in res.output
+
+
+def test_measured_times_of_both_sources():
+    specs = all_measured()
+    t = measured_times(specs).set_index(["port", "point", "gpu"])
+    aiwc = pd.read_csv(AIWC_DATA, usecols=["application", "kernel", "size", "device", "kernel_time"])
+    k = aiwc[(aiwc.kernel == "kmeansPoint") & (aiwc["size"] == "tiny") & (aiwc.device == "k40c")]
+    assert t.loc[("aiwc/kmeans/kmeansPoint", "tiny", "k40c"), "measured_s"] == k.kernel_time.median() * 1e-6
+    # the FFT region stands for its radix rows, each a copy of the whole transform's time
+    assert ("aiwc/fft/fft", "large", "gtx1080") in t.index
+    first = amaris_first_launches()
+    row = first[(first.kernel == "lud_perimeter") & (first["input.size.1"] == 512) & (first.gpu == "Tesla-K40")]
+    assert t.loc[("amaris/lud/lud_perimeter", "512", "Tesla-K40"), "measured_s"] == float(row.duration.iloc[0])
+    assert set(t.reset_index().gpu) == set(AIWC_GPUS) | set(AMARIS_GPUS)
+
+
+def _sim_points():
+    return pd.DataFrame({"port": ["a", "b", "c", "d"], "point": ["p"] * 4,
+                         "sim_k40": [1e-5, 2e-5, 4e-5, 8e-5], "sim_p100": [1e-5, np.nan, 1e-5, 1e-5]})
+
+
+def test_correlation_statistics_are_exact_on_a_small_case():
+    times = pd.DataFrame({"port": ["a", "b", "c", "d", "a", "c", "d"], "point": ["p"] * 7,
+                          "gpu": ["Tesla-K40"] * 4 + ["Tesla-P100"] * 3, "preset": ["k40"] * 4 + ["p100"] * 3,
+                          "measured_s": [2e-5, 4e-5, 8e-5, 16e-5, 1e-5, 2e-5, 4e-5]})
+    pairs, summary = correlation(_sim_points(), times)
+    s = summary.set_index("gpu")
+    # K40: the model is half of every time: 50% error, perfectly correlated
+    assert s.loc["Tesla-K40", "pairs"] == 4 and s.loc["Tesla-K40", "mape"] == pytest.approx(0.5)
+    assert s.loc["Tesla-K40", "pearson_log"] == pytest.approx(1.0) and s.loc["Tesla-K40", "spearman"] == 1.0
+    # P100: errors 0, 0.5, 0.75
+    assert s.loc["Tesla-P100", "mape"] == pytest.approx(1.25 / 3) and s.loc["all", "pairs"] == 7
+    assert np.isnan(s.loc["Tesla-P100", "spearman"])  # the model's P100 times are all equal: no rank to compare
+
+
+def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
+    import portcast.measured as m
+
+    pts = _sim_points().assign(source="amaris")
+    write_points_table(pts, tmp_path / "s.parquet")
+    times = pd.DataFrame({"port": ["a", "b", "c", "d"], "point": ["p"] * 4, "gpu": ["Tesla-K40"] * 4,
+                          "preset": ["k40"] * 4, "measured_s": [1e-5, 2e-5, 4e-5, 8e-5]})
+    monkeypatch.setattr(m, "measured_times", lambda specs: times)
+    res = CliRunner().invoke(app, ["measured", "correlate", "--table", str(tmp_path / "s.parquet"),
+                                   "--csv", str(tmp_path / "pairs.csv"), "--plot", str(tmp_path / "c.png")])
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(tmp_path / "pairs.csv").ape.tolist() == [0.0] * 4
+    assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    write_points_table(_points_frame(), tmp_path / "nosim.parquet")
+    res = CliRunner().invoke(app, ["measured", "correlate", "--table", str(tmp_path / "nosim.parquet")])
+    assert res.exit_code == 2 and "no simulated times" in res.output
