@@ -212,13 +212,29 @@ def amaris_first_launches(path: str | os.PathLike | None = None) -> pd.DataFrame
     return d.reset_index(drop=True)
 
 
+def _fft_rows(aiwc: pd.DataFrame, spec, label: str) -> pd.DataFrame:
+    """The FFT region's counterpart of an AIWC row: its passes (``fftRadix<r>Kernel`` rows, one invocation
+    each) summed for the instructions, the largest pass for the work items and the footprint."""
+    from kernels.measured.fft import pass_work_items
+
+    rows = aiwc[(aiwc.application == "fft") & (aiwc["size"] == label)].set_index("kernel")
+    passes = pass_work_items(spec.points[label])
+    if any(f"fftRadix{r}Kernel" not in rows.index for r, _ in passes):
+        return rows.iloc[:0]
+    got = [rows.loc[f"fftRadix{r}Kernel"] for r, _ in passes]
+    return pd.DataFrame([{"workitems": max(g.workitems for g in got),
+                          "total_instruction_count": sum(g.total_instruction_count for g in got),
+                          "total_memory_footprint": max(g.total_memory_footprint for g in got)}])
+
+
 def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None = None,
                  amaris: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per traced point, Portcast's work against the data's counts.
 
     AIWC points: ``threads`` / ``workitems``; ``records`` / ``total_instruction_count`` (AIWC counts LLVM IR
     instructions of the OpenCL kernel, Portcast one record per Python-level operation); ``unique_bytes`` /
-    ``total_memory_footprint``. Amaris points (the first launch of the size, median over the GPUs that have
+    ``total_memory_footprint`` (the FFT region against its passes' rows: instructions summed, the largest
+    pass's work items and footprint). Amaris points (the first launch of the size, median over the GPUs that have
     it): ``threads`` / grid x block; warp instructions (``thread_records`` / (32 x the lockstep SIMD
     efficiency ``warp_simdEfficiency`` when the features were traced, else / 32, a lower bound)) /
     ``inst_executed``; ``loads`` / ``gld_inst_32bit`` and ``stores`` /
@@ -231,6 +247,8 @@ def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None
         base = {"port": r.port, "point": r.point, "threads": r.threads, "global_work": r.global_work}
         if r.source == "aiwc":
             m = aiwc[(aiwc.application == r.application) & (aiwc.kernel == r.kernel) & (aiwc["size"] == r.point)]
+            if m.empty and spec is not None and r.application == "fft" and r.point in spec.points:
+                m = _fft_rows(aiwc, spec, r.point)
             if m.empty:
                 continue
             a = m.iloc[0]

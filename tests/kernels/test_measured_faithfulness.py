@@ -160,3 +160,16 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
     write_points_table(_points_frame(), tmp_path / "nosim.parquet")
     res = CliRunner().invoke(app, ["measured", "correlate", "--table", str(tmp_path / "nosim.parquet")])
     assert res.exit_code == 2 and "no simulated times" in res.output
+
+
+def test_the_fft_region_is_compared_with_its_passes_rows():
+    # 2048 points: two radix-16 passes (128 work items each) and one radix-8 pass (256)
+    aiwc = pd.DataFrame([{"application": "fft", "kernel": "fftRadix16Kernel", "size": "tiny", "workitems": 128,
+                          "total_instruction_count": 1000, "total_memory_footprint": 300},
+                         {"application": "fft", "kernel": "fftRadix8Kernel", "size": "tiny", "workitems": 256,
+                          "total_instruction_count": 600, "total_memory_footprint": 400}])
+    pts = pd.DataFrame([{"port": "aiwc/fft/fft", "source": "aiwc", "application": "fft", "kernel": "fft",
+                         "point": "tiny", "global_work": 256, "threads": 256, "records": 5200,
+                         "unique_bytes": 3200}])
+    f = faithfulness(pts, all_measured(), aiwc=aiwc).iloc[0]
+    assert (f.data_threads, f.data_instructions, f.work_ratio, f.footprint_ratio) == (256, 2600, 2.0, 8.0)
