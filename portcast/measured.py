@@ -307,16 +307,60 @@ def measured_times(specs: dict, *, aiwc_path=None, amaris=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def correlation(points: pd.DataFrame, times: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pairs, summary): every traced point's simulated time on every GPU of its data beside the measured
-    one, and per GPU (and ``all``) the number of pairs, the mean absolute percentage error of the simulated
-    time, the Pearson correlation of the log times and the Spearman rank correlation."""
-    from scipy import stats
+def application_of(port: str) -> str:
+    """``source/application`` of a port name."""
+    return "/".join(port.split("/")[:2])
 
+
+def split_applications(ports: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(training, held-out) halves of the applications: in name order, alternately (the first to training),
+    so that no constant fitted on the training half has seen a held-out application in any form."""
+    apps = sorted({application_of(p) for p in ports})
+    return apps[0::2], apps[1::2]
+
+
+def pair_times(points: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
+    """Every traced point's simulated time on every GPU of its data beside the measured one."""
     sims = points.melt(id_vars=["port", "point"], value_vars=[c for c in points.columns if c.startswith("sim_")],
                        var_name="preset", value_name="simulated_s").dropna()
     sims["preset"] = sims["preset"].str[4:]
     pairs = times.merge(sims, on=["port", "point", "preset"])
+    pairs["application"] = pairs.port.map(application_of)
+    return pairs
+
+
+#: candidate launch floors (seconds) for :func:`fit_floors`: 0 and 0.25 us to 200 us, 2% apart
+FLOOR_GRID = np.concatenate([[0.0], 0.25e-6 * 1.02 ** np.arange(0, 340)])
+
+
+def fit_floors(pairs: pd.DataFrame) -> dict:
+    """Per GPU, the constant time ``f`` (a launch overhead and the timer's floor, which the SIMT model does
+    not have) that minimises the median of ``|log(simulated + f) - log(measured)|`` over ``pairs`` (give
+    it the training applications' pairs only), from :data:`FLOOR_GRID`."""
+    out = {}
+    for gpu, g in pairs.groupby("gpu"):
+        sim, meas = g.simulated_s.to_numpy()[None, :], g.measured_s.to_numpy()[None, :]
+        err = np.median(np.abs(np.log(sim + FLOOR_GRID[:, None]) - np.log(meas)), axis=1)
+        out[gpu] = float(FLOOR_GRID[int(np.argmin(err))])
+    return out
+
+
+def correlation(points: pd.DataFrame, times: pd.DataFrame,
+                floors: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`summarize` of :func:`pair_times`."""
+    return summarize(pair_times(points, times), floors)
+
+
+def summarize(pairs: pd.DataFrame, floors: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(pairs, summary): the pairs with the simulated time plus ``floors[gpu]`` seconds when given (see
+    :func:`fit_floors`) and its absolute percentage error ``ape``, and per GPU (and ``all``) the number of
+    pairs, the mean absolute percentage error, the Pearson correlation of the log times and the Spearman
+    rank correlation."""
+    from scipy import stats
+
+    pairs = pairs.copy()
+    if floors:
+        pairs["simulated_s"] = pairs.simulated_s + pairs.gpu.map(floors).fillna(0.0)
     pairs["ape"] = (pairs.simulated_s - pairs.measured_s).abs() / pairs.measured_s
     out = []
     for gpu, g in [*pairs.groupby("gpu"), ("all", pairs)]:

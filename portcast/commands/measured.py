@@ -107,12 +107,15 @@ def correlate_cmd(
                                          "shipped table)."),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Write every (point, GPU) pair as CSV."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the log-log scatter (PNG)."),
+    floor: bool = typer.Option(False, "--floor", help="Add a per-GPU launch floor fitted on the training half "
+                               "of the applications; report the training and the held-out half apart."),
 ) -> None:
     """The SIMT model against the measured times: MAPE, Pearson (log) and Spearman per GPU, and a plot."""
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import correlation, correlation_plot, measured_times, read_points_table
+    from portcast.measured import (correlation_plot, fit_floors, measured_times, pair_times, read_points_table,
+                                   split_applications, summarize)
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -120,18 +123,35 @@ def correlate_cmd(
         if not any(c.startswith("sim_") for c in points.columns):
             raise UserError("the points table has no simulated times: make it with `portcast measured trace "
                             "--simulate`")
-        pairs, summary = correlation(points, measured_times(all_measured()))
+        raw = pair_times(points, measured_times(all_measured()))
+        parts = [("all applications, the model as it is", raw, None)]
+        if floor:
+            train, held = split_applications(raw.port)
+            floors = fit_floors(raw[raw.application.isin(train)])
+            parts = [(f"training half ({', '.join(train)}), floor fitted there", raw[raw.application.isin(train)],
+                      floors),
+                     (f"held-out half ({', '.join(held)}), never fitted on", raw[raw.application.isin(held)], floors)]
+            console.print("fitted launch floors: " + ", ".join(f"{g} {1e6 * v:.1f} us" for g, v in floors.items()))
+        results = [(title, *summarize(p, fl)) for title, p, fl in parts]
+        every = pd_concat([r[1] for r in results])
         if csv is not None:
             with atomic_path(csv) as tmp:
-                pairs.to_csv(tmp, index=False)
+                every.to_csv(tmp, index=False)
         if plot is not None:
-            correlation_plot(pairs, plot)
-    t = Table(title="SIMT model time against measured kernel time")
-    for c in ("GPU", "pairs", "MAPE", "Pearson (log)", "Spearman"):
-        t.add_column(c, justify="left" if c == "GPU" else "right")
-    for r in summary.itertuples(index=False):
-        t.add_row(r.gpu, str(r.pairs), f"{100 * r.mape:.0f}%", f"{r.pearson_log:.2f}", f"{r.spearman:.2f}")
-    console.print(t)
+            correlation_plot(every, plot)
+    for title, _, summary in results:
+        t = Table(title=f"SIMT model time against measured kernel time: {title}")
+        for c in ("GPU", "pairs", "MAPE", "Pearson (log)", "Spearman"):
+            t.add_column(c, justify="left" if c == "GPU" else "right")
+        for r in summary.itertuples(index=False):
+            t.add_row(r.gpu, str(r.pairs), f"{100 * r.mape:.0f}%", f"{r.pearson_log:.2f}", f"{r.spearman:.2f}")
+        console.print(t)
+
+
+def pd_concat(frames):
+    import pandas as pd
+
+    return pd.concat(frames, ignore_index=True)
 
 
 def register(root: typer.Typer) -> None:

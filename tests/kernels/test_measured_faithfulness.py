@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, WorkSink, amaris_first_launches, correlation,
-                               faithfulness, measured_times, read_points_table, trace_point, union_length,
-                               write_points_table)
+from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, FLOOR_GRID, WorkSink, amaris_first_launches,
+                               correlation, faithfulness, fit_floors, measured_times, read_points_table,
+                               split_applications, summarize, trace_point, union_length, write_points_table)
 from profiler.session import trace_function
 
 
@@ -157,6 +157,12 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert pd.read_csv(tmp_path / "pairs.csv").ape.tolist() == [0.0] * 4
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    res = CliRunner().invoke(app, ["measured", "correlate", "--floor", "--table", str(tmp_path / "s.parquet"),
+                                   "--csv", str(tmp_path / "pairs2.csv")])
+    assert res.exit_code == 0 and "fitted launch floors: Tesla-K40 0.0 us" in res.output
+    assert "held-out" in res.output
+    # ports a..d are applications of their own here: a, c train, b, d are held out; the CSV has both halves
+    assert sorted(pd.read_csv(tmp_path / "pairs2.csv").application) == ["a", "b", "c", "d"]
     write_points_table(_points_frame(), tmp_path / "nosim.parquet")
     res = CliRunner().invoke(app, ["measured", "correlate", "--table", str(tmp_path / "nosim.parquet")])
     assert res.exit_code == 2 and "no simulated times" in res.output
@@ -173,3 +179,18 @@ def test_the_fft_region_is_compared_with_its_passes_rows():
                          "unique_bytes": 3200}])
     f = faithfulness(pts, all_measured(), aiwc=aiwc).iloc[0]
     assert (f.data_threads, f.data_instructions, f.work_ratio, f.footprint_ratio) == (256, 2600, 2.0, 8.0)
+
+
+def test_applications_split_alternately_into_training_and_held_out():
+    ports = ["aiwc/lud/a", "aiwc/bfs/b", "amaris/lud/c", "aiwc/crc/d", "aiwc/bfs/e"]
+    assert split_applications(ports) == (["aiwc/bfs", "aiwc/lud"], ["aiwc/crc", "amaris/lud"])
+
+
+def test_fit_floors_recovers_a_constant_launch_time():
+    sim = np.array([0.1e-6, 1e-6, 10e-6, 100e-6])
+    pairs = pd.DataFrame({"gpu": ["g"] * 4, "simulated_s": sim, "measured_s": sim + 12e-6})
+    f = fit_floors(pairs)["g"]
+    assert f in FLOOR_GRID and abs(f - 12e-6) <= 0.02 * 12e-6
+    fitted, summary = summarize(pairs, {"g": f})
+    assert summary.set_index("gpu").loc["g", "mape"] < 0.02
+    assert fit_floors(pairs.assign(measured_s=sim))["g"] == 0.0  # nothing to add when the model is right
