@@ -7,8 +7,11 @@ per point; :func:`write_points_table` saves them (Parquet, schema-versioned) as 
 ``kernels/measured/data/measured_points.parquet``. :func:`faithfulness` joins those rows with AIWC's
 per-invocation counts (``workitems``, ``total_instruction_count``, ``total_memory_footprint``) and with the
 first launch of each size in the Amaris data (grid x block, ``inst_executed``, ``gld_inst_32bit``,
-``gst_inst_32bit``), as ratios Portcast / data. ``portcast measured trace`` and ``portcast measured report``
-are the commands (docs/measured.md).
+``gst_inst_32bit``), as ratios Portcast / data. With ``simulate``, each point also gets the SIMT model's time
+on the preset of every GPU of its data; :func:`correlation` sets those beside the measured times
+(:func:`measured_times`) and :func:`fit_floors` fits a launch floor per GPU on the training half of the
+applications (:func:`split_applications`). ``portcast measured trace``, ``report`` and ``correlate`` are the
+commands (docs/measured.md).
 """
 
 from __future__ import annotations
@@ -29,10 +32,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_POINTS = ROOT / "kernels" / "measured" / "data" / "measured_points.parquet"
 AIWC_DATA = ROOT / "predictor" / "data" / "aiwc" / "full_dat.csv.gz"
 AMARIS_DATA = ROOT / "kernels" / "measured" / "data" / "amaris" / "launches.parquet"
-KEY_COLUMNS = ("port", "source", "application", "kernel", "point")
-#: counts of :class:`WorkSink`, in the table's column order after the keys
-WORK_COLUMNS = ("global_work", "local_work", "threads", "records", "thread_records", "loads", "stores",
-                "load_bytes", "store_bytes", "unique_bytes")
 WARP = 32
 #: the data's GPU names -> SIMT presets (gpu_models/simt/presets, docs/gpus.md)
 AIWC_GPUS = {"titanx": "titanx", "gtx1080": "gtx1080", "gtx1080ti": "gtx1080ti", "k20c": "k20", "k40c": "k40"}

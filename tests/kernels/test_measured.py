@@ -16,6 +16,7 @@ import pytest
 
 from kernels.measured.registry import all_measured
 from kernels.measured.spec import MeasuredKernel
+from portcast.measured import amaris_first_launches
 from profiler.session import trace_function
 from profiler.trace import MemorySink
 
@@ -33,10 +34,7 @@ def _aiwc_workitems() -> dict:
 
 @functools.lru_cache(maxsize=None)
 def _amaris_first_launches() -> pd.DataFrame:
-    """The first launch (lowest row of its file) of every (file, kernel, problem size) of the Amaris data."""
-    d = pd.read_parquet(AMARIS, columns=["file", "row_in_file", "kernel", "input.size.1", "input.size.2",
-                                         "grid.x", "grid.y", "block.x", "block.y"])
-    return d.sort_values("row_in_file").groupby(["file", "kernel", "input.size.1", "input.size.2"]).head(1)
+    return amaris_first_launches(AMARIS)
 
 
 def _inputs(spec: MeasuredKernel):
