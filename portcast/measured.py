@@ -75,6 +75,85 @@ class WorkSink:
                              "store_bytes": self._sb, "unique_bytes": union_length(self._ranges)})
 
 
+class ThreadRecordsSink:
+    """Keeps the records of threads ``0 .. limit - 1`` of every launch (the first blocks), for the SIMT model,
+    and counts ``threads`` (the largest tid + 1) and the thread records seen (``total``) and kept
+    (``kept``). ``chunk`` holds the kept records after a complete region (None otherwise)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.chunk = None
+        self.threads = self.kept = self.total = 0
+
+    def start_region(self, info, static) -> None:
+        self._chunks: list = []
+        self.chunk = None
+        self.threads = self.kept = self.total = 0
+
+    def consume(self, chunk) -> None:
+        from profiler.trace import TraceChunk
+
+        tid = chunk.tid
+        inside = tid >= 0
+        keep = inside if self.limit is None else inside & (tid < self.limit)
+        self.total += int(np.count_nonzero(inside))
+        self.kept += int(np.count_nonzero(keep))
+        if inside.any():
+            self.threads = max(self.threads, int(tid.max()) + 1)
+        if keep.any():
+            self._chunks.append(TraceChunk(**{k: v[keep].copy() for k, v in chunk.columns().items()}))
+
+    def end_region(self, info, static) -> None:
+        from profiler.trace import TraceChunk
+
+        chunks, self._chunks = self._chunks, []
+        if info.complete and chunks:
+            self.chunk = TraceChunk.concat(chunks)
+
+
+def wave_blocks(cfg, block_size: int) -> int:
+    """Thread blocks of ``block_size`` threads resident on the whole GPU at once (one wave)."""
+    warps = -(-int(block_size) // WARP)
+    return max(1, min(cfg.max_blocks_per_sm, cfg.max_warps_per_sm // warps)) * cfg.sm_count
+
+
+def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str], *,
+                    complete: bool = True, name: str = "") -> dict:
+    """SIMT model time (s) of a region on each preset, from the records of its first threads.
+
+    ``complete``: ``chunk`` holds every thread's records, simulated whole. Else, on a preset whose wave
+    (:func:`wave_blocks`) is ``c`` blocks, the region's ``B = ceil(threads / block_size)`` blocks are
+    estimated from its first wave and its first two waves (``chunk`` must hold at least ``2 c`` blocks):
+    ``t1 + (B / c - 1) (t2 - t1)``, the second wave's time standing for every later one (the first also pays
+    the start of the pipelines and the caches) and a last partial wave counted by its share of blocks
+    (docs/measured.md gives the error against whole simulations)."""
+    from gpu_models.simt.config import load_config
+    from gpu_models.simt.model import simulate as run_model
+    from gpu_models.simt.threads import build_streams
+    from profiler.trace import TraceChunk
+
+    def sim(cfg, n_threads=None):
+        part = chunk
+        if n_threads is not None:
+            keep = chunk.tid < n_threads
+            part = TraceChunk(**{k: v[keep] for k, v in chunk.columns().items()})
+        return run_model(build_streams(part, block_size), cfg, crisp=False, name=name).time_ns * 1e-9
+
+    blocks = -(-int(threads) // int(block_size))
+    out = {}
+    for preset in presets:
+        cfg = load_config(preset)
+        if complete:
+            out[preset] = sim(cfg)
+            continue
+        c = wave_blocks(cfg, block_size)
+        if blocks <= 2 * c:
+            raise ValueError(f"{name}: {blocks} blocks and a wave of {c} on {preset}: simulate it whole")
+        t1, t2 = sim(cfg, c * block_size), sim(cfg, 2 * c * block_size)
+        out[preset] = t1 + (blocks / c - 1) * (t2 - t1)
+    return out
+
+
 def union_length(ranges: Iterable[np.ndarray]) -> int:
     """Bytes covered by the union of ``[addr, addr + size)`` ranges (rows of (addr, size) arrays)."""
     parts = [r for r in ranges if len(r)]
@@ -106,11 +185,13 @@ def data_gpus(source: str) -> dict:
 
 
 def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = None,
-                features: bool = True, simulate: bool = False) -> dict:
+                features: bool = True, simulate: bool = False, sample: bool = False) -> dict:
     """One row: the keys, ``work()``'s global and local work, :class:`WorkSink`'s counts, (``features``) the
     feature engine's features (``f_<name>``) and (``simulate``) the SIMT model's time in seconds on the
     preset of every GPU of the point's data (``sim_<preset>``; blocks of the port's local work size) of the
-    region at ``spec.points[label]``."""
+    region at ``spec.points[label]``. ``sample``: keep only the first two waves of blocks of the largest
+    of those GPUs and estimate the rest (:func:`simulated_times`; ``sampled`` says whether it did), so that
+    a region of any size is simulated in bounded memory."""
     params = spec.points[label] if label in spec.points else spec.test_point
     g, loc = spec.work(params)
     work = WorkSink()
@@ -121,10 +202,14 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
 
         fsink = FeatureSink()
         sinks.append(fsink)
+    presets = sorted(set(data_gpus(spec.source).values()))
     if simulate:
-        from gpu_models.simt.pipeline import StreamsSink
+        limit = None
+        if sample:
+            from gpu_models.simt.config import load_config
 
-        ssink = StreamsSink(block_size=int(loc))
+            limit = 2 * max(wave_blocks(load_config(p), int(loc)) for p in presets) * int(loc)
+        ssink = ThreadRecordsSink(limit)
         sinks.append(ssink)
     tracer = tracer or _default_tracer()
     tracer(spec.cpu, spec.make_inputs(params, seed), region=spec.name, sinks=sinks)
@@ -132,30 +217,36 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
            "point": label, "global_work": int(g), "local_work": int(loc), **work.results[-1]}
     if fsink is not None and fsink.results:
         row.update({f"f_{k}": float(v) for k, v in fsink.results[-1][1].items()})
-    if ssink is not None and ssink.regions:
-        from gpu_models.simt.config import load_config
-        from gpu_models.simt.model import simulate as run_model
-
-        streams = ssink.regions[-1][1]
-        for preset in sorted(set(data_gpus(spec.source).values())):
-            row[f"sim_{preset}"] = run_model(streams, load_config(preset), name=spec.name).time_ns * 1e-9
+    if ssink is not None and ssink.chunk is not None:
+        complete = ssink.kept == ssink.total
+        row["sampled"] = not complete
+        times = simulated_times(ssink.chunk, ssink.threads, int(loc), presets, complete=complete, name=spec.name)
+        row.update({f"sim_{p}": t for p, t in times.items()})
     return row
 
 
 def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
-                 features: bool = True, simulate: bool = False, max_global_work: int | None = None,
+                 features: bool = True, simulate: bool = False, sample: bool = False,
+                 max_global_work: int | None = None,
                  progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
     """Rows of :func:`trace_point` for every port in ``specs`` at each of its points (only ``labels`` if
-    given; ``"test"`` is the port's test point), skipping points with more than ``max_global_work`` work items."""
+    given: a point label for every port that has it, ``"test"`` for the port's test point, or
+    ``"<port>@<label>"`` for one port's point), skipping points with more than ``max_global_work`` work
+    items."""
     rows = []
+    labels = list(labels) if labels is not None else None
     for spec in specs:
-        for label in (list(labels) if labels is not None else list(spec.points)):
+        mine = list(spec.points) if labels is None else [
+            lab.split("@", 1)[1] if "@" in lab else lab for lab in labels
+            if "@" not in lab or lab.split("@", 1)[0] == spec.name]
+        for label in dict.fromkeys(mine):
             if label != "test" and label not in spec.points:
                 continue
             params = spec.test_point if label == "test" else spec.points[label]
             if max_global_work is not None and spec.work(params)[0] > max_global_work:
                 continue
-            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate))
+            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate,
+                                    sample=sample))
             if progress:
                 progress(spec.name, label)
     return pd.DataFrame(rows)

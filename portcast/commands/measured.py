@@ -25,12 +25,15 @@ def trace_cmd(
     ports: Optional[List[str]] = typer.Option(None, "--ports", help="Port names (repeat or comma-separate); "
                                               "default all."),
     points: Optional[List[str]] = typer.Option(None, "--points", help="Point labels (tiny, small, ..., "
-                                               "'test'); default every measured point."),
+                                               "'test', or PORT@LABEL for one port's); default every "
+                                               "measured point."),
     max_work: Optional[int] = typer.Option(None, "--max-work", min=1,
                                            help="Skip points with more global work items than this."),
     no_features: bool = typer.Option(False, "--no-features", help="Count work only (faster)."),
     simulate: bool = typer.Option(False, "--simulate", help="Also run the SIMT model on the preset of every GPU "
                                   "of the point's data (columns sim_<preset>, seconds)."),
+    sample: bool = typer.Option(False, "--sample", help="With --simulate: simulate the first two waves of blocks "
+                                "of a large region and extrapolate (bounded memory; docs/measured.md)."),
     seed: int = typer.Option(0, "--seed", help="Input seed."),
 ) -> None:
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
@@ -53,18 +56,19 @@ def trace_cmd(
         labels = _split(points)
         chosen = [specs[n] for n in names]
         total = sum(1 for s in chosen for lab in (labels or list(s.points))
-                    if lab == "test" or lab in s.points)
+                    if lab == "test" or lab in s.points or (lab.startswith(s.name + "@") and lab.split("@", 1)[1] in s.points))
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("[bold]trace[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=err_console) as progress:
             task = progress.add_task("", total=total)
-            table = trace_points(chosen, labels, seed=seed, features=not no_features, simulate=simulate,
+            table = trace_points(chosen, labels, seed=seed, features=not no_features, simulate=simulate, sample=sample,
                                  max_global_work=max_work,
                                  progress=lambda n, p: progress.update(task, advance=1, description=f"{n} {p}"))
         cmd = ("portcast measured trace" + (f" --ports {','.join(names)}" if ports else "")
                + (f" --points {','.join(labels)}" if labels else "") + (f" --max-work {max_work}" if max_work else "")
                + (" --no-features" if no_features else "") + (" --simulate" if simulate else "")
+               + (" --sample" if sample else "")
                + (f" --seed {seed}" if seed else "") + f" --out {out}")
         path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
                                                      "portcast_version": _version()})

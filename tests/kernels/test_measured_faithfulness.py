@@ -15,8 +15,10 @@ from kernels.measured.registry import all_measured
 from portcast.cli import app
 from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, FLOOR_GRID, WorkSink, amaris_first_launches,
                                correlation, faithfulness, fit_floors, measured_times, read_points_table,
-                               split_applications, summarize, trace_point, union_length, write_points_table)
+                               simulated_times, split_applications, summarize, trace_point, union_length,
+                               wave_blocks, write_points_table)
 from profiler.session import trace_function
+from profiler.trace import Op
 
 
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(1, 16)), max_size=40))
@@ -194,3 +196,49 @@ def test_fit_floors_recovers_a_constant_launch_time():
     fitted, summary = summarize(pairs, {"g": f})
     assert summary.set_index("gpu").loc["g", "mape"] < 0.02
     assert fit_floors(pairs.assign(measured_s=sim))["g"] == 0.0  # nothing to add when the model is right
+
+
+def test_two_wave_extrapolation_follows_its_formula(monkeypatch):
+    # a stand-in model whose time is 50 ns of start plus 10 ns per block: two waves predict every block
+    import gpu_models.simt.model as model
+    from gpu_models.simt.config import load_config
+
+    class Result:
+        def __init__(self, t):
+            self.time_ns = t
+
+    monkeypatch.setattr(model, "simulate", lambda streams, cfg, crisp, name: Result(50.0 + 10.0 * streams.n_blocks))
+    block, threads = 256, 256 * 1000
+    tid = np.repeat(np.arange(threads, dtype=np.int64), 2)
+    from profiler.trace import TraceChunk
+
+    n = len(tid)
+    chunk = TraceChunk(pc=np.zeros(n, np.int32), op=np.full(n, int(Op.INT_ALU), np.int8),
+                       taken=np.zeros(n, np.int8), src1=np.zeros(n, np.int32), src2=np.zeros(n, np.int32),
+                       src3=np.zeros(n, np.int32), dst=np.zeros(n, np.int32), addr=np.zeros(n, np.int64),
+                       size=np.zeros(n, np.int32), tid=tid)
+    c = wave_blocks(load_config("k40"), block)
+    assert c == 120  # 15 SMs x 8 blocks of 8 warps
+    est = simulated_times(chunk, threads, block, ["k40"], complete=False)["k40"]
+    whole = simulated_times(chunk, threads, block, ["k40"], complete=True)["k40"]
+    assert whole == pytest.approx((50.0 + 10.0 * 1000) * 1e-9)
+    assert est == pytest.approx(whole)  # t1 + (B/c - 1)(t2 - t1) is exact for a time linear in blocks
+
+
+def test_points_can_name_one_ports_label():
+    specs = all_measured()
+    calls = []
+
+    def fake(spec, label, **kw):
+        calls.append((spec.name, label))
+        return {"port": spec.name, "point": label}
+
+    import portcast.measured as m
+
+    orig = m.trace_point
+    m.trace_point = fake
+    try:
+        m.trace_points([specs["aiwc/csr/csr"], specs["aiwc/crc/crc32_slice8"]], ["tiny", "aiwc/csr/csr@medium"])
+    finally:
+        m.trace_point = orig
+    assert calls == [("aiwc/csr/csr", "tiny"), ("aiwc/csr/csr", "medium"), ("aiwc/crc/crc32_slice8", "tiny")]
