@@ -225,16 +225,13 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
     return row
 
 
-def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
-                 features: bool = True, simulate: bool = False, sample: bool = False,
-                 max_global_work: int | None = None,
-                 progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
-    """Rows of :func:`trace_point` for every port in ``specs`` at each of its points (only ``labels`` if
-    given: a point label for every port that has it, ``"test"`` for the port's test point, or
-    ``"<port>@<label>"`` for one port's point), skipping points with more than ``max_global_work`` work
-    items."""
-    rows = []
+def selected_points(specs, labels: Iterable[str] | None = None,
+                    max_global_work: int | None = None) -> list[tuple[Any, str]]:
+    """(port, label) pairs to trace: every port in ``specs`` at each of its points, or only at ``labels`` if
+    given (a point label for every port that has it, ``"test"`` for the port's test point, or
+    ``"<port>@<label>"`` for one port's point), without points of more than ``max_global_work`` work items."""
     labels = list(labels) if labels is not None else None
+    out = []
     for spec in specs:
         mine = list(spec.points) if labels is None else [
             lab.split("@", 1)[1] if "@" in lab else lab for lab in labels
@@ -243,12 +240,22 @@ def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, t
             if label != "test" and label not in spec.points:
                 continue
             params = spec.test_point if label == "test" else spec.points[label]
-            if max_global_work is not None and spec.work(params)[0] > max_global_work:
-                continue
-            rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate,
-                                    sample=sample))
-            if progress:
-                progress(spec.name, label)
+            if max_global_work is None or spec.work(params)[0] <= max_global_work:
+                out.append((spec, label))
+    return out
+
+
+def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
+                 features: bool = True, simulate: bool = False, sample: bool = False,
+                 max_global_work: int | None = None,
+                 progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
+    """Rows of :func:`trace_point` at the :func:`selected_points` of ``specs``."""
+    rows = []
+    for spec, label in selected_points(specs, labels, max_global_work):
+        rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate,
+                                sample=sample))
+        if progress:
+            progress(spec.name, label)
     return pd.DataFrame(rows)
 
 

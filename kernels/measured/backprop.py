@@ -296,7 +296,6 @@ TEST_POINT = {"layer_size": 16, "hidden": HIDDEN}  # one block of 256 threads
 
 KERNELS = [
     MeasuredKernel(
-        name="amaris/backprop/bpnn_layerforward_CUDA",
         source="amaris",
         application="backprop",
         kernel="bpnn_layerforward_CUDA",
@@ -313,7 +312,6 @@ KERNELS = [
         atol=1e-6,
     ),
     MeasuredKernel(
-        name="amaris/backprop/bpnn_adjust_weights_cuda",
         source="amaris",
         application="backprop",
         kernel="bpnn_adjust_weights_cuda",

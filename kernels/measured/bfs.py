@@ -253,7 +253,6 @@ def work(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/bfs/kernel1",
         source="aiwc",
         application="bfs",
         kernel="kernel1",
@@ -268,7 +267,6 @@ KERNELS = [
         atol=0.0,
     ),
     MeasuredKernel(
-        name="aiwc/bfs/kernel2",
         source="aiwc",
         application="bfs",
         kernel="kernel2",

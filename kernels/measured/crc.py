@@ -171,7 +171,6 @@ def work(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/crc/crc32_slice8",
         source="aiwc",
         application="crc",
         kernel="crc32_slice8",

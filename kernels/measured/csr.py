@@ -156,7 +156,6 @@ def work(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/csr/csr",
         source="aiwc",
         application="csr",
         kernel="csr",

@@ -646,7 +646,6 @@ def work_fdwt(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/dwt/c_CopySrcToComponents",
         source="aiwc",
         application="dwt",
         kernel="c_CopySrcToComponents",
@@ -661,7 +660,6 @@ KERNELS = [
         atol=0.0,
     ),
     MeasuredKernel(
-        name="aiwc/dwt/cl_fdwt53Kernel",
         source="aiwc",
         application="dwt",
         kernel="cl_fdwt53Kernel",

@@ -278,7 +278,6 @@ def work(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/fft/fft",
         source="aiwc",
         application="fft",
         kernel="fft",

@@ -824,7 +824,6 @@ def _measured(cpu, gpu_kernel, shape, nstates_at, nsymbols_at, outputs, descript
         return int(np.prod(glob)), int(np.prod(loc))
 
     return MeasuredKernel(
-        name=f"aiwc/hmm/{kernel}",
         source="aiwc",
         application="hmm",
         kernel=kernel,

@@ -285,7 +285,6 @@ POINTS = {f"grid{g}_it{it}": {"grid": g, "iterations": it, "pyramid_height": PYR
 
 KERNELS = [
     MeasuredKernel(
-        name="amaris/hotspot/calculate_temp",
         source="amaris",
         application="hotspot",
         kernel="calculate_temp",

@@ -223,7 +223,6 @@ def _work(params):
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/kmeans/invert_mapping",
         source="aiwc",
         application="kmeans",
         kernel="invert_mapping",
@@ -239,7 +238,6 @@ KERNELS = [
         atol=0.0,
     ),
     MeasuredKernel(
-        name="aiwc/kmeans/kmeansPoint",
         source="aiwc",
         application="kmeans",
         kernel="kmeansPoint",

@@ -510,7 +510,6 @@ def _kernel(source, kernel, cpu, launch, points, test_point):
     how = "; tiles staged in shared memory (Rodinia CUDA)" if staged else "; in global memory (OpenDwarfs OpenCL)"
     rtol, atol = _TOLERANCE[source]
     return MeasuredKernel(
-        name=f"{source}/lud/{kernel}",
         source=source,
         application="lud",
         kernel=kernel,

@@ -294,7 +294,6 @@ _DOC = "Extended OpenDwarfs needle (AIWC), first invocation; 16x16 tiles, one 16
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/nw/needle_opencl_shared_1",
         source="aiwc",
         application="nw",
         kernel="needle_opencl_shared_1",
@@ -309,7 +308,6 @@ KERNELS = [
         atol=0.0,
     ),
     MeasuredKernel(
-        name="aiwc/nw/needle_opencl_shared_2",
         source="aiwc",
         application="nw",
         kernel="needle_opencl_shared_2",

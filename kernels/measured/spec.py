@@ -25,8 +25,8 @@ SOURCES = ("aiwc", "amaris")
 class MeasuredKernel:
     """One measured GPU kernel.
 
-    ``name``: ``"<source>/<application>/<kernel>"``; ``application`` and ``kernel`` exactly as they appear
-    in the data (AIWC: its ``application`` and ``kernel`` columns; Amaris: the kernel name of the file).
+    ``name`` (derived): ``"<source>/<application>/<kernel>"``; ``application`` and ``kernel`` exactly as they
+    appear in the data (AIWC: its ``application`` and ``kernel`` columns; Amaris: the kernel name of the file).
     ``cpu(*inputs) -> result``: the region (valid under ``numba.njit``, single thread; its parallel loop a
     ``numba.prange`` over the global work items). ``gpu``: the ``numba.cuda`` version, same result.
     ``points``: every measured problem point, by label (AIWC: ``tiny`` ... ``large``; Amaris: the sizes
@@ -38,7 +38,6 @@ class MeasuredKernel:
     columns of a point (None for AIWC, whose rows are labelled by the size name).
     """
 
-    name: str
     source: str
     application: str
     kernel: str
@@ -58,11 +57,13 @@ class MeasuredKernel:
             raise ValueError(f"measured kernel {self.name!r}: source {self.source!r} not in {SOURCES}")
         if (self.source == "amaris") != (self.data_sizes is not None):
             raise ValueError(f"measured kernel {self.name!r}: data_sizes is required for Amaris ports only")
-        want = f"{self.source}/{self.application}/{self.kernel}"
-        if self.name != want:
-            raise ValueError(f"measured kernel {self.name!r}: the name must be {want!r}")
         if not self.points:
             raise ValueError(f"measured kernel {self.name!r}: no measured points")
+
+    @property
+    def name(self) -> str:
+        """``"<source>/<application>/<kernel>"``, the port's key in the registry."""
+        return f"{self.source}/{self.application}/{self.kernel}"
 
     def check(self, cpu_result, gpu_result) -> None:
         """Raise AssertionError naming the kernel when the two results differ beyond tolerance."""

@@ -503,7 +503,6 @@ _DOC = "Extended OpenDwarfs srad (AIWC), first iteration; one work item per pixe
 
 KERNELS = [
     MeasuredKernel(
-        name="aiwc/srad/srad_cuda_1",
         source="aiwc",
         application="srad",
         kernel="srad_cuda_1",
@@ -518,7 +517,6 @@ KERNELS = [
         atol=1e-6,
     ),
     MeasuredKernel(
-        name="aiwc/srad/srad_cuda_2",
         source="aiwc",
         application="srad",
         kernel="srad_cuda_2",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -25,3 +26,19 @@ def user_errors(*extra: type[BaseException]):
     except (UserError, TraceError, FileNotFoundError, *extra) as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
+
+
+def split_list(values: Optional[List[str]]) -> Optional[List[str]]:
+    """Accept both ``--opt a --opt b`` and ``--opt a,b``; None when nothing was given."""
+    if not values:
+        return None
+    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
+    return out or None
+
+
+def progress_bar(label: str):
+    """A Rich progress bar on stderr: ``label``, the task's description, a bar, done/total, elapsed time."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err_console, transient=False)

@@ -7,18 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from ._common import UserError, console, err_console, user_errors
+from ._common import UserError, console, err_console, progress_bar as _progress, split_list as _split, user_errors
 
 #: Exit status of ``portcast calibrate`` on a machine without a usable NVIDIA GPU.
 EXIT_NO_GPU = 3
-
-
-def _split(values: Optional[List[str]]) -> Optional[List[str]]:
-    """Accept both ``--kernels a --kernels b`` and ``--kernels a,b``."""
-    if not values:
-        return None
-    out = [v.strip() for item in values for v in item.split(",") if v.strip()]
-    return out or None
 
 
 def _points(kernels, sizes, default_sizes):
@@ -29,13 +21,6 @@ def _points(kernels, sizes, default_sizes):
         return select(all_kernels(), kernels, sizes or list(default_sizes))
     except ValueError as exc:
         raise UserError(str(exc)) from None
-
-
-def _progress(label: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err_console, transient=False)
 
 
 def calibrate_cmd(

@@ -7,16 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from ._common import UserError, console, err_console, user_errors
+from ._common import UserError, console, progress_bar, split_list, user_errors
 
 app = typer.Typer(help="Ports of the GPU kernels others timed: trace them, compare their work with the data.",
                   no_args_is_help=True)
-
-
-def _split(values: Optional[List[str]]) -> Optional[List[str]]:
-    if not values:
-        return None
-    return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
 @app.command("trace")
@@ -40,12 +34,12 @@ def trace_cmd(
     import datetime
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import trace_points, write_points_table
+    from portcast.measured import selected_points, trace_points, write_points_table
     from profiler.session import _version
 
     with user_errors(ValueError):
         specs = all_measured()
-        names = _split(ports) or list(specs)
+        names = split_list(ports) or list(specs)
         unknown = [n for n in names if n not in specs]
         if unknown:
             raise UserError(f"unknown port(s) {', '.join(unknown)}; known: {', '.join(specs)}")
@@ -53,15 +47,10 @@ def trace_cmd(
             raise UserError(f"{out}: --out must be a .parquet path")
         if not out.parent.exists():
             raise UserError(f"{out.parent}: output folder does not exist")
-        labels = _split(points)
+        labels = split_list(points)
         chosen = [specs[n] for n in names]
-        total = sum(1 for s in chosen for lab in (labels or list(s.points))
-                    if lab == "test" or lab in s.points or (lab.startswith(s.name + "@") and lab.split("@", 1)[1] in s.points))
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("[bold]trace[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err_console) as progress:
-            task = progress.add_task("", total=total)
+        with progress_bar("trace") as progress:
+            task = progress.add_task("", total=len(selected_points(chosen, labels, max_work)))
             table = trace_points(chosen, labels, seed=seed, features=not no_features, simulate=simulate, sample=sample,
                                  max_global_work=max_work,
                                  progress=lambda n, p: progress.update(task, advance=1, description=f"{n} {p}"))
@@ -115,6 +104,7 @@ def correlate_cmd(
                                "of the applications; report the training and the held-out half apart."),
 ) -> None:
     """The SIMT model against the measured times: MAPE, Pearson (log) and Spearman per GPU, and a plot."""
+    import pandas as pd
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
@@ -137,7 +127,7 @@ def correlate_cmd(
                      (f"held-out half ({', '.join(held)}), never fitted on", raw[raw.application.isin(held)], floors)]
             console.print("fitted launch floors: " + ", ".join(f"{g} {1e6 * v:.1f} us" for g, v in floors.items()))
         results = [(title, *summarize(p, fl)) for title, p, fl in parts]
-        every = pd_concat([r[1] for r in results])
+        every = pd.concat([r[1] for r in results], ignore_index=True)
         if csv is not None:
             with atomic_path(csv) as tmp:
                 every.to_csv(tmp, index=False)
@@ -150,12 +140,6 @@ def correlate_cmd(
         for r in summary.itertuples(index=False):
             t.add_row(r.gpu, str(r.pairs), f"{100 * r.mape:.0f}%", f"{r.pearson_log:.2f}", f"{r.spearman:.2f}")
         console.print(t)
-
-
-def pd_concat(frames):
-    import pandas as pd
-
-    return pd.concat(frames, ignore_index=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from kernels.measured.registry import all_measured
 from kernels.measured.spec import MeasuredKernel
-from portcast.measured import amaris_first_launches
+from portcast.measured import aiwc_counts, amaris_first_launches
 from profiler.session import trace_function
 from profiler.trace import MemorySink
 
@@ -28,8 +28,8 @@ AMARIS = Path(__file__).resolve().parents[2] / "kernels" / "measured" / "data" /
 
 @functools.lru_cache(maxsize=None)
 def _aiwc_workitems() -> dict:
-    d = pd.read_csv(AIWC, usecols=["application", "kernel", "size", "workitems"])
-    return {(a, k, s): int(w) for (a, k, s), w in d.groupby(["application", "kernel", "size"])["workitems"].first().items()}
+    d = aiwc_counts(AIWC)
+    return {(a, k, s): int(w) for a, k, s, w in zip(d.application, d.kernel, d["size"], d.workitems)}
 
 
 @functools.lru_cache(maxsize=None)
