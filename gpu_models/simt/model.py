@@ -15,8 +15,9 @@ The model (docs/simt.md) is an event-driven, cycle-accurate-at-issue simulator o
   per SM and handles ``lsu_sectors_per_cycle`` sectors per cycle.
 * **Memory.** A warp access touches its coalesced 32-byte sectors. L1 (per SM, core clock): set-associative
   LRU over sectors; a hit returns after ``l1_latency_cycles`` (or when a pending fill arrives: MSHR merging);
-  a miss takes an MSHR until its data returns. Stores write through (no L1 allocation), each sector holding
-  a store-queue entry until the L2 acknowledges it. L2 (shared, own clock domain): set-associative LRU,
+  a miss takes an MSHR until its data returns. Stores write through (no L1 allocation) and are posted: each
+  sector holds a store-queue entry until the L2 takes it, or until the dirty sector it evicts has left for
+  the DRAM. L2 (shared, own clock domain): set-associative LRU,
   write-back, write-allocate, bandwidth ``l2_bytes_per_ns``, latency ``l2_latency_ns``. DRAM: one bandwidth
   server (``mem_mhz * transfers_per_clock * bus_bits / 8``) plus ``dram_latency_ns``; dirty evictions use it
   too. Memory times are in ns and do not scale with the core clock; an answer is used from the first core
@@ -570,19 +571,23 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                     break
                                 if c2[k2] < c2[v2]:
                                     v2 = k2
+                            # The entry frees when the L2 takes the sector (its slot on the L2 server) or, when the
+                            # sector evicts a dirty one, when that victim has left for the DRAM: stores are posted, so
+                            # a stream of them is bound by the L2's and the DRAM's bandwidth, not by the round trip.
+                            t_ack = start + l2_xfer
                             if h2 >= 0:
                                 stats[S_L2_HIT] += 1
                                 c2[h2] = (clock << 32) | _DIRTY | tg
-                                t_ack = start + l2_lat
                             else:
                                 stats[S_L2_MISS] += 1
                                 if (c2[v2] & _DIRTY) != 0:
                                     d0 = lb0 if lb0 > st[1] else st[1]
                                     st[1] = d0 + dram_xfer
                                     stats[S_DRAM_WR] += 1
+                                    if st[1] > t_ack:
+                                        t_ack = st[1]
                                 c2[v2] = (clock << 32) | _DIRTY | tg
                                 c2f[v2 + l2_ways] = start + l2_lat
-                                t_ack = start + l2_lat
                             ac = _ceil_cycle(t_ack, period)
                             if ac <= dep_c:
                                 ac = dep_c + 1
