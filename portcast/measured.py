@@ -38,25 +38,43 @@ AIWC_GPUS = {"titanx": "titanx", "gtx1080": "gtx1080", "gtx1080ti": "gtx1080ti",
 AMARIS_GPUS = {"GTX-680": "gtx680", "GTX-970": "gtx970", "GTX-980": "gtx980", "Quadro": "quadro_k5200",
                "Tesla-K20": "k20", "Tesla-K40": "k40", "Tesla-P100": "p100", "Titan": "gtxtitan", "TitanX": "titanx"}
 
+#: readable names of the data's GPUs (tables and plots)
+GPU_LABELS = {"gtx1080": "GTX 1080 (AIWC)", "gtx1080ti": "GTX 1080 Ti (AIWC)", "k20c": "K20c (AIWC)",
+              "k40c": "K40c (AIWC)", "titanx": "Titan X (AIWC)", "GTX-680": "GTX 680", "GTX-970": "GTX 970",
+              "GTX-980": "GTX 980", "Quadro": "Quadro K5200", "Tesla-K20": "Tesla K20", "Tesla-K40": "Tesla K40",
+              "Tesla-P100": "Tesla P100", "Titan": "GTX Titan", "TitanX": "GTX Titan X (Amaris)"}
+
 
 class WorkSink:
     """A trace sink counting a region's work: logical threads, records (all, and those inside threads),
     LOAD and STORE records and their bytes, and the exact number of distinct bytes read or written (the
     union of the accessed byte ranges). ``results`` gets one dict per region."""
 
+    #: chunk intervals collected before they are merged with the region's (at least this many)
+    merge_batch = 1 << 16
+
     def __init__(self) -> None:
         self.results: list[dict] = []
 
     def start_region(self, info, static) -> None:
         self._n = self._in_threads = self._loads = self._stores = self._lb = self._sb = 0
-        self._tids: set = set()
-        self._ranges: list[np.ndarray] = []
+        self._seen = np.zeros(0, bool)  # the logical threads seen, by tid
+        self._start = self._end = np.zeros(0, np.int64)  # the bytes touched so far: disjoint, sorted intervals
+        self._pending: list[tuple[np.ndarray, np.ndarray]] = []  # and of the chunks since (merged in batches)
+        self._n_pending = 0
 
     def consume(self, chunk) -> None:
         op, tid, size, addr = chunk.op, chunk.tid, chunk.size, chunk.addr
         self._n += len(op)
         self._in_threads += int(np.count_nonzero(tid >= 0))
-        self._tids.update(np.unique(tid[tid >= 0]).tolist())
+        inside = tid[tid >= 0]
+        if len(inside):
+            top = int(inside.max()) + 1
+            if top > len(self._seen):
+                grown = np.zeros(max(top, 2 * len(self._seen)), bool)
+                grown[:len(self._seen)] = self._seen
+                self._seen = grown
+            self._seen[inside] = True
         ld, st = op == int(Op.LOAD), op == int(Op.STORE)
         self._loads += int(np.count_nonzero(ld))
         self._stores += int(np.count_nonzero(st))
@@ -64,31 +82,49 @@ class WorkSink:
         self._sb += int(size[st].sum())
         mem = (ld | st) & (size > 0)
         if mem.any():
-            pairs = np.unique(np.stack([addr[mem].astype(np.int64), size[mem].astype(np.int64)], axis=1), axis=0)
-            self._ranges.append(pairs)
-            if len(self._ranges) > 64:
-                self._ranges = [np.unique(np.concatenate(self._ranges), axis=0)]
+            a = addr[mem].astype(np.int64)
+            part = merge_intervals(a, a + size[mem].astype(np.int64))
+            self._pending.append(part)
+            self._n_pending += len(part[0])
+            if self._n_pending > max(len(self._start), self.merge_batch):  # amortised: a merge at least doubles
+                self._merge()
+
+    def _merge(self) -> None:
+        if self._pending:
+            self._start, self._end = merge_intervals(np.concatenate([self._start] + [p[0] for p in self._pending]),
+                                                     np.concatenate([self._end] + [p[1] for p in self._pending]))
+            self._pending, self._n_pending = [], 0
 
     def end_region(self, info, static) -> None:
-        self.results.append({"threads": len(self._tids), "records": self._n, "thread_records": self._in_threads,
-                             "loads": self._loads, "stores": self._stores, "load_bytes": self._lb,
-                             "store_bytes": self._sb, "unique_bytes": union_length(self._ranges)})
+        self._merge()
+        self.results.append({"threads": int(np.count_nonzero(self._seen)), "records": self._n,
+                             "thread_records": self._in_threads, "loads": self._loads, "stores": self._stores,
+                             "load_bytes": self._lb, "store_bytes": self._sb,
+                             "unique_bytes": int((self._end - self._start).sum())})
 
 
 class ThreadRecordsSink:
     """Keeps the records of threads ``0 .. limit - 1`` of every launch (the first blocks), for the SIMT model,
     and counts ``threads`` (the largest tid + 1) and the thread records seen (``total``) and kept
-    (``kept``). ``chunk`` holds the kept records after a complete region (None otherwise)."""
+    (``kept``). ``chunk`` holds the kept records after a complete region (None otherwise). With
+    ``max_records``, a region whose kept records outgrow it falls back to the first ``fallback`` threads
+    (``limit`` becomes ``fallback``; ``fell_back``), and keeps none if they outgrow it too (``overflow``): a
+    memory bound."""
 
-    def __init__(self, limit: int | None = None) -> None:
-        self.limit = limit
+    def __init__(self, limit: int | None = None, max_records: int | None = None,
+                 fallback: int | None = None) -> None:
+        self.limit, self.max_records, self.fallback = limit, max_records, fallback
+        self._limit0 = limit
         self.chunk = None
         self.threads = self.kept = self.total = 0
+        self.overflow = self.fell_back = False
 
     def start_region(self, info, static) -> None:
         self._chunks: list = []
         self.chunk = None
         self.threads = self.kept = self.total = 0
+        self.overflow = self.fell_back = False
+        self.limit = self._limit0
 
     def consume(self, chunk) -> None:
         from profiler.trace import TraceChunk
@@ -100,15 +136,62 @@ class ThreadRecordsSink:
         self.kept += int(np.count_nonzero(keep))
         if inside.any():
             self.threads = max(self.threads, int(tid.max()) + 1)
-        if keep.any():
+        if self.max_records is not None and self.kept > self.max_records and not self.overflow:
+            if self.fallback is not None and not self.fell_back:
+                self.fell_back, self.limit = True, self.fallback
+                self._chunks = [TraceChunk(**{k: v[c.tid < self.limit] for k, v in c.columns().items()})
+                                for c in self._chunks]
+                keep = inside & (tid < self.limit)
+                self.kept = sum(len(c.tid) for c in self._chunks) + int(np.count_nonzero(keep))
+            if self.kept > self.max_records:
+                self.overflow, self._chunks = True, []
+        if keep.any() and not self.overflow:
             self._chunks.append(TraceChunk(**{k: v[keep].copy() for k, v in chunk.columns().items()}))
 
     def end_region(self, info, static) -> None:
         from profiler.trace import TraceChunk
 
         chunks, self._chunks = self._chunks, []
-        if info.complete and chunks:
+        if info.complete and chunks and not self.overflow:
             self.chunk = TraceChunk.concat(chunks)
+
+
+#: SMs simulated when a region is sampled (``slice_config``): two waves of blocks on this many SMs
+SLICE_SMS = 4
+#: records a sampled region may keep for the SIMT model (about 45 bytes each while tracing, 280 in the
+#: warp streams); past it the sample falls back to a 1-SM slice, and past that the region is not simulated
+#: (``sim_skipped``)
+SAMPLE_RECORDS = 30_000_000
+#: a sampled region whose threads all fit in the sample is simulated whole when it has at most this many
+#: thread records, else on the slice (its share of the blocks): a whole simulation costs about 1 s per
+#: million records and preset
+WHOLE_RECORDS = 4_000_000
+
+
+class BoundedSink:
+    """Hands a region's chunks to ``inner`` while the region has at most ``limit`` records; past that it lets
+    go of ``inner`` (``inner`` becomes None, so that what it holds can be freed: keep no other reference to
+    it) and the region gets no result from it (``dropped``). One region."""
+
+    def __init__(self, inner, limit: int) -> None:
+        self.inner, self.limit = inner, int(limit)
+        self.dropped = False
+
+    def start_region(self, info, static) -> None:
+        self._n = 0
+        if self.inner is not None:
+            self.inner.start_region(info, static)
+
+    def consume(self, chunk) -> None:
+        self._n += len(chunk.op)
+        if self.inner is not None and self._n > self.limit:
+            self.inner, self.dropped = None, True
+        if self.inner is not None:
+            self.inner.consume(chunk)
+
+    def end_region(self, info, static) -> None:
+        if self.inner is not None:
+            self.inner.end_region(info, static)
 
 
 def wave_blocks(cfg, block_size: int) -> int:
@@ -117,41 +200,108 @@ def wave_blocks(cfg, block_size: int) -> int:
     return max(1, min(cfg.max_blocks_per_sm, cfg.max_warps_per_sm // warps)) * cfg.sm_count
 
 
-def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str], *,
-                    complete: bool = True, name: str = "") -> dict:
-    """SIMT model time (s) of a region on each preset, from the records of its first threads.
+def slice_config(cfg, sms: int):
+    """``cfg`` cut down to ``sms`` of its SMs with their share of everything the SMs share: the L2's capacity
+    (whole sets) and bandwidth and the DRAM bandwidth scale by ``sms / sm_count``; latencies, clocks and the
+    SMs themselves stay. A wave on the slice is a slice of a wave on the whole GPU."""
+    k = min(int(sms), cfg.sm_count)
+    if k == cfg.sm_count:
+        return cfg
+    share = k / cfg.sm_count
+    set_bytes = 32 * cfg.l2_ways
+    return cfg.replace(sm_count=k, l2_bytes=max(1, round(cfg.l2_bytes * share / set_bytes)) * set_bytes,
+                       l2_bytes_per_ns=cfg.l2_bytes_per_ns * share,
+                       transfers_per_clock=cfg.transfers_per_clock * share)
 
-    ``complete``: ``chunk`` holds every thread's records, simulated whole. Else, on a preset whose wave
-    (:func:`wave_blocks`) is ``c`` blocks, the region's ``B = ceil(threads / block_size)`` blocks are
-    estimated from its first wave and its first two waves (``chunk`` must hold at least ``2 c`` blocks):
-    ``t1 + (B / c - 1) (t2 - t1)``, the second wave's time standing for every later one (the first also pays
-    the start of the pipelines and the caches) and a last partial wave counted by its share of blocks
-    (docs/measured.md gives the error against whole simulations)."""
+
+def sample_threads(presets: Iterable[str], block_size: int, slice_sms: int | None = SLICE_SMS) -> int:
+    """Threads :func:`simulated_times` needs of a sampled region: two waves of the largest slice."""
+    from gpu_models.simt.config import load_config
+
+    cfgs = [load_config(p) for p in presets]
+    if slice_sms is not None:
+        cfgs = [slice_config(c, slice_sms) for c in cfgs]
+    return 2 * max(wave_blocks(c, block_size) for c in cfgs) * int(block_size)
+
+
+def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str], *,
+                    complete: bool = True, name: str = "", slice_sms: int | None = SLICE_SMS) -> dict:
+    """SIMT model time (s) of a region on each preset, from the records of its first threads. The tiles a
+    block stages and reads back are in shared memory (:func:`gpu_models.simt.threads.block_scratch`), as the
+    CUDA and OpenCL kernels keep them.
+
+    ``complete``: ``chunk`` holds every thread's records, simulated whole. Else the region's
+    ``B = ceil(threads / block_size)`` blocks run on ``slice_sms`` SMs of the preset with their share of the
+    L2 and the DRAM (:func:`slice_config`; ``None``: all SMs), which get their share of the blocks,
+    ``b = ceil(B k / sm_count)``, the first ``b`` blocks of the region standing for any. If ``b`` is at most
+    two of the slice's waves (``c`` blocks, :func:`wave_blocks`), they are simulated; else the first wave alone
+    (``t1``) and the first two waves (``t2``) give ``t1 + (b / c - 1) (t2 - t1)``: the second wave's time stands
+    for every later one (the first also pays the start of the pipelines and the caches) and a last partial
+    wave counts by its share of blocks. ``chunk`` must hold the records of the blocks simulated
+    (:func:`sample_threads`); docs/measured.md gives the error against whole simulations."""
     from gpu_models.simt.config import load_config
     from gpu_models.simt.model import simulate as run_model
-    from gpu_models.simt.threads import build_streams
+    from gpu_models.simt.threads import block_scratch, build_streams
     from profiler.trace import TraceChunk
 
-    def sim(cfg, n_threads=None):
-        part = chunk
-        if n_threads is not None:
-            keep = chunk.tid < n_threads
-            part = TraceChunk(**{k: v[keep] for k, v in chunk.columns().items()})
-        return run_model(build_streams(part, block_size), cfg, crisp=False, name=name).time_ns * 1e-9
-
+    scratch = block_scratch(chunk, block_size)
     blocks = -(-int(threads) // int(block_size))
-    out = {}
+    held = int(chunk.tid.max()) + 1 if len(chunk.tid) else 0
+    # the runs each preset needs, (its configuration, threads simulated); None: every thread
+    plan: dict = {}
     for preset in presets:
         cfg = load_config(preset)
         if complete:
-            out[preset] = sim(cfg)
+            plan[preset] = [(cfg, None)]
             continue
-        c = wave_blocks(cfg, block_size)
-        if blocks <= 2 * c:
-            raise ValueError(f"{name}: {blocks} blocks and a wave of {c} on {preset}: simulate it whole")
-        t1, t2 = sim(cfg, c * block_size), sim(cfg, 2 * c * block_size)
-        out[preset] = t1 + (blocks / c - 1) * (t2 - t1)
+        part = cfg if slice_sms is None else slice_config(cfg, slice_sms)
+        c = wave_blocks(part, block_size)
+        # the slice's share of the blocks (every SM gets the same share of a grid)
+        share = -(-blocks * part.sm_count // cfg.sm_count)
+        need = min(share, 2 * c) * int(block_size)
+        if held < need:
+            raise ValueError(f"{name}: {preset} needs the records of {need} threads, the sample holds {held}")
+        if share <= 2 * c:
+            plan[preset] = [(part, share * int(block_size))]
+        else:
+            plan[preset] = [(part, c * int(block_size)), (part, 2 * c * int(block_size)), share / c]
+    # one set of warp streams at a time, shared by every run of that many threads
+    times: dict = {}
+    for n_threads in dict.fromkeys(run[1] for runs in plan.values() for run in runs if isinstance(run, tuple)):
+        part_chunk, shared = chunk, scratch
+        if n_threads is not None:
+            keep = chunk.tid < n_threads
+            part_chunk = TraceChunk(**{k: v[keep] for k, v in chunk.columns().items()})
+            shared = scratch[keep]
+        streams = build_streams(part_chunk, block_size, shared)
+        for preset, runs in plan.items():
+            for cfg, n in (r for r in runs if isinstance(r, tuple)):
+                if n == n_threads:
+                    times[preset, n] = run_model(streams, cfg, crisp=False, name=name).time_ns * 1e-9
+        del streams, part_chunk, shared
+    out = {}
+    for preset, runs in plan.items():
+        if len(runs) == 1:
+            out[preset] = times[preset, runs[0][1]]
+        else:
+            t1, t2 = times[preset, runs[0][1]], times[preset, runs[1][1]]
+            out[preset] = t1 + (runs[2] - 1) * (t2 - t1)
     return out
+
+
+def merge_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the byte intervals ``[start, end)`` as disjoint, sorted intervals (touching ones joined)."""
+    if len(start) == 0:
+        return start, end
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)
+    # an interval opens a new run when it starts past everything before it
+    new = np.ones(len(start), bool)
+    new[1:] = start[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    last = np.r_[first[1:], len(start)] - 1
+    return start[first], reach[last]
 
 
 def union_length(ranges: Iterable[np.ndarray]) -> int:
@@ -160,17 +310,8 @@ def union_length(ranges: Iterable[np.ndarray]) -> int:
     if not parts:
         return 0
     r = np.concatenate(parts)
-    r = r[np.argsort(r[:, 0], kind="stable")]
-    start, end = r[:, 0], r[:, 0] + r[:, 1]
-    reach = np.maximum.accumulate(end)
-    # a range opens a new run when it starts past everything before it
-    new = np.ones(len(r), bool)
-    new[1:] = start[1:] > reach[:-1]
-    run = np.cumsum(new) - 1
-    run_start = start[new]
-    run_end = np.zeros(len(run_start), np.int64)
-    np.maximum.at(run_end, run, end)
-    return int((run_end - run_start).sum())
+    start, end = merge_intervals(r[:, 0], r[:, 0] + r[:, 1])
+    return int((end - start).sum())
 
 
 def _default_tracer() -> Callable:
@@ -185,13 +326,17 @@ def data_gpus(source: str) -> dict:
 
 
 def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = None,
-                features: bool = True, simulate: bool = False, sample: bool = False) -> dict:
+                features: bool = True, simulate: bool = False, sample: bool = False,
+                feature_records: int | None = None) -> dict:
     """One row: the keys, ``work()``'s global and local work, :class:`WorkSink`'s counts, (``features``) the
-    feature engine's features (``f_<name>``) and (``simulate``) the SIMT model's time in seconds on the
-    preset of every GPU of the point's data (``sim_<preset>``; blocks of the port's local work size) of the
-    region at ``spec.points[label]``. ``sample``: keep only the first two waves of blocks of the largest
-    of those GPUs and estimate the rest (:func:`simulated_times`; ``sampled`` says whether it did), so that
-    a region of any size is simulated in bounded memory."""
+    feature engine's features (``f_<name>``; only for a region of at most ``feature_records`` records if
+    given) and (``simulate``) the SIMT model's time in seconds on the preset of every GPU of the point's data
+    (``sim_<preset>``; blocks of the port's local work size) of the region at ``spec.points[label]``.
+    ``sample``: keep only the records of the blocks that two waves on a slice of each GPU need and estimate
+    the rest (:func:`simulated_times`; ``sampled`` says whether it did, ``slice_sms`` on how many SMs; a
+    region whose threads all fit is simulated whole if it has at most :data:`WHOLE_RECORDS` thread records),
+    so that a region of any size is simulated in bounded memory and time. A sample of more than
+    :data:`SAMPLE_RECORDS` records falls back to a 1-SM slice, and past that the region is not simulated."""
     params = spec.points[label] if label in spec.points else spec.test_point
     g, loc = spec.work(params)
     work = WorkSink()
@@ -200,27 +345,31 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
     if features:
         from features import FeatureSink
 
-        fsink = FeatureSink()
+        # (bounded: no other reference to the feature sink, so that dropping it frees its state)
+        fsink = FeatureSink() if feature_records is None else BoundedSink(FeatureSink(), feature_records)
         sinks.append(fsink)
     presets = sorted(set(data_gpus(spec.source).values()))
     if simulate:
-        limit = None
-        if sample:
-            from gpu_models.simt.config import load_config
-
-            limit = 2 * max(wave_blocks(load_config(p), int(loc)) for p in presets) * int(loc)
-        ssink = ThreadRecordsSink(limit)
+        ssink = ThreadRecordsSink(sample_threads(presets, int(loc)), SAMPLE_RECORDS,
+                                  sample_threads(presets, int(loc), slice_sms=1)) if sample else None
+        ssink = ssink or ThreadRecordsSink()
         sinks.append(ssink)
     tracer = tracer or _default_tracer()
     tracer(spec.cpu, spec.make_inputs(params, seed), region=spec.name, sinks=sinks)
     row = {"port": spec.name, "source": spec.source, "application": spec.application, "kernel": spec.kernel,
            "point": label, "global_work": int(g), "local_work": int(loc), **work.results[-1]}
+    if isinstance(fsink, BoundedSink):
+        fsink = fsink.inner
     if fsink is not None and fsink.results:
         row.update({f"f_{k}": float(v) for k, v in fsink.results[-1][1].items()})
+    if ssink is not None and ssink.overflow:
+        row["sim_skipped"] = f"the sample holds more than {SAMPLE_RECORDS} records"
     if ssink is not None and ssink.chunk is not None:
-        complete = ssink.kept == ssink.total
+        complete = ssink.kept == ssink.total and (not sample or ssink.kept <= WHOLE_RECORDS)
         row["sampled"] = not complete
-        times = simulated_times(ssink.chunk, ssink.threads, int(loc), presets, complete=complete, name=spec.name)
+        row["slice_sms"] = 0 if complete else 1 if ssink.fell_back else SLICE_SMS
+        times = simulated_times(ssink.chunk, ssink.threads, int(loc), presets, complete=complete, name=spec.name,
+                                slice_sms=1 if ssink.fell_back else SLICE_SMS)
         row.update({f"sim_{p}": t for p, t in times.items()})
     return row
 
@@ -247,13 +396,13 @@ def selected_points(specs, labels: Iterable[str] | None = None,
 
 def trace_points(specs, labels: Iterable[str] | None = None, *, seed: int = 0, tracer: Callable | None = None,
                  features: bool = True, simulate: bool = False, sample: bool = False,
-                 max_global_work: int | None = None,
+                 feature_records: int | None = None, max_global_work: int | None = None,
                  progress: Callable[[str, str], None] | None = None) -> pd.DataFrame:
     """Rows of :func:`trace_point` at the :func:`selected_points` of ``specs``."""
     rows = []
     for spec, label in selected_points(specs, labels, max_global_work):
         rows.append(trace_point(spec, label, seed=seed, tracer=tracer, features=features, simulate=simulate,
-                                sample=sample))
+                                sample=sample, feature_records=feature_records))
         if progress:
             progress(spec.name, label)
     return pd.DataFrame(rows)
@@ -292,6 +441,29 @@ def read_points_table(path: str | os.PathLike | None = None) -> pd.DataFrame:
         raise ValueError(f"{path}: not a measured points table of schema version {POINTS_SCHEMA_VERSION} "
                          f"(kind {info.get('kind')!r}, version {info.get('schema_version')!r})")
     return pd.read_parquet(path)
+
+
+def points_table_extra(path: str | os.PathLike) -> dict:
+    """The ``extra`` metadata of a points table (the command that made it, its date, ...)."""
+    import pyarrow.parquet as pq
+
+    meta = (pq.read_schema(Path(path)).metadata or {}).get(b"portcast.measured")
+    return json.loads(meta).get("extra", {}) if meta else {}
+
+
+def merge_points_tables(tables: Iterable[pd.DataFrame], specs: dict) -> pd.DataFrame:
+    """Rows of several points tables as one, in the order of ``specs`` and of each port's points; refuses a
+    (port, point) that two of them hold."""
+    both = pd.concat(list(tables), ignore_index=True)
+    dup = both[both.duplicated(["port", "point"], keep=False)]
+    if len(dup):
+        r = dup.iloc[0]
+        raise ValueError(f"{r.port} at {r.point} is in more than one table")
+    rank = {(name, label): (i, j) for i, (name, spec) in enumerate(specs.items())
+            for j, label in enumerate(list(spec.points) + ["test"])}
+    key = [rank.get((r.port, r.point), (len(specs), 0)) for r in both.itertuples(index=False)]
+    order = sorted(range(len(both)), key=lambda i: key[i])
+    return both.iloc[order].reset_index(drop=True)
 
 
 def aiwc_counts(path: str | os.PathLike | None = None) -> pd.DataFrame:
@@ -416,8 +588,17 @@ def split_applications(ports: Iterable[str]) -> tuple[list[str], list[str]]:
     return apps[0::2], apps[1::2]
 
 
-def pair_times(points: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
-    """Every traced point's simulated time on every GPU of its data beside the measured one."""
+#: ports whose measured time holds more than the kernel, left out of the correlation, with the reason
+NOT_KERNEL_TIME = {
+    "aiwc/kmeans/invert_mapping": "its AIWC time includes the host-to-device copy of the points (the data's notes)",
+}
+
+
+def pair_times(points: pd.DataFrame, times: pd.DataFrame, *, kernel_only: bool = True) -> pd.DataFrame:
+    """Every traced point's simulated time on every GPU of its data beside the measured one (without the
+    ports of :data:`NOT_KERNEL_TIME` when ``kernel_only``)."""
+    if kernel_only:
+        points = points[~points.port.isin(list(NOT_KERNEL_TIME))]
     sims = points.melt(id_vars=["port", "point"], value_vars=[c for c in points.columns if c.startswith("sim_")],
                        var_name="preset", value_name="simulated_s").dropna()
     sims["preset"] = sims["preset"].str[4:]
@@ -428,6 +609,25 @@ def pair_times(points: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
 
 #: candidate launch floors (seconds) for :func:`fit_floors`: 0 and 0.25 us to 200 us, 2% apart
 FLOOR_GRID = np.concatenate([[0.0], 0.25e-6 * 1.02 ** np.arange(0, 340)])
+
+
+#: candidate scale factors for :func:`fit_calibration`: 1/4 to 4, 2% apart (and 1 exactly)
+SCALE_GRID = np.unique(np.concatenate([[1.0], 0.25 * 1.02 ** np.arange(0, 141)]))
+
+
+def fit_calibration(pairs: pd.DataFrame) -> dict:
+    """Per GPU, the scale ``k`` (from :data:`SCALE_GRID`) and the constant ``f`` (from :data:`FLOOR_GRID`) that
+    minimise the median of ``|log(k simulated + f) - log(measured)|`` over ``pairs`` (the training
+    applications' pairs only): ``{gpu: (k, f)}``. The scale takes what the model gets wrong on every kernel
+    of a GPU alike (its clocks under load, a DRAM efficiency), the constant the launch and the timer."""
+    out = {}
+    for gpu, g in pairs.groupby("gpu"):
+        sim, meas = g.simulated_s.to_numpy(), np.log(g.measured_s.to_numpy())
+        pred = SCALE_GRID[:, None, None] * sim[None, None, :] + FLOOR_GRID[None, :, None]
+        err = np.median(np.abs(np.log(pred) - meas[None, None, :]), axis=2)
+        i, j = np.unravel_index(int(np.argmin(err)), err.shape)
+        out[gpu] = (float(SCALE_GRID[i]), float(FLOOR_GRID[j]))
+    return out
 
 
 def fit_floors(pairs: pd.DataFrame) -> dict:
@@ -450,14 +650,17 @@ def correlation(points: pd.DataFrame, times: pd.DataFrame,
 
 def summarize(pairs: pd.DataFrame, floors: dict | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(pairs, summary): the pairs with the simulated time plus ``floors[gpu]`` seconds when given (see
-    :func:`fit_floors`) and its absolute percentage error ``ape``, and per GPU (and ``all``) the number of
-    pairs, the mean absolute percentage error, the Pearson correlation of the log times and the Spearman
-    rank correlation."""
+    :func:`fit_floors`; or a ``(scale, floor)`` pair per GPU, :func:`fit_calibration`: ``scale x simulated +
+    floor``) and its absolute percentage error ``ape``, and per GPU (and ``all``) the number of pairs, the
+    mean absolute percentage error, the Pearson correlation of the log times and the Spearman rank
+    correlation."""
     from scipy import stats
 
     pairs = pairs.copy()
     if floors:
-        pairs["simulated_s"] = pairs.simulated_s + pairs.gpu.map(floors).fillna(0.0)
+        cal = {g: v if isinstance(v, tuple) else (1.0, v) for g, v in floors.items()}
+        scale = pairs.gpu.map({g: v[0] for g, v in cal.items()}).fillna(1.0)
+        pairs["simulated_s"] = scale * pairs.simulated_s + pairs.gpu.map({g: v[1] for g, v in cal.items()}).fillna(0.0)
     pairs["ape"] = (pairs.simulated_s - pairs.measured_s).abs() / pairs.measured_s
     out = []
     for gpu, g in [*pairs.groupby("gpu"), ("all", pairs)]:
@@ -470,6 +673,59 @@ def summarize(pairs: pd.DataFrame, floors: dict | None = None) -> tuple[pd.DataF
     return pairs, pd.DataFrame(out)
 
 
+def correlation_parts(raw: pd.DataFrame, floor: bool,
+                      scale: bool = False) -> tuple[list[tuple[str, pd.DataFrame, pd.DataFrame]], dict]:
+    """(title, pairs, summary) per part of :func:`pair_times`' ``raw`` pairs, and the fitted constants: all
+    pairs as the model gives them, or (``floor``) the training half of the applications with a per-GPU floor
+    fitted there (:func:`fit_floors`; with ``scale``, a scale and a floor, :func:`fit_calibration`) and the
+    held-out half with the same constants."""
+    if not floor:
+        return [("all applications, the model as it is", *summarize(raw))], {}
+    train, held = split_applications(raw.port)
+    fit = fit_calibration if scale else fit_floors
+    floors = fit(raw[raw.application.isin(train)])
+    what = "scale and floor" if scale else "floor"
+    parts = [(f"training half ({', '.join(train)}), {what} fitted there", raw[raw.application.isin(train)]),
+             (f"held-out half ({', '.join(held)}), never fitted on", raw[raw.application.isin(held)])]
+    return [(title, *summarize(p, floors)) for title, p in parts], floors
+
+
+def calibration_text(fitted: dict) -> str:
+    """``GPU floor us`` or ``GPU xscale + floor us`` per GPU of :func:`fit_floors` / :func:`fit_calibration`."""
+    def one(v):
+        return f"{1e6 * v:.1f} us" if not isinstance(v, tuple) else f"x{v[0]:.2f} + {1e6 * v[1]:.1f} us"
+
+    return ", ".join(f"{GPU_LABELS.get(g, g)} {one(v)}" for g, v in fitted.items())
+
+
+def faithfulness_by_application(f: pd.DataFrame) -> pd.DataFrame:
+    """One row per application of :func:`faithfulness`' table: points, how many have the data's threads,
+    the range of the work ratio, and the range of the footprint ratio (AIWC) or the median load and store
+    ratios (Amaris)."""
+    rows = []
+    for app, g in f.assign(application=f.port.map(application_of)).groupby("application", sort=True):
+        same = int((g.threads == g.data_threads).sum())
+        row = {"application": app, "points": len(g), "threads = data": "all" if same == len(g) else f"{same}",
+               "work ratio": f"{g.work_ratio.min():.2f}-{g.work_ratio.max():.2f}"}
+        if app.startswith("aiwc/"):
+            row["footprint ratio / loads, stores"] = f"{g.footprint_ratio.min():.1f}-{g.footprint_ratio.max():.1f}"
+        else:
+            row["footprint ratio / loads, stores"] = (f"loads {g.load_ratio.median():.1f}, "
+                                                      f"stores {g.store_ratio.median():.1f}")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A DataFrame as a Markdown table (floats with 3 significant digits)."""
+    def cell(v):
+        return f"{v:.3g}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in frame.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def correlation_plot(pairs: pd.DataFrame, out: str | os.PathLike) -> Path:
     """Log-log scatter of simulated against measured time, one colour per GPU (PNG, written atomically)."""
     import matplotlib
@@ -480,7 +736,7 @@ def correlation_plot(pairs: pd.DataFrame, out: str | os.PathLike) -> Path:
     out = Path(out)
     fig, ax = plt.subplots(figsize=(7, 6))
     for gpu, g in pairs.groupby("gpu"):
-        ax.scatter(g.measured_s * 1e6, g.simulated_s * 1e6, s=14, label=gpu, alpha=0.8)
+        ax.scatter(g.measured_s * 1e6, g.simulated_s * 1e6, s=14, label=GPU_LABELS.get(gpu, gpu), alpha=0.8)
     if len(pairs):
         lo = min(pairs.measured_s.min(), pairs.simulated_s.min()) * 1e6
         hi = max(pairs.measured_s.max(), pairs.simulated_s.max()) * 1e6

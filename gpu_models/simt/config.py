@@ -21,6 +21,9 @@ ops                        per operation class (profiler.trace.Op name): ``[unit
                            unit one of int/fp/sfu; LOAD and STORE use the load/store unit and the memory system
 l1_bytes, l1_ways          L1 data cache per SM (32-byte sectors, set-associative, LRU)
 l1_latency_cycles          L1 hit latency in core cycles (the L1 runs at the core clock)
+shared_latency_cycles      optional: latency of a shared-memory (on-chip scratchpad) load in core cycles;
+                           default ``l1_latency_cycles``. A memory record the stream builder is told is in
+                           shared memory touches no sector (docs/simt.md)
 mshr_per_sm                L1 miss status holding registers per SM (outstanding missed sectors)
 store_queue_per_sm         store-queue entries per SM (outstanding store sectors)
 l2_bytes, l2_ways          shared L2 (32-byte sectors, set-associative, LRU, write-back, write-allocate)
@@ -92,6 +95,11 @@ class GPUConfig:
     power: dict
     sweep: dict
     description: str = ""
+    shared_latency_cycles: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.shared_latency_cycles is None:
+            object.__setattr__(self, "shared_latency_cycles", self.l1_latency_cycles)
 
     # -- derived ------------------------------------------------------------------------------------
     def dram_bytes_per_ns(self, mem_mhz: float | None = None) -> float:
@@ -229,7 +237,7 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if not isinstance(ver, int) or ver > SCHEMA_VERSION:
         raise ConfigError(f"{source}: schema_version {ver!r} is not readable (reads {SCHEMA_VERSION})")
     fields = {f.name for f in dataclasses.fields(GPUConfig)}
-    required = fields - {"description"}
+    required = fields - {"description", "shared_latency_cycles"}
     missing = sorted(required - set(data))
     if missing:
         raise ConfigError(f"{source}: missing field(s) {', '.join(missing)}")
@@ -241,6 +249,8 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         kw[f] = _pos(source, f, data[f], True)
     for f in _FLOAT_FIELDS:
         kw[f] = _pos(source, f, data[f], False)
+    if data.get("shared_latency_cycles") is not None:
+        kw["shared_latency_cycles"] = _pos(source, "shared_latency_cycles", data["shared_latency_cycles"], True)
     lanes = data["lanes"]
     if not isinstance(lanes, dict) or set(lanes) != {"int", "fp", "sfu"}:
         raise ConfigError(f"{source}: field 'lanes' must map exactly int, fp, sfu to lane counts")

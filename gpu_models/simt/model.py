@@ -15,10 +15,11 @@ The model (docs/simt.md) is an event-driven, cycle-accurate-at-issue simulator o
   per SM and handles ``lsu_sectors_per_cycle`` sectors per cycle.
 * **Memory.** A warp access touches its coalesced 32-byte sectors. L1 (per SM, core clock): set-associative
   LRU over sectors; a hit returns after ``l1_latency_cycles`` (or when a pending fill arrives: MSHR merging);
-  a miss takes an MSHR until its data returns. Stores write through (no L1 allocation) and are posted: each
-  sector holds a store-queue entry until the L2 takes it, or until the dirty sector it evicts has left for
-  the DRAM. L2 (shared, own clock domain): set-associative LRU,
-  write-back, write-allocate, bandwidth ``l2_bytes_per_ns``, latency ``l2_latency_ns``. DRAM: one bandwidth
+  a miss takes an MSHR until its data returns; a load of shared memory (no sectors: the stream builder's
+  ``shared`` records) returns after ``shared_latency_cycles``. Stores write through (no L1 allocation) and
+  are posted: each sector holds a store-queue entry until the L2 takes it, or until the dirty sector it
+  evicts has left for the DRAM. L2 (shared, own clock domain): set-associative LRU, write-back,
+  write-allocate, bandwidth ``l2_bytes_per_ns``, latency ``l2_latency_ns``. DRAM: one bandwidth
   server (``mem_mhz * transfers_per_clock * bus_bits / 8``) plus ``dram_latency_ns``; dirty evictions use it
   too. Memory times are in ns and do not scale with the core clock; an answer is used from the first core
   clock edge at or after it arrives.
@@ -86,7 +87,7 @@ def _grow(a, n):
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div,
          n_sm, n_sched, res_blocks, wpb, unit_of, lat_of, ivl_of, lsu_spc,
-         l1_sets, l1_ways, l1_lat, n_mshr, n_sq, l2_sets, l2_ways,
+         l1_sets, l1_ways, l1_lat, smem_lat, n_mshr, n_sq, l2_sets, l2_ways,
          period, l2_lat, l2_xfer, dram_lat, dram_xfer, track_sm):
     n_warps = warp_ptr.shape[0] - 1
     n_blocks = block_w0.shape[0] - 1
@@ -413,7 +414,8 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                     if op == 8:
                         stats[S_LOAD] += 1
                         stats[S_LOAD_SECT] += nsec
-                        r_i = c + l1_lat
+                        # a load that touches no sector reads shared memory (the stream builder's shared records)
+                        r_i = c + (l1_lat if nsec > 0 else smem_lat)
                         missed = False
                         # prefetch pass: read the L1 and L2 records of all the load's sectors first, in a loop
                         # without data-dependent branches, so that the host's cache misses on them overlap
@@ -765,7 +767,8 @@ def _kernel_args(streams: WarpStreams, cfg: GPUConfig, sm_count: int, core_mhz: 
     return (streams.warp_ptr, streams.warp_block, block_w0, streams.op, streams.dep, streams.sector_ptr,
             _access_table(streams, cfg.l1_sets, cfg.l2_sets), streams.active, streams.divergent,
             int(sm_count), cfg.schedulers_per_sm, int(res_blocks), int(wpb), unit, lat, ivl,
-            cfg.lsu_sectors_per_cycle, cfg.l1_sets, cfg.l1_ways, cfg.l1_latency_cycles, cfg.mshr_per_sm,
+            cfg.lsu_sectors_per_cycle, cfg.l1_sets, cfg.l1_ways, cfg.l1_latency_cycles, cfg.shared_latency_cycles,
+            cfg.mshr_per_sm,
             cfg.store_queue_per_sm, cfg.l2_sets, cfg.l2_ways, period, cfg.l2_latency_ns,
             SECTOR_BYTES / cfg.l2_bytes_per_ns, cfg.dram_latency_ns, SECTOR_BYTES / cfg.dram_bytes_per_ns(mem_mhz))
 

@@ -208,7 +208,30 @@ def _build(th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, 
             sptr[:wi + 1].copy(), sect[:ns].copy(), warp_ptr)
 
 
-def build_streams(chunk: TraceChunk, block_size: int = 256) -> WarpStreams:
+def _elide(through: np.ndarray, prod: np.ndarray, th_start: np.ndarray, th_end: np.ndarray):
+    """Drop the pass-through records (``through``: a copy, call or return, which pass their first source on):
+    a source produced by one is produced by what that one copied (followed through chains of them; -1 when
+    it copied a constant). Returns the kept records' mask, their producers renumbered, and the threads'
+    record ranges in the kept numbering."""
+    n = through.shape[0]
+    idx = np.arange(n, dtype=np.int64)
+    eff = np.where(through, prod[:, 0], idx)
+    while True:  # pointer jumping: producers always come earlier, so every chain ends
+        hop = (eff >= 0) & through[np.maximum(eff, 0)]
+        if not hop.any():
+            break
+        eff = np.where(hop, eff[np.maximum(eff, 0)], eff)
+    keep = ~through
+    src = prod[keep]
+    src = np.where(src >= 0, eff[np.maximum(src, 0)], -1)
+    new = np.cumsum(keep) - 1
+    src = np.where(src >= 0, new[np.maximum(src, 0)], -1)
+    before = np.r_[0, np.cumsum(keep)].astype(np.int64)
+    return keep, np.ascontiguousarray(src), before[th_start], before[th_end]
+
+
+def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray | None = None,
+                  compiled: bool = True) -> WarpStreams:
     """Build the warp instruction streams of a region's trace.
 
     Parameters
@@ -217,6 +240,15 @@ def build_streams(chunk: TraceChunk, block_size: int = 256) -> WarpStreams:
         The region's records in program order (all chunks concatenated).
     block_size : int
         Threads per block (>= 1).
+    shared : ndarray of bool, shape (len(chunk),), optional
+        Records that access shared memory (on-chip, per block; e.g. :func:`block_scratch`): their loads and
+        stores touch no sector, and the timing model serves such a load after the GPU's
+        ``shared_latency_cycles``.
+    compiled : bool
+        Model the code a GPU compiler makes of the records: an integer division or remainder by a constant
+        (no producing register: ``src2 == 0``) becomes a multiply (``INT_MUL``: multiply-high and shift),
+        and copies, calls and returns (``MOVE``, ``CALL``, ``RET``: argument passing and results of inlined
+        functions) cost nothing: they are dropped and their consumers depend on what they copied.
 
     Returns
     -------
@@ -249,6 +281,11 @@ def build_streams(chunk: TraceChunk, block_size: int = 256) -> WarpStreams:
     taken = np.ascontiguousarray(chunk.taken[order]).astype(np.int64)
     addr = np.ascontiguousarray(chunk.addr[order])
     size = np.ascontiguousarray(chunk.size[order]).astype(np.int64)
+    if shared is not None:
+        shared = np.asarray(shared, dtype=bool)
+        if shared.shape != chunk.op.shape:
+            raise ValueError(f"shared has shape {shared.shape}, the trace has {chunk.op.shape[0]} records")
+        size[shared[order]] = 0
     src = np.stack([chunk.src1[order], chunk.src2[order], chunk.src3[order]], axis=1).astype(np.int64)
     dst = chunk.dst[order].astype(np.int64)
     tokens = np.unique(np.concatenate([src.ravel(), dst]))
@@ -260,6 +297,14 @@ def build_streams(chunk: TraceChunk, block_size: int = 256) -> WarpStreams:
         src_d = np.where(src > 0, src_d + 1, 0)
         dst_d = np.where(dst > 0, dst_d + 1, 0)
     prod = _producers(th_start, th_end, np.ascontiguousarray(src_d), np.ascontiguousarray(dst_d), int(tokens.size) + 1)
+    if compiled:
+        op = op.copy()
+        op[((op == Op.INT_DIV) | (op == Op.INT_REM)) & (src[:, 1] == 0)] = Op.INT_MUL
+        through = (op == Op.MOVE) | (op == Op.CALL) | (op == Op.RET)
+        if through.any():
+            keep, prod, th_start, th_end = _elide(through, prod, th_start, th_end)
+            pc, op, taken, addr, size = (np.ascontiguousarray(a[keep]) for a in (pc, op, taken, addr, size))
+            order = order[keep]  # (for the error message below)
     # warps: consecutive threads of a block, 32 at a time
     t = np.arange(n_threads, dtype=np.int64)
     wpb = -(-block_size // WARP_SIZE)
@@ -283,3 +328,41 @@ def build_streams(chunk: TraceChunk, block_size: int = 256) -> WarpStreams:
         warp_threads=(warp_t1 - warp_t0), warp_ptr=warp_ptr, op=w_op, pc=w_pc, active=w_act, divergent=w_div,
         dep=w_dep, sector_ptr=sptr, sectors=sect, n_records=int(sel.size),
     )
+
+
+def block_scratch(chunk: TraceChunk, block_size: int) -> np.ndarray:
+    """Records that a GPU port keeps in shared memory: accesses to the 32-byte sectors that only one block
+    touches, that it stores to before it loads them, and that it loads at least once (a tile a block stages
+    and reads back). Data a block only writes stays in global memory (it is the kernel's output), and so does
+    data it reads before writing (its input).
+
+    Parameters
+    ----------
+    chunk : TraceChunk
+        Records in program order (the order decides "stores before it loads").
+    block_size : int
+        Threads per block; thread ``tid`` is in block ``tid // block_size``.
+
+    Returns
+    -------
+    ndarray of bool, shape (len(chunk),)
+    """
+    op, tid = chunk.op, chunk.tid
+    mem = np.flatnonzero(((op == Op.LOAD) | (op == Op.STORE)) & (tid >= 0) & (chunk.size > 0))
+    out = np.zeros(op.shape[0], dtype=bool)
+    if mem.size == 0:
+        return out
+    sector = chunk.addr[mem] // SECTOR_BYTES
+    block = tid[mem] // int(block_size)
+    is_load = op[mem] == Op.LOAD
+    sec, first, inv = np.unique(sector, return_index=True, return_inverse=True)
+    lo = np.full(sec.shape[0], np.iinfo(np.int64).max)
+    hi = np.full(sec.shape[0], -1)
+    np.minimum.at(lo, inv, block)
+    np.maximum.at(hi, inv, block)
+    loaded = np.zeros(sec.shape[0], dtype=bool)
+    loaded[inv[is_load]] = True
+    scratch = (lo == hi) & ~is_load[first] & loaded
+    out[mem[scratch[inv]]] = True
+    return out
+

@@ -24,10 +24,14 @@ def trace_cmd(
     max_work: Optional[int] = typer.Option(None, "--max-work", min=1,
                                            help="Skip points with more global work items than this."),
     no_features: bool = typer.Option(False, "--no-features", help="Count work only (faster)."),
+    feature_records: Optional[int] = typer.Option(None, "--feature-records", min=1,
+                                                  help="Compute features only for regions of at most this many "
+                                                  "records (the feature engine is the slow part)."),
     simulate: bool = typer.Option(False, "--simulate", help="Also run the SIMT model on the preset of every GPU "
                                   "of the point's data (columns sim_<preset>, seconds)."),
-    sample: bool = typer.Option(False, "--sample", help="With --simulate: simulate the first two waves of blocks "
-                                "of a large region and extrapolate (bounded memory; docs/measured.md)."),
+    sample: bool = typer.Option(False, "--sample", help="With --simulate: simulate a large region's share of "
+                                "blocks on a 4-SM slice of each GPU, at most two waves, and extrapolate "
+                                "(bounded memory and time; docs/measured.md)."),
     seed: int = typer.Option(0, "--seed", help="Input seed."),
 ) -> None:
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
@@ -52,16 +56,41 @@ def trace_cmd(
         with progress_bar("trace") as progress:
             task = progress.add_task("", total=len(selected_points(chosen, labels, max_work)))
             table = trace_points(chosen, labels, seed=seed, features=not no_features, simulate=simulate, sample=sample,
-                                 max_global_work=max_work,
+                                 feature_records=feature_records, max_global_work=max_work,
                                  progress=lambda n, p: progress.update(task, advance=1, description=f"{n} {p}"))
         cmd = ("portcast measured trace" + (f" --ports {','.join(names)}" if ports else "")
                + (f" --points {','.join(labels)}" if labels else "") + (f" --max-work {max_work}" if max_work else "")
-               + (" --no-features" if no_features else "") + (" --simulate" if simulate else "")
+               + (" --no-features" if no_features else "")
+               + (f" --feature-records {feature_records}" if feature_records else "")
+               + (" --simulate" if simulate else "")
                + (" --sample" if sample else "")
                + (f" --seed {seed}" if seed else "") + f" --out {out}")
         path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
                                                      "portcast_version": _version()})
     console.print(f"wrote {len(table)} traced points to {path}")
+
+
+@app.command("merge")
+def merge_cmd(
+    parts: List[Path] = typer.Argument(..., help="Points tables written by `portcast measured trace`."),
+    out: Path = typer.Option(..., "--out", help="Parquet file to write (the rows of every part)."),
+) -> None:
+    """Join points tables traced apart (for example one port per process) into one."""
+    import datetime
+
+    from kernels.measured.registry import all_measured
+    from portcast.measured import merge_points_tables, points_table_extra, read_points_table, write_points_table
+    from profiler.session import _version
+
+    with user_errors(ValueError, FileNotFoundError):
+        if out.suffix.lower() != ".parquet":
+            raise UserError(f"{out}: --out must be a .parquet path")
+        table = merge_points_tables([read_points_table(p) for p in parts], all_measured())
+        extra = {"command": f"portcast measured merge {' '.join(str(p) for p in parts)} --out {out}",
+                 "parts": [points_table_extra(p).get("command", str(p)) for p in parts],
+                 "date": datetime.date.today().isoformat(), "portcast_version": _version()}
+        path = write_points_table(table, out, extra=extra)
+    console.print(f"wrote {len(table)} traced points from {len(parts)} tables to {path}")
 
 
 @app.command("report")
@@ -102,14 +131,16 @@ def correlate_cmd(
     plot: Optional[Path] = typer.Option(None, "--plot", help="Write the log-log scatter (PNG)."),
     floor: bool = typer.Option(False, "--floor", help="Add a per-GPU launch floor fitted on the training half "
                                "of the applications; report the training and the held-out half apart."),
+    scale: bool = typer.Option(False, "--scale", help="With --floor: also fit a per-GPU scale of the model's "
+                               "time (on the training half)."),
 ) -> None:
     """The SIMT model against the measured times: MAPE, Pearson (log) and Spearman per GPU, and a plot."""
     import pandas as pd
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import (correlation_plot, fit_floors, measured_times, pair_times, read_points_table,
-                                   split_applications, summarize)
+    from portcast.measured import (NOT_KERNEL_TIME, calibration_text, correlation_parts, correlation_plot,
+                                   measured_times, pair_times, read_points_table)
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -118,15 +149,12 @@ def correlate_cmd(
             raise UserError("the points table has no simulated times: make it with `portcast measured trace "
                             "--simulate`")
         raw = pair_times(points, measured_times(all_measured()))
-        parts = [("all applications, the model as it is", raw, None)]
-        if floor:
-            train, held = split_applications(raw.port)
-            floors = fit_floors(raw[raw.application.isin(train)])
-            parts = [(f"training half ({', '.join(train)}), floor fitted there", raw[raw.application.isin(train)],
-                      floors),
-                     (f"held-out half ({', '.join(held)}), never fitted on", raw[raw.application.isin(held)], floors)]
-            console.print("fitted launch floors: " + ", ".join(f"{g} {1e6 * v:.1f} us" for g, v in floors.items()))
-        results = [(title, *summarize(p, fl)) for title, p, fl in parts]
+        for port, why in NOT_KERNEL_TIME.items():
+            if port in set(points.port):
+                console.print(f"left out: {port}: {why}")
+        results, floors = correlation_parts(raw, floor, scale)
+        if floors:
+            console.print("fitted per GPU: " + calibration_text(floors))
         every = pd.concat([r[1] for r in results], ignore_index=True)
         if csv is not None:
             with atomic_path(csv) as tmp:
@@ -140,6 +168,66 @@ def correlate_cmd(
         for r in summary.itertuples(index=False):
             t.add_row(r.gpu, str(r.pairs), f"{100 * r.mape:.0f}%", f"{r.pearson_log:.2f}", f"{r.spearman:.2f}")
         console.print(t)
+
+
+@app.command("tables")
+def tables_cmd(
+    out_dir: Path = typer.Option(..., "--out-dir", help="Folder to write into (created if missing)."),
+    table: Optional[Path] = typer.Option(None, "--table", help="Traced points (default: the shipped table)."),
+) -> None:
+    """Every table and the plot of docs/measured.md from the points table and the vendored data:
+    faithfulness.csv / .md, correlation.md, pairs.csv and correlation.png."""
+    import pandas as pd
+
+    from kernels.measured.registry import all_measured
+    from portcast.measured import (GPU_LABELS, NOT_KERNEL_TIME, calibration_text, correlation_parts,
+                                   correlation_plot, faithfulness, faithfulness_by_application, markdown_table,
+                                   measured_times, pair_times, read_points_table, summarize)
+    from profiler.atomic import atomic_path
+
+    def write(name, text):
+        with atomic_path(out_dir / name) as tmp:
+            Path(tmp).write_text(text)
+
+    with user_errors(ValueError):
+        points = read_points_table(table)
+        if not any(c.startswith("sim_") for c in points.columns):
+            raise UserError("the points table has no simulated times: make it with `portcast measured trace "
+                            "--simulate`")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        specs = all_measured()
+        f = faithfulness(points, specs)
+        with atomic_path(out_dir / "faithfulness.csv") as tmp:
+            f.to_csv(tmp, index=False)
+        write("faithfulness.md", markdown_table(faithfulness_by_application(f)))
+        raw = pair_times(points, measured_times(specs))
+        text = ["Left out: " + "; ".join(f"{p}: {why}" for p, why in NOT_KERNEL_TIME.items()) + ".", ""]
+        def shown(summary):
+            t = summary.assign(gpu=summary.gpu.map(lambda g: GPU_LABELS.get(g, g)),
+                               mape=summary.mape.map(lambda m: f"{100 * m:.0f}%" if m == m else "-"),
+                               pearson_log=summary.pearson_log.round(2), spearman=summary.spearman.round(2))
+            return markdown_table(t.rename(columns={"gpu": "GPU", "mape": "MAPE", "pearson_log": "Pearson (log)",
+                                                    "spearman": "Spearman"}))
+
+        for floor, scale in ((False, False), (True, False), (True, True)):
+            parts, floors = correlation_parts(raw, floor, scale)
+            if floors:
+                text += ["Fitted on the training half, per GPU: " + calibration_text(floors) + ".", ""]
+            for title, pairs, summary in parts:
+                text += [f"**{title[0].upper() + title[1:]}**", "", shown(summary)]
+            if floor and not scale:
+                every = pd.concat([p for _, p, _ in parts], ignore_index=True)
+                with atomic_path(out_dir / "pairs.csv") as tmp:
+                    every.to_csv(tmp, index=False)
+                correlation_plot(every, out_dir / "correlation.png")
+            if scale:
+                held = parts[1][1]
+                above = held[held.measured_s >= 2 * held.gpu.map({g: v[1] for g, v in floors.items()})]
+                text += ["**Held-out half, the points measured at least twice their GPU's fitted floor**", "",
+                         shown(summarize(above)[1])]
+        write("correlation.md", "\n".join(text))
+    console.print(f"wrote faithfulness.csv, faithfulness.md, correlation.md, pairs.csv and correlation.png "
+                  f"to {out_dir}")
 
 
 def register(root: typer.Typer) -> None:

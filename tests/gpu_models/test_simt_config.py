@@ -74,3 +74,15 @@ def test_errors_name_file_and_field(tmp_path):
         load_config(p)
     with pytest.raises(ConfigError, match="unknown GPU preset 'a100'"):
         load_config("a100")
+
+
+def test_shared_latency_is_optional_and_defaults_to_the_l1():
+    d = load_config("gtx480").to_json()
+    assert d["shared_latency_cycles"] == 50 and d["l1_latency_cycles"] == 28
+    del d["shared_latency_cycles"]
+    assert config_from_json(d).shared_latency_cycles == 28  # a description written before the field
+    assert config_from_json({**d, "shared_latency_cycles": 31}).shared_latency_cycles == 31
+    with pytest.raises(ConfigError, match="field 'shared_latency_cycles' must be a positive number, got 0"):
+        config_from_json({**d, "shared_latency_cycles": 0}, source="x.json")
+    with pytest.raises(ConfigError, match="'shared_latency_cycles' must be an integer"):
+        config_from_json({**d, "shared_latency_cycles": 2.5})

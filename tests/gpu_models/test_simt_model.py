@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from gpu_models.simt import synthetic as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
-from gpu_models.simt.threads import build_streams
+from gpu_models.simt.threads import block_scratch, build_streams
 from profiler.trace import Op, TraceChunk
 
 GTX = load_config("gtx480")
@@ -189,3 +189,21 @@ def test_cache_hits_match_reference_lru(sectors):
     assert r.stats["l1_hits"] == sum(l1)
     assert r.stats["l2_hits"] == sum(l2)
     assert r.stats["dram_read_sectors"] == len(misses) - sum(l2)
+
+
+def test_shared_memory_tile_is_served_at_the_shared_latency():
+    # one warp stores a 128-byte tile and loads it back into a multiply. In shared memory (block_scratch
+    # marks both): the store issues at cycle 0, the load at 1 (the load/store unit is busy one cycle) and
+    # returns 50 cycles later (the GTX 480's shared latency), the multiply takes 4: 55 cycles, no sector moved.
+    # In global memory the load misses L1 (stores do not allocate there) and waits for the L2: 118 cycles.
+    rows = []
+    for t in range(32):
+        rows += [(1, Op.STORE, 0, 0, 0, 0, 0, 8192 + 4 * t, 4, t), (2, Op.LOAD, 0, 0, 0, 0, 5, 8192 + 4 * t, 4, t),
+                 (3, Op.FP_MUL, 0, 5, 5, 0, 6, 0, 0, t)]
+    chunk = TraceChunk.from_records(rows)
+    shared = block_scratch(chunk, 32)
+    assert shared.tolist() == [True, True, False] * 32
+    r = simulate(build_streams(chunk, 32, shared), GTX, sm_count=1, crisp=False)
+    assert GTX.shared_latency_cycles == 50 and r.cycles == 1 + 50 + 4
+    assert r.stats["load_sectors"] == r.stats["store_sectors"] == r.stats["l1_hits"] == 0
+    assert simulate(build_streams(chunk, 32), GTX, sm_count=1, crisp=False).cycles == 118

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_models.simt.threads import build_streams
+from gpu_models.simt.threads import block_scratch, build_streams
 from profiler.trace import Op, TraceChunk, TraceError
 
 
@@ -129,8 +129,62 @@ def test_errors():
         build_streams(TraceChunk.from_columns(pc=[1], op=[0], tid=[0]), 0)
 
 
+def reference_compiled(chunk: TraceChunk, block_size: int):
+    """Slow version of ``compiled=True``: per thread, a division or remainder by a constant (``src2 == 0``) is a
+    multiply; a copy, call or return is dropped and what it writes names what its first source named (the
+    record that produced it, or nothing); then warps form over the kept records as in reference_streams."""
+    through = (Op.MOVE, Op.CALL, Op.RET)
+    by_t = {}
+    for r in chunk.records():
+        if r[9] >= 0:
+            by_t.setdefault(r[9], []).append(r)
+    kept = {}
+    for t, recs in by_t.items():
+        env, out = {}, []
+        for r in recs:
+            op = Op.INT_MUL if r[1] in (Op.INT_DIV, Op.INT_REM) and r[4] == 0 else Op(r[1])
+            if op in through:
+                if r[6]:
+                    env[r[6]] = env.get(r[3]) if r[3] else None
+                continue
+            rec = {"pc": r[0], "op": op, "addr": r[7], "size": r[8],
+                   "prods": [env.get(tok) if tok else None for tok in r[3:6]]}
+            if r[6]:
+                env[r[6]] = rec
+            out.append(rec)
+        kept[t] = out
+    tids = sorted(kept)
+    wpb = -(-block_size // 32)
+    warps = {}
+    for t_index, tid in enumerate(tids):
+        warps.setdefault((t_index // block_size) * wpb + (t_index % block_size) // 32, []).append(tid)
+    out, where = [], {}
+    for wkey in sorted(warps):
+        threads = warps[wkey]
+        cur = {t: 0 for t in threads}
+        while True:
+            live = [t for t in threads if cur[t] < len(kept[t])]
+            if not live:
+                break
+            pc = min(kept[t][cur[t]]["pc"] for t in live)
+            act = [t for t in live if kept[t][cur[t]]["pc"] == pc]
+            sectors, deps, wi = set(), [-1, -1, -1], len(out)
+            for t in act:
+                rec = kept[t][cur[t]]
+                for k, p in enumerate(rec["prods"]):
+                    if p is not None:
+                        deps[k] = max(deps[k], where[id(p)])
+                if rec["op"] in (Op.LOAD, Op.STORE):
+                    sectors.update(range(rec["addr"] // 32, (rec["addr"] + rec["size"] - 1) // 32 + 1))
+            for t in act:
+                where[id(kept[t][cur[t]])] = wi
+                cur[t] += 1
+            out.append((pc, int(kept[act[0]][cur[act[0]] - 1]["op"]), len(act), sorted(sectors), deps))
+    return out
+
+
 @st.composite
-def traces(draw):
+def traces(draw, ops=(Op.INT_ALU, Op.FP_MUL, Op.LOAD, Op.STORE, Op.BRANCH)):
     n_threads = draw(st.integers(1, 70))
     rows = []
     for t in draw(st.permutations(list(range(n_threads)))):
@@ -139,7 +193,7 @@ def traces(draw):
         if draw(st.booleans()):
             pcs = pcs + pcs[: draw(st.integers(0, len(pcs)))]  # a second loop iteration
         for pc in pcs:
-            op = [Op.INT_ALU, Op.FP_MUL, Op.LOAD, Op.STORE, Op.BRANCH][pc % 5]
+            op = ops[pc % len(ops)]
             addr = draw(st.integers(0, 400)) if op in (Op.LOAD, Op.STORE) else 0
             size = draw(st.sampled_from([1, 4, 8, 40])) if op in (Op.LOAD, Op.STORE) else 0
             rows.append((pc, op, 0, pc % 3, (pc + 1) % 4, 0, pc % 4, addr, size, t))
@@ -154,8 +208,78 @@ def test_matches_reference(case):
     ref = reference_streams(chunk, block)
     assert as_tuples(s) == [(pc, int(op), act, sec, deps) for (_, pc, op, act, sec, deps) in ref]
     assert int(s.active.sum()) == s.n_records == len(chunk)
+    assert as_tuples(build_streams(chunk, block, compiled=False)) == as_tuples(s)  # nothing here to compile
+
+
+@settings(max_examples=80, deadline=None)
+@given(traces(ops=(Op.MOVE, Op.INT_DIV, Op.LOAD, Op.RET, Op.INT_REM, Op.FP_MUL, Op.CALL, Op.STORE, Op.BRANCH)))
+def test_compiled_streams_match_reference(case):
+    chunk, block = case
+    s = build_streams(chunk, block)
+    assert as_tuples(s) == reference_compiled(chunk, block)
+    dropped = np.isin(chunk.op, [Op.MOVE, Op.CALL, Op.RET])
+    assert int(s.active.sum()) == int((~dropped).sum()) and s.n_records == len(chunk)
+    assert not np.isin(s.op, [Op.MOVE, Op.CALL, Op.RET]).any()
+
+
+def test_compiled_code_drops_copies_and_strength_reduces_constant_division():
+    # t = a // 16 (constant divisor), u = t (copy), v = u % w (w from a load: a real remainder), x = v * 2
+    rows = []
+    for t in range(32):
+        rows += [(1, Op.LOAD, 0, 0, 0, 0, 5, 4096 + 4 * t, 4, t), (2, Op.INT_DIV, 0, 5, 0, 0, 6, 0, 0, t),
+                 (3, Op.MOVE, 0, 6, 0, 0, 7, 0, 0, t), (4, Op.LOAD, 0, 0, 0, 0, 8, 8192, 4, t),
+                 (5, Op.INT_REM, 0, 7, 8, 0, 9, 0, 0, t), (6, Op.INT_MUL, 0, 9, 0, 0, 10, 0, 0, t)]
+    chunk = TraceChunk.from_records(rows)
+    s = build_streams(chunk, 32)
+    assert s.pc.tolist() == [1, 2, 4, 5, 6]
+    assert [Op(int(o)).name for o in s.op] == ["LOAD", "INT_MUL", "LOAD", "INT_REM", "INT_MUL"]
+    # the remainder reads the division's result through the copy, and the second load
+    assert s.dep[3].tolist() == [1, 2, -1]
+    plain = build_streams(chunk, 32, compiled=False)
+    assert [Op(int(o)).name for o in plain.op] == ["LOAD", "INT_DIV", "MOVE", "LOAD", "INT_REM", "INT_MUL"]
+    assert plain.dep[4].tolist() == [2, 3, -1]
 
 
 def test_negative_address_rejected():
     with pytest.raises(TraceError, match="record 1: LOAD at negative address -64"):
         build_streams(TraceChunk.from_columns(pc=[1, 2], op=[0, Op.LOAD], addr=[0, -64], size=[0, 4], tid=[0, 0]))
+
+
+def reference_scratch(rows, block_size):
+    """Slow block_scratch: per 32-byte sector, the blocks touching it, its first operation, whether loaded."""
+    info = {}
+    for pc, op, taken, s1, s2, s3, dst, addr, size, tid in rows:
+        if op in (Op.LOAD, Op.STORE) and tid >= 0 and size > 0:
+            d = info.setdefault(addr // 32, {"blocks": set(), "first": op, "loaded": False})
+            d["blocks"].add(tid // block_size)
+            d["loaded"] |= op == Op.LOAD
+    out = []
+    for pc, op, taken, s1, s2, s3, dst, addr, size, tid in rows:
+        d = info.get(addr // 32) if op in (Op.LOAD, Op.STORE) and tid >= 0 and size > 0 else None
+        out.append(bool(d) and len(d["blocks"]) == 1 and d["first"] == Op.STORE and d["loaded"])
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([Op.LOAD, Op.STORE, Op.FP_ALU]), st.integers(-1, 7),
+                          st.integers(0, 9), st.sampled_from([0, 4, 8])), min_size=1, max_size=60),
+       st.sampled_from([1, 2, 4]))
+def test_block_scratch_matches_reference(recs, block_size):
+    rows = [(1 + k, op, 0, 0, 0, 0, 0, 4096 + 16 * slot if op != Op.FP_ALU else 0, size if op != Op.FP_ALU else 0,
+             tid) for k, (op, tid, slot, size) in enumerate(recs)]
+    chunk = TraceChunk.from_records(rows)
+    assert block_scratch(chunk, block_size).tolist() == reference_scratch(rows, block_size)
+
+
+def test_shared_records_touch_no_sector():
+    # thread t stores then loads its word of a tile: with the mask the two warp instructions have no sectors
+    rows = []
+    for t in range(32):
+        rows += [(1, Op.STORE, 0, 0, 0, 0, 0, 8192 + 4 * t, 4, t), (2, Op.LOAD, 0, 0, 0, 0, 5, 8192 + 4 * t, 4, t)]
+    chunk = TraceChunk.from_records(rows)
+    plain = build_streams(chunk, 32)
+    assert np.diff(plain.sector_ptr).tolist() == [4, 4]
+    shared = build_streams(chunk, 32, block_scratch(chunk, 32))
+    assert np.diff(shared.sector_ptr).tolist() == [0, 0] and shared.op.tolist() == plain.op.tolist()
+    with pytest.raises(ValueError, match="shared has shape"):
+        build_streams(chunk, 32, np.zeros(3, bool))

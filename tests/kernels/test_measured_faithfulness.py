@@ -13,10 +13,12 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, FLOOR_GRID, WorkSink, amaris_first_launches,
-                               correlation, faithfulness, fit_floors, measured_times, read_points_table,
-                               simulated_times, split_applications, summarize, trace_point, union_length,
-                               wave_blocks, write_points_table)
+from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, FLOOR_GRID, NOT_KERNEL_TIME, BoundedSink,
+                               ThreadRecordsSink, WorkSink, amaris_first_launches, calibration_text, correlation,
+                               faithfulness, fit_calibration, fit_floors, measured_times, pair_times,
+                               points_table_extra, read_points_table, sample_threads, simulated_times, slice_config,
+                               split_applications, summarize, trace_point, union_length, wave_blocks,
+                               write_points_table)
 from profiler.session import trace_function
 from profiler.trace import Op
 
@@ -33,6 +35,24 @@ def scale(x, y):
     for i in numba.prange(x.shape[0]):
         y[i] = 2.0 * x[i]
     return y
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 300), st.integers(1, 16)), min_size=1, max_size=20),
+                min_size=1, max_size=12), st.integers(1, 8))
+def test_work_sink_bytes_equal_the_set_of_bytes_over_chunks(chunks, batch):
+    from profiler.trace import TraceChunk
+
+    sink = WorkSink()
+    sink.merge_batch = batch  # merge after every few chunks
+    sink.start_region(None, None)
+    want = set()
+    for accesses in chunks:
+        rows = [(1, Op.LOAD if k % 2 else Op.STORE, 0, 0, 0, 0, 0, 4096 + a, n, 0) for k, (a, n) in enumerate(accesses)]
+        want |= {4096 + a + i for a, n in accesses for i in range(n)}
+        sink.consume(TraceChunk.from_records(rows))
+    sink.end_region(None, None)
+    assert sink.results[0]["unique_bytes"] == len(want)
 
 
 @pytest.mark.parametrize("mode", ["interpreted", "compiled"])
@@ -53,6 +73,48 @@ def test_trace_point_of_a_port_counts_its_transpose():
     assert row["threads"] == row["global_work"] == n
     assert row["loads"] == row["stores"] == n * f
     assert row["unique_bytes"] == 2 * n * f * 4  # float32 points in, their transpose out
+
+
+def test_features_only_for_regions_within_the_record_bound():
+    spec = all_measured()["aiwc/kmeans/invert_mapping"]
+    full = trace_point(spec, "test")
+    records = full["records"]
+    assert full["f_warp_simdEfficiency"] == 1.0
+    within = trace_point(spec, "test", feature_records=records)
+    assert set(within) == set(full)  # (page counts follow the arrays' addresses, which differ between runs)
+    assert (within["f_mem"], within["f_warp_simdEfficiency"]) == (full["f_mem"], 1.0)
+    over = trace_point(spec, "test", feature_records=records - 1)
+    assert not any(k.startswith("f_") for k in over)
+    assert over["records"] == records and over["unique_bytes"] == full["unique_bytes"]
+
+
+def test_bounded_sink_drops_its_inner_sink_past_the_limit():
+    seen = []
+
+    class Inner:
+        def start_region(self, info, static):
+            seen.append("start")
+
+        def consume(self, chunk):
+            seen.append(len(chunk.op))
+
+        def end_region(self, info, static):
+            seen.append("end")
+
+    chunk = _stand_in_chunk(2)  # 4 records
+    b = BoundedSink(Inner(), 5)
+    b.start_region(None, None)
+    b.consume(chunk)
+    b.consume(chunk)
+    b.end_region(None, None)
+    assert seen == ["start", 4] and b.dropped and b.inner is None
+    seen.clear()
+    b = BoundedSink(Inner(), 8)
+    b.start_region(None, None)
+    b.consume(chunk)
+    b.consume(chunk)
+    b.end_region(None, None)
+    assert seen == ["start", 4, 4, "end"] and not b.dropped
 
 
 def _points_frame():
@@ -108,6 +170,21 @@ def test_cli_trace_and_report(tmp_path):
     assert f.footprint_ratio.round(4).tolist() == [round(61440 / 5760, 4)]
 
 
+def test_cli_merge_joins_tables_in_registry_order(tmp_path):
+    frame = _points_frame()  # kmeansPoint tiny, amaris lud_diagonal 256
+    write_points_table(frame.iloc[[1]], tmp_path / "b.parquet", extra={"command": "trace b"})
+    write_points_table(frame.iloc[[0]], tmp_path / "a.parquet", extra={"command": "trace a"})
+    res = CliRunner().invoke(app, ["measured", "merge", str(tmp_path / "b.parquet"), str(tmp_path / "a.parquet"),
+                                   "--out", str(tmp_path / "all.parquet")])
+    assert res.exit_code == 0, res.output
+    pd.testing.assert_frame_equal(read_points_table(tmp_path / "all.parquet"), frame)
+    extra = points_table_extra(tmp_path / "all.parquet")
+    assert extra["parts"] == ["trace b", "trace a"] and extra["command"].startswith("portcast measured merge")
+    res = CliRunner().invoke(app, ["measured", "merge", str(tmp_path / "a.parquet"), str(tmp_path / "all.parquet"),
+                                   "--out", str(tmp_path / "x.parquet")])
+    assert res.exit_code == 2 and "aiwc/kmeans/kmeansPoint at tiny is in more than one table" in res.output
+
+
 def test_cli_refuses_an_unknown_port(tmp_path):
     res = CliRunner().invoke(app, ["measured", "trace", "--ports", "nope", "--out", str(tmp_path / "t.parquet")])
     assert res.exit_code == 2 and "unknown port(s) nope" in res.output
@@ -146,6 +223,16 @@ def test_correlation_statistics_are_exact_on_a_small_case():
     assert np.isnan(s.loc["Tesla-P100", "spearman"])  # the model's P100 times are all equal: no rank to compare
 
 
+def test_ports_whose_time_is_not_the_kernels_are_left_out():
+    pts = pd.DataFrame({"port": ["aiwc/kmeans/invert_mapping", "aiwc/kmeans/kmeansPoint"], "point": ["tiny"] * 2,
+                        "sim_k40": [1e-5, 2e-5]})
+    times = pd.DataFrame({"port": ["aiwc/kmeans/invert_mapping", "aiwc/kmeans/kmeansPoint"], "point": ["tiny"] * 2,
+                          "gpu": ["k40c"] * 2, "preset": ["k40"] * 2, "measured_s": [9e-4, 3e-5]})
+    assert pair_times(pts, times).port.tolist() == ["aiwc/kmeans/kmeansPoint"]
+    assert pair_times(pts, times, kernel_only=False).port.tolist() == list(pts.port)
+    assert "host-to-device copy" in NOT_KERNEL_TIME["aiwc/kmeans/invert_mapping"]
+
+
 def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
     import portcast.measured as m
 
@@ -161,13 +248,41 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
     assert (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     res = CliRunner().invoke(app, ["measured", "correlate", "--floor", "--table", str(tmp_path / "s.parquet"),
                                    "--csv", str(tmp_path / "pairs2.csv")])
-    assert res.exit_code == 0 and "fitted launch floors: Tesla-K40 0.0 us" in res.output
+    assert res.exit_code == 0 and "fitted per GPU: Tesla K40 0.0 us" in res.output
+    res = CliRunner().invoke(app, ["measured", "correlate", "--floor", "--scale", "--table", str(tmp_path / "s.parquet")])
+    assert res.exit_code == 0 and "fitted per GPU: Tesla K40 x1.00 + 0.0 us" in res.output
     assert "held-out" in res.output
     # ports a..d are applications of their own here: a, c train, b, d are held out; the CSV has both halves
     assert sorted(pd.read_csv(tmp_path / "pairs2.csv").application) == ["a", "b", "c", "d"]
     write_points_table(_points_frame(), tmp_path / "nosim.parquet")
     res = CliRunner().invoke(app, ["measured", "correlate", "--table", str(tmp_path / "nosim.parquet")])
     assert res.exit_code == 2 and "no simulated times" in res.output
+
+
+def test_cli_tables_writes_every_table_and_the_plot(tmp_path, monkeypatch):
+    import portcast.measured as m
+
+    pts = _points_frame().assign(sim_k40=[2e-5, 4e-5])
+    write_points_table(pts, tmp_path / "s.parquet")
+    times = pd.DataFrame({"port": list(pts.port), "point": list(pts.point), "gpu": ["k40c", "Tesla-K40"],
+                          "preset": ["k40"] * 2, "measured_s": [1e-5, 4e-5]})
+    monkeypatch.setattr(m, "measured_times", lambda specs: times)
+    out = tmp_path / "tables"
+    res = CliRunner().invoke(app, ["measured", "tables", "--table", str(tmp_path / "s.parquet"), "--out-dir", str(out)])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in out.iterdir()) == ["correlation.md", "correlation.png", "faithfulness.csv",
+                                                     "faithfulness.md", "pairs.csv"]
+    fmd = (out / "faithfulness.md").read_text().splitlines()
+    assert fmd[0] == "| application | points | threads = data | work ratio | footprint ratio / loads, stores |"
+    # lud_diagonal at 256: 6400 records at a quarter of the lanes against inst_executed (as in faithfulness())
+    assert fmd[2].startswith("| aiwc/kmeans | 1 | all |") and fmd[3].startswith("| amaris/lud | 1 | all |")
+    cmd = (out / "correlation.md").read_text()
+    # kmeansPoint: 2x the measured time (100% off); lud_diagonal exact; kmeans trains, lud is held out
+    assert "| K20c (AIWC) |" not in cmd and "| K40c (AIWC) | 1 | 100% |" in cmd and "| Tesla K40 | 1 | 0% |" in cmd
+    assert "**Training half (aiwc/kmeans), floor fitted there**" in cmd
+    assert "**Held-out half (amaris/lud), never fitted on**" in cmd
+    assert "Left out: aiwc/kmeans/invert_mapping" in cmd
+    assert len(pd.read_csv(out / "pairs.csv")) == 2
 
 
 def test_the_fft_region_is_compared_with_its_passes_rows():
@@ -188,6 +303,17 @@ def test_applications_split_alternately_into_training_and_held_out():
     assert split_applications(ports) == (["aiwc/bfs", "aiwc/lud"], ["aiwc/crc", "amaris/lud"])
 
 
+def test_fit_calibration_recovers_a_scale_and_a_floor():
+    sim = np.array([1e-6, 3e-6, 1e-5, 4e-5, 2e-4])
+    meas = 2.0 * sim + 5e-6  # a model half as slow as the GPU, plus a 5 us launch
+    pairs = pd.DataFrame({"gpu": ["k40c"] * 5, "simulated_s": sim, "measured_s": meas})
+    (k, f), = fit_calibration(pairs).values()
+    assert k == pytest.approx(2.0, rel=0.02) and f == pytest.approx(5e-6, rel=0.02)
+    _, summary = summarize(pairs, {"k40c": (k, f)})
+    assert summary.mape.iloc[0] < 0.02
+    assert calibration_text({"k40c": (2.0, 5e-6), "Tesla-K40": 1e-6}) == "K40c (AIWC) x2.00 + 5.0 us, Tesla K40 1.0 us"
+
+
 def test_fit_floors_recovers_a_constant_launch_time():
     sim = np.array([0.1e-6, 1e-6, 10e-6, 100e-6])
     pairs = pd.DataFrame({"gpu": ["g"] * 4, "simulated_s": sim, "measured_s": sim + 12e-6})
@@ -198,8 +324,20 @@ def test_fit_floors_recovers_a_constant_launch_time():
     assert fit_floors(pairs.assign(measured_s=sim))["g"] == 0.0  # nothing to add when the model is right
 
 
-def test_two_wave_extrapolation_follows_its_formula(monkeypatch):
-    # a stand-in model whose time is 50 ns of start plus 10 ns per block: two waves predict every block
+def _stand_in_chunk(threads):
+    from profiler.trace import TraceChunk
+
+    tid = np.repeat(np.arange(threads, dtype=np.int64), 2)
+    n = len(tid)
+    return TraceChunk(pc=np.zeros(n, np.int32), op=np.full(n, int(Op.INT_ALU), np.int8),
+                      taken=np.zeros(n, np.int8), src1=np.zeros(n, np.int32), src2=np.zeros(n, np.int32),
+                      src3=np.zeros(n, np.int32), dst=np.zeros(n, np.int32), addr=np.zeros(n, np.int64),
+                      size=np.zeros(n, np.int32), tid=tid)
+
+
+def test_sampled_time_follows_its_formula(monkeypatch):
+    # a stand-in model whose time is 50 ns of start plus 10 ns per block an SM runs: the slice's two waves
+    # predict the whole grid exactly
     import gpu_models.simt.model as model
     from gpu_models.simt.config import load_config
 
@@ -207,22 +345,49 @@ def test_two_wave_extrapolation_follows_its_formula(monkeypatch):
         def __init__(self, t):
             self.time_ns = t
 
-    monkeypatch.setattr(model, "simulate", lambda streams, cfg, crisp, name: Result(50.0 + 10.0 * streams.n_blocks))
-    block, threads = 256, 256 * 1000
-    tid = np.repeat(np.arange(threads, dtype=np.int64), 2)
-    from profiler.trace import TraceChunk
+    runs = []
 
-    n = len(tid)
-    chunk = TraceChunk(pc=np.zeros(n, np.int32), op=np.full(n, int(Op.INT_ALU), np.int8),
-                       taken=np.zeros(n, np.int8), src1=np.zeros(n, np.int32), src2=np.zeros(n, np.int32),
-                       src3=np.zeros(n, np.int32), dst=np.zeros(n, np.int32), addr=np.zeros(n, np.int64),
-                       size=np.zeros(n, np.int32), tid=tid)
-    c = wave_blocks(load_config("k40"), block)
-    assert c == 120  # 15 SMs x 8 blocks of 8 warps
+    def stand_in(streams, cfg, crisp, name):
+        runs.append((cfg.sm_count, streams.n_blocks))
+        return Result(50.0 + 10.0 * streams.n_blocks / cfg.sm_count)
+
+    monkeypatch.setattr(model, "simulate", stand_in)
+    block, threads = 256, 256 * 1500
+    chunk = _stand_in_chunk(threads)
+    assert wave_blocks(load_config("k40"), block) == 120  # 15 SMs x 8 blocks of 8 warps
+    assert wave_blocks(slice_config(load_config("k40"), 4), block) == 32
     est = simulated_times(chunk, threads, block, ["k40"], complete=False)["k40"]
     whole = simulated_times(chunk, threads, block, ["k40"], complete=True)["k40"]
-    assert whole == pytest.approx((50.0 + 10.0 * 1000) * 1e-9)
-    assert est == pytest.approx(whole)  # t1 + (B/c - 1)(t2 - t1) is exact for a time linear in blocks
+    assert runs == [(4, 32), (4, 64), (15, 1500)]
+    assert whole == pytest.approx((50.0 + 10.0 * 100) * 1e-9)
+    # 1500 x 4 / 15 = 400 blocks on the slice: t1 + (400 / 32 - 1) (t2 - t1), exact for a linear time
+    assert est == pytest.approx(whole)
+    # on all 15 SMs: 120-block waves
+    runs.clear()
+    alone = simulated_times(chunk, threads, block, ["k40"], complete=False, slice_sms=None)["k40"]
+    assert alone == pytest.approx(whole)
+    assert runs == [(15, 120), (15, 240)]
+    # a grid whose share is at most two of the slice's waves is simulated, not extrapolated: 90 blocks -> 24
+    runs.clear()
+    small = simulated_times(_stand_in_chunk(256 * 90), 256 * 90, block, ["k40"], complete=False)["k40"]
+    assert runs == [(4, 24)] and small == pytest.approx((50.0 + 10.0 * 24 / 4) * 1e-9)
+    with pytest.raises(ValueError, match="needs the records of 16384 threads, the sample holds 1000"):
+        simulated_times(_stand_in_chunk(1000), threads, block, ["k40"], complete=False)
+
+
+def test_slice_config_shares_the_l2_and_the_dram():
+    from gpu_models.simt.config import load_config
+
+    cfg = load_config("gtx1080ti")  # 28 SMs, 2816 KB L2 in 16 ways, 484 GB/s
+    part = slice_config(cfg, 4)
+    assert part.sm_count == 4 and part.core_mhz == cfg.core_mhz and part.l2_latency_ns == cfg.l2_latency_ns
+    assert part.dram_bytes_per_ns() == pytest.approx(cfg.dram_bytes_per_ns() / 7)
+    assert part.l2_bytes_per_ns == pytest.approx(cfg.l2_bytes_per_ns / 7)
+    assert part.l2_bytes == round(2816 * 1024 / 7 / 512) * 512 == 412160  # whole 16-way sets of 32 B
+    assert slice_config(cfg, 40) is cfg
+    # two waves of the largest slice of the AIWC GPUs, 256-thread blocks: 4 SMs x 8 blocks
+    assert sample_threads(["k20", "gtx1080ti"], 256) == 2 * 32 * 256
+    assert sample_threads(["k20", "gtx1080ti"], 256, slice_sms=None) == 2 * 28 * 8 * 256
 
 
 def test_points_can_name_one_ports_label():
@@ -242,3 +407,32 @@ def test_points_can_name_one_ports_label():
     finally:
         m.trace_point = orig
     assert calls == [("aiwc/csr/csr", "tiny"), ("aiwc/csr/csr", "medium"), ("aiwc/crc/crc32_slice8", "tiny")]
+
+
+def test_thread_records_sink_keeps_the_first_threads_within_a_record_bound():
+    from profiler.trace import RegionInfo
+
+    chunk = _stand_in_chunk(10)  # threads 0-9, 2 records each
+    sink = ThreadRecordsSink(limit=4)
+    sink.start_region(None, None)
+    sink.consume(chunk)
+    sink.end_region(RegionInfo(name="r"), None)
+    assert sink.chunk.tid.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert (sink.threads, sink.kept, sink.total) == (10, 8, 20)
+    bounded = ThreadRecordsSink(limit=4, max_records=7)
+    bounded.start_region(None, None)
+    bounded.consume(chunk)
+    bounded.end_region(RegionInfo(name="r"), None)
+    assert bounded.overflow and bounded.chunk is None and bounded.threads == 10
+
+
+def test_thread_records_sink_falls_back_to_fewer_threads():
+    from profiler.trace import RegionInfo
+
+    sink = ThreadRecordsSink(limit=4, max_records=8, fallback=2)
+    sink.start_region(None, None)
+    sink.consume(_stand_in_chunk(3))  # threads 0-2: 6 records, within the bound
+    sink.consume(_stand_in_chunk(10))  # threads 0-3 again would make 14: falls back to threads 0-1, 8
+    sink.end_region(RegionInfo(name="r"), None)
+    assert sink.fell_back and not sink.overflow and sink.limit == 2
+    assert sink.chunk.tid.tolist() == [0, 0, 1, 1, 0, 0, 1, 1] and sink.kept == 8
