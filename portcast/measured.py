@@ -160,7 +160,7 @@ class ThreadRecordsSink:
 SLICE_SMS = 4
 #: records a sampled region may keep for the SIMT model (about 45 bytes each while tracing, 280 in the
 #: warp streams); past it the sample falls back to a 1-SM slice, and past that the region is not simulated
-#: (``sim_skipped``)
+#: (``not_simulated``)
 SAMPLE_RECORDS = 30_000_000
 #: a sampled region whose threads all fit in the sample is simulated whole when it has at most this many
 #: thread records, else on the slice (its share of the blocks): a whole simulation costs about 1 s per
@@ -363,7 +363,7 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
     if fsink is not None and fsink.results:
         row.update({f"f_{k}": float(v) for k, v in fsink.results[-1][1].items()})
     if ssink is not None and ssink.overflow:
-        row["sim_skipped"] = f"the sample holds more than {SAMPLE_RECORDS} records"
+        row["not_simulated"] = f"the sample holds more than {SAMPLE_RECORDS} records"
     if ssink is not None and ssink.chunk is not None:
         complete = ssink.kept == ssink.total and (not sample or ssink.kept <= WHOLE_RECORDS)
         row["sampled"] = not complete
@@ -599,7 +599,8 @@ def pair_times(points: pd.DataFrame, times: pd.DataFrame, *, kernel_only: bool =
     ports of :data:`NOT_KERNEL_TIME` when ``kernel_only``)."""
     if kernel_only:
         points = points[~points.port.isin(list(NOT_KERNEL_TIME))]
-    sims = points.melt(id_vars=["port", "point"], value_vars=[c for c in points.columns if c.startswith("sim_")],
+    cols = [c for c in points.columns if c.startswith("sim_") and pd.api.types.is_numeric_dtype(points[c])]
+    sims = points.melt(id_vars=["port", "point"], value_vars=cols,
                        var_name="preset", value_name="simulated_s").dropna()
     sims["preset"] = sims["preset"].str[4:]
     pairs = times.merge(sims, on=["port", "point", "preset"])
@@ -735,8 +736,10 @@ def correlation_plot(pairs: pd.DataFrame, out: str | os.PathLike) -> Path:
 
     out = Path(out)
     fig, ax = plt.subplots(figsize=(7, 6))
-    for gpu, g in pairs.groupby("gpu"):
-        ax.scatter(g.measured_s * 1e6, g.simulated_s * 1e6, s=14, label=GPU_LABELS.get(gpu, gpu), alpha=0.8)
+    colours = plt.get_cmap("tab20").colors  # one of 20 distinct colours per GPU
+    for k, (gpu, g) in enumerate(pairs.groupby("gpu")):
+        ax.scatter(g.measured_s * 1e6, g.simulated_s * 1e6, s=14, label=GPU_LABELS.get(gpu, gpu), alpha=0.8,
+                   color=colours[k % len(colours)])
     if len(pairs):
         lo = min(pairs.measured_s.min(), pairs.simulated_s.min()) * 1e6
         hi = max(pairs.measured_s.max(), pairs.simulated_s.max()) * 1e6

@@ -436,3 +436,14 @@ def test_thread_records_sink_falls_back_to_fewer_threads():
     sink.end_region(RegionInfo(name="r"), None)
     assert sink.fell_back and not sink.overflow and sink.limit == 2
     assert sink.chunk.tid.tolist() == [0, 0, 1, 1, 0, 0, 1, 1] and sink.kept == 8
+
+
+def test_the_shipped_table_covers_every_point_of_the_data():
+    t = read_points_table()
+    specs = all_measured()
+    assert sorted(zip(t.port, t.point)) == sorted((n, label) for n, s in specs.items() for label in s.points)
+    assert (t.threads == t.global_work).all()
+    sims = t[[c for c in t.columns if c.startswith("sim_")]].select_dtypes("number")
+    left = t[sims.isna().all(axis=1)]
+    assert sorted(zip(left.port, left.point)) == [("aiwc/dwt/cl_fdwt53Kernel", "large"), ("aiwc/fft/fft", "large")]
+    assert left.not_simulated.str.contains("more than 30000000 records").all()
