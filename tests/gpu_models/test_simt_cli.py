@@ -44,7 +44,7 @@ def test_sweep_writes_dataset(trace_file, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--gpu", "a100"], "unknown GPU preset 'a100'"),
+    (["--gpu", "b300"], "unknown GPU preset 'b300'"),
     (["--sweep", "1;2"], "--sweep must be"),
     (["--out", "x.csv"], "a single run is written as .json"),
     (["--block-size", "0"], "block_size must be a positive integer"),

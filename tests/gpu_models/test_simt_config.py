@@ -72,8 +72,8 @@ def test_errors_name_file_and_field(tmp_path):
     p.write_text("{ not json")
     with pytest.raises(ConfigError, match="line 1"):
         load_config(p)
-    with pytest.raises(ConfigError, match="unknown GPU preset 'a100'"):
-        load_config("a100")
+    with pytest.raises(ConfigError, match="unknown GPU preset 'b300'"):
+        load_config("b300")
 
 
 def test_shared_latency_is_optional_and_defaults_to_the_l1():
