@@ -127,8 +127,6 @@ class ThreadRecordsSink:
         self.limit = self._limit0
 
     def consume(self, chunk) -> None:
-        from profiler.trace import TraceChunk
-
         tid = chunk.tid
         inside = tid >= 0
         keep = inside if self.limit is None else inside & (tid < self.limit)
@@ -139,14 +137,13 @@ class ThreadRecordsSink:
         if self.max_records is not None and self.kept > self.max_records and not self.overflow:
             if self.fallback is not None and not self.fell_back:
                 self.fell_back, self.limit = True, self.fallback
-                self._chunks = [TraceChunk(**{k: v[c.tid < self.limit] for k, v in c.columns().items()})
-                                for c in self._chunks]
+                self._chunks = [c.select(c.tid < self.limit) for c in self._chunks]
                 keep = inside & (tid < self.limit)
                 self.kept = sum(len(c.tid) for c in self._chunks) + int(np.count_nonzero(keep))
             if self.kept > self.max_records:
                 self.overflow, self._chunks = True, []
         if keep.any() and not self.overflow:
-            self._chunks.append(TraceChunk(**{k: v[keep].copy() for k, v in chunk.columns().items()}))
+            self._chunks.append(chunk.select(keep))
 
     def end_region(self, info, static) -> None:
         from profiler.trace import TraceChunk
@@ -242,17 +239,17 @@ def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str]
     from gpu_models.simt.config import load_config
     from gpu_models.simt.model import simulate as run_model
     from gpu_models.simt.threads import block_scratch, build_streams
-    from profiler.trace import TraceChunk
 
     scratch = block_scratch(chunk, block_size)
     blocks = -(-int(threads) // int(block_size))
     held = int(chunk.tid.max()) + 1 if len(chunk.tid) else 0
-    # the runs each preset needs, (its configuration, threads simulated); None: every thread
+    # per preset: the configuration simulated, the thread counts it runs (None: every thread) and, for two
+    # runs, the waves the slice's share of the grid makes (the second run's extra time stands for each later one)
     plan: dict = {}
     for preset in presets:
         cfg = load_config(preset)
         if complete:
-            plan[preset] = [(cfg, None)]
+            plan[preset] = (cfg, [None], None)
             continue
         part = cfg if slice_sms is None else slice_config(cfg, slice_sms)
         c = wave_blocks(part, block_size)
@@ -262,30 +259,23 @@ def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str]
         if held < need:
             raise ValueError(f"{name}: {preset} needs the records of {need} threads, the sample holds {held}")
         if share <= 2 * c:
-            plan[preset] = [(part, share * int(block_size))]
+            plan[preset] = (part, [share * int(block_size)], None)
         else:
-            plan[preset] = [(part, c * int(block_size)), (part, 2 * c * int(block_size)), share / c]
+            plan[preset] = (part, [c * int(block_size), 2 * c * int(block_size)], share / c)
     # one set of warp streams at a time, shared by every run of that many threads
     times: dict = {}
-    for n_threads in dict.fromkeys(run[1] for runs in plan.values() for run in runs if isinstance(run, tuple)):
-        part_chunk, shared = chunk, scratch
-        if n_threads is not None:
-            keep = chunk.tid < n_threads
-            part_chunk = TraceChunk(**{k: v[keep] for k, v in chunk.columns().items()})
-            shared = scratch[keep]
-        streams = build_streams(part_chunk, block_size, shared)
-        for preset, runs in plan.items():
-            for cfg, n in (r for r in runs if isinstance(r, tuple)):
-                if n == n_threads:
-                    times[preset, n] = run_model(streams, cfg, crisp=False, name=name).time_ns * 1e-9
-        del streams, part_chunk, shared
+    for n_threads in dict.fromkeys(n for _, counts, _ in plan.values() for n in counts):
+        keep = None if n_threads is None else chunk.tid < n_threads
+        streams = build_streams(chunk if keep is None else chunk.select(keep), block_size,
+                                scratch if keep is None else scratch[keep])
+        for preset, (cfg, counts, _) in plan.items():
+            if n_threads in counts:
+                times[preset, n_threads] = run_model(streams, cfg, crisp=False, name=name).time_ns * 1e-9
+        del streams
     out = {}
-    for preset, runs in plan.items():
-        if len(runs) == 1:
-            out[preset] = times[preset, runs[0][1]]
-        else:
-            t1, t2 = times[preset, runs[0][1]], times[preset, runs[1][1]]
-            out[preset] = t1 + (runs[2] - 1) * (t2 - t1)
+    for preset, (_, counts, waves) in plan.items():
+        t = [times[preset, n] for n in counts]
+        out[preset] = t[0] if waves is None else t[0] + (waves - 1) * (t[1] - t[0])
     return out
 
 
@@ -616,31 +606,27 @@ FLOOR_GRID = np.concatenate([[0.0], 0.25e-6 * 1.02 ** np.arange(0, 340)])
 SCALE_GRID = np.unique(np.concatenate([[1.0], 0.25 * 1.02 ** np.arange(0, 141)]))
 
 
-def fit_calibration(pairs: pd.DataFrame) -> dict:
-    """Per GPU, the scale ``k`` (from :data:`SCALE_GRID`) and the constant ``f`` (from :data:`FLOOR_GRID`) that
+def fit_calibration(pairs: pd.DataFrame, scales: np.ndarray = SCALE_GRID) -> dict:
+    """Per GPU, the scale ``k`` (from ``scales``) and the constant ``f`` (from :data:`FLOOR_GRID`) that
     minimise the median of ``|log(k simulated + f) - log(measured)|`` over ``pairs`` (the training
     applications' pairs only): ``{gpu: (k, f)}``. The scale takes what the model gets wrong on every kernel
     of a GPU alike (its clocks under load, a DRAM efficiency), the constant the launch and the timer."""
+    scales = np.asarray(scales, dtype=float)
     out = {}
     for gpu, g in pairs.groupby("gpu"):
         sim, meas = g.simulated_s.to_numpy(), np.log(g.measured_s.to_numpy())
-        pred = SCALE_GRID[:, None, None] * sim[None, None, :] + FLOOR_GRID[None, :, None]
+        pred = scales[:, None, None] * sim[None, None, :] + FLOOR_GRID[None, :, None]
         err = np.median(np.abs(np.log(pred) - meas[None, None, :]), axis=2)
         i, j = np.unravel_index(int(np.argmin(err)), err.shape)
-        out[gpu] = (float(SCALE_GRID[i]), float(FLOOR_GRID[j]))
+        out[gpu] = (float(scales[i]), float(FLOOR_GRID[j]))
     return out
 
 
 def fit_floors(pairs: pd.DataFrame) -> dict:
     """Per GPU, the constant time ``f`` (a launch overhead and the timer's floor, which the SIMT model does
     not have) that minimises the median of ``|log(simulated + f) - log(measured)|`` over ``pairs`` (give
-    it the training applications' pairs only), from :data:`FLOOR_GRID`."""
-    out = {}
-    for gpu, g in pairs.groupby("gpu"):
-        sim, meas = g.simulated_s.to_numpy()[None, :], g.measured_s.to_numpy()[None, :]
-        err = np.median(np.abs(np.log(sim + FLOOR_GRID[:, None]) - np.log(meas)), axis=1)
-        out[gpu] = float(FLOOR_GRID[int(np.argmin(err))])
-    return out
+    it the training applications' pairs only), from :data:`FLOOR_GRID`: :func:`fit_calibration` at scale 1."""
+    return {gpu: f for gpu, (_, f) in fit_calibration(pairs, scales=[1.0]).items()}
 
 
 def correlation(points: pd.DataFrame, times: pd.DataFrame,

@@ -168,6 +168,10 @@ class TraceChunk:
     def slice(self, start: int, stop: int) -> "TraceChunk":
         return TraceChunk(**{name: arr[start:stop] for name, arr in self.columns().items()})
 
+    def select(self, mask: np.ndarray) -> "TraceChunk":
+        """The records where ``mask`` (bool, one per record) is true, as a new chunk (copies of the columns)."""
+        return TraceChunk.trusted(**{name: arr[mask] for name, arr in self.columns().items()})
+
     def records(self) -> list[tuple[int, ...]]:
         """The records as tuples of Python ints (for tests and small traces)."""
         cols = [getattr(self, name).tolist() for name in COLUMN_NAMES]

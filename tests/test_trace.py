@@ -34,6 +34,10 @@ def test_chunk_defaults_dtypes_and_records():
     assert c.records() == [(3, 10, 1, 0, 0, 0, 0, 0, 0, -1), (4, 9, 0, 0, 0, 0, 0, 64, 4, -1)]
     assert [len(p) for p in c.split(1)] == [1, 1]
     assert TraceChunk.concat([c, c]).pc.tolist() == [3, 4, 3, 4]
+    picked = c.select(np.array([False, True]))
+    assert picked.records() == [(4, 9, 0, 0, 0, 0, 0, 64, 4, -1)] and picked.addr.dtype == np.int64
+    picked.addr[0] = 128  # a copy: the chunk it came from is unchanged
+    assert c.addr.tolist() == [0, 64]
 
 
 def test_chunk_rejects_bad_shapes_and_values():
