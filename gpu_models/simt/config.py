@@ -30,6 +30,12 @@ l2_bytes, l2_ways          shared L2 (32-byte sectors, set-associative, LRU, wri
 l2_latency_ns              L1-miss to L2 data latency including the interconnect (ns; own clock domain)
 l2_bytes_per_ns            L2 / interconnect bandwidth shared by all SMs (bytes per ns)
 dram_latency_ns            extra latency of an L2 miss (ns)
+link_gb_per_s              optional: host<->device link bandwidth in GB/s (1e9 B/s), effective, one direction
+                           (what large pinned copies reach, about 75-80% of the raw rate). Default when absent
+                           (:func:`default_link_gb_per_s`), by generation read from "compute capability X.Y" or
+                           an architecture name in ``description``: Fermi (2.x) PCIe 2.0 x16 6; Kepler to
+                           Turing (3.x-7.x) PCIe 3.0 x16 12; Ampere/Ada (8.x) PCIe 4.0 x16 25; Hopper and later
+                           (9.x+) PCIe 5.0 x16 50; unknown 12. Used by ``gpu_models.bounds.transfer_seconds``.
 power                      ``v_min, v_max, f_v_min_mhz, f_v_max_mhz`` (linear voltage-frequency curve,
                            clamped) and ``pj``: dynamic energy per event at ``v_max`` in picojoules (``int``,
                            ``fp``, ``sfu``, ``lsu`` per warp instruction; ``l1``, ``l2`` per sector access;
@@ -43,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +67,46 @@ SECTOR_BYTES = 32
 WARP_SIZE = 32
 PJ_KEYS = ("int", "fp", "sfu", "lsu", "l1", "l2", "dram_byte", "sm_cycle")
 _COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+
+
+#: Effective one-direction host<->device bandwidth (GB/s) of a x16 link per PCIe generation: about 75-80% of
+#: the raw rate (2.0: 5 GT/s, 8b/10b = 8 GB/s; 3.0: 8 GT/s, 128b/130b = 15.75; 4.0: 31.5; 5.0: 63), the
+#: figure large pinned-memory copies reach (an assumption; pageable copies are slower).
+PCIE_X16_GB_PER_S = {2: 6.0, 3: 12.0, 4: 25.0, 5: 50.0}
+#: compute-capability major version -> PCIe generation of the boards of that GPU generation
+_CC_PCIE = {1: 2, 2: 2, 3: 3, 4: 3, 5: 3, 6: 3, 7: 3, 8: 4}
+_ARCH_CC = (("fermi", 2), ("kepler", 3), ("maxwell", 5), ("pascal", 6), ("volta", 7), ("turing", 7),
+            ("ampere", 8), ("ada", 8), ("hopper", 9), ("blackwell", 10))
+
+
+def default_link_gb_per_s(name: str = "", description: str = "") -> float:
+    """Host<->device bandwidth (GB/s, effective, one direction) assumed for a description without
+    ``link_gb_per_s``: :data:`PCIE_X16_GB_PER_S` of the PCIe generation of its GPU generation.
+
+    The generation is the compute-capability major version in ``description`` ("compute capability 6.0"),
+    else the first architecture name found in ``description`` or ``name`` (Fermi 2, Kepler 3, Maxwell 5,
+    Pascal 6, Volta/Turing 7, Ampere/Ada 8, Hopper 9, Blackwell 10). Major 1-2: PCIe 2.0 (6 GB/s); 3-7:
+    PCIe 3.0 (12; the Tesla K20 is a PCIe 2.0 board: its preset says so); 8: PCIe 4.0 (25);
+    9 and later: PCIe 5.0 (50); none found: PCIe 3.0 (12).
+
+    Parameters
+    ----------
+    name, description : str
+        The description's ``name`` and ``description`` fields.
+
+    Returns
+    -------
+    float
+    """
+    m = re.search(r"compute capability (\d+)\.\d", description)
+    major = int(m.group(1)) if m else None
+    if major is None:
+        text = f"{description} {name}".lower()
+        found = [(hit.start(), cc) for k, cc in _ARCH_CC for hit in [re.search(rf"\b{k}\b", text)] if hit]
+        major = min(found)[1] if found else None
+    if major is None:
+        return PCIE_X16_GB_PER_S[3]
+    return PCIE_X16_GB_PER_S[_CC_PCIE.get(major, 5)]
 
 
 class ConfigError(ValueError):
@@ -96,10 +143,13 @@ class GPUConfig:
     sweep: dict
     description: str = ""
     shared_latency_cycles: int | None = None
+    link_gb_per_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.shared_latency_cycles is None:
             object.__setattr__(self, "shared_latency_cycles", self.l1_latency_cycles)
+        if self.link_gb_per_s is None:
+            object.__setattr__(self, "link_gb_per_s", default_link_gb_per_s(self.name, self.description))
 
     # -- derived ------------------------------------------------------------------------------------
     def dram_bytes_per_ns(self, mem_mhz: float | None = None) -> float:
@@ -237,7 +287,7 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if not isinstance(ver, int) or ver > SCHEMA_VERSION:
         raise ConfigError(f"{source}: schema_version {ver!r} is not readable (reads {SCHEMA_VERSION})")
     fields = {f.name for f in dataclasses.fields(GPUConfig)}
-    required = fields - {"description", "shared_latency_cycles"}
+    required = fields - {"description", "shared_latency_cycles", "link_gb_per_s"}
     missing = sorted(required - set(data))
     if missing:
         raise ConfigError(f"{source}: missing field(s) {', '.join(missing)}")
@@ -251,6 +301,8 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         kw[f] = _pos(source, f, data[f], False)
     if data.get("shared_latency_cycles") is not None:
         kw["shared_latency_cycles"] = _pos(source, "shared_latency_cycles", data["shared_latency_cycles"], True)
+    if data.get("link_gb_per_s") is not None:
+        kw["link_gb_per_s"] = _pos(source, "link_gb_per_s", data["link_gb_per_s"], False)
     lanes = data["lanes"]
     if not isinstance(lanes, dict) or set(lanes) != {"int", "fp", "sfu"}:
         raise ConfigError(f"{source}: field 'lanes' must map exactly int, fp, sfu to lane counts")

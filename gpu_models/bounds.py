@@ -1,0 +1,340 @@
+"""Roofline-style lower bounds of a region's GPU kernel time, one per resource, and host<->device copy time.
+
+:func:`bounds` takes the work of one traced region (the counts of ``portcast.measured.WorkSink`` and features of
+the feature engine, merged into one mapping: ``{**work_sink_result, **feature_series}``) and a GPU description
+(:class:`gpu_models.simt.config.GPUConfig`), and gives for each resource the shortest time the kernel could
+take if that resource were the only limit. The largest names what bounds the kernel (:attr:`Bounds.bound`); it
+is a lower bound of the kernel time (:attr:`Bounds.total_lower`), not a prediction: the resources overlap
+at best, so the true time is at least the largest and usually more. Every number follows from the inputs by
+the formulas below; :attr:`Bounds.details` holds every intermediate quantity, so each can be redone by hand.
+
+Inputs (``counts``; keys exactly as the feature engine and ``WorkSink`` name them, no ``f_`` prefix)
+-------------------------------------------------------------------------------------------------------
+Required (:data:`REQUIRED`), each a finite number >= 0:
+
+``threads``            T, logical threads of the thread space (one launch's grid; ``WorkSink``), >= 1
+``records``            N, all records of the region (``WorkSink``)
+``thread_records``     R, records inside the thread space (``WorkSink``), <= N
+``loads``, ``stores``  LOAD and STORE records of the region (``WorkSink``)
+``unique_bytes``       U, distinct bytes read or written (``WorkSink``)
+``warp_simdEfficiency``  s, mean active lanes / threads per warp instruction (0 read as 1: no instructions)
+``warp_sectorsPerGroup`` g, 32-byte sectors per warp memory instruction
+``warp_launches``      L, launches of the thread space (0 read as 1)
+``mica_mix_<OP>``      share of the region's records of each compute class OP (the 14 classes of
+                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER)
+
+Optional, used only in :attr:`Bounds.details` (and the report's sentences): ``load_bytes``, ``store_bytes``
+(requested bytes), ``warp_coalescing`` (ideal / actual sectors).
+
+Formulas (seconds unless said; ``ceil`` rounds up; f = ``core_mhz`` x 1e6 Hz)
+----------------------------------------------------------------------------
+Thread space share and warps:
+
+* p = R / N: the share of the region inside the thread space; ``loads``, ``stores`` and the mix count the
+  whole region, and are taken to hold inside it in that share (exact when ``warp_parallelFraction`` = 1).
+* lanes per warp a = T / ceil(T / 32) (32 unless the last warp is partial).
+* warp instructions W = R / (a x s); warp memory instructions Wm = (loads + stores) x p / (a x s).
+
+Grid (block size B, default :data:`DEFAULT_BLOCK`; per launch):
+
+* blocks b = ceil(T / B); warps per block wb = ceil(B / 32);
+  resident blocks per SM r = max(1, min(``max_blocks_per_sm``, ``max_warps_per_sm`` // wb));
+  one wave holds r x ``sm_count`` blocks; waves = b / (r x ``sm_count``); rounds = ceil(waves).
+* SMs with work = min(``sm_count``, b); effective SMs E = b / ceil(b / ``sm_count``): the busiest SM holds
+  ceil(b / ``sm_count``) blocks, so the whole runs no faster than b / that many SMs of it would (this is the
+  tail effect for throughput: 57 blocks on 56 SMs give E = 28.5).
+* occupancy = min(ceil(T / 32), r x ``sm_count`` x wb) / (``sm_count`` x ``max_warps_per_sm``): the share of
+  the GPU's resident-warp slots the first wave fills.
+
+Bounds:
+
+* ``dram`` = D / (``dram_bytes_per_ns()`` x 1e9), D = max(U, 32 x Wm x g) bytes: every sector each warp
+  memory instruction touches, moved once (no reuse between warp instructions is credited: a kernel that
+  re-reads data from the caches can run faster than this), and never less than the distinct footprint U.
+* ``issue`` = W / (E x ``schedulers_per_sm`` x f): one warp instruction per scheduler per cycle, on the SMs
+  that get work. Divergence (s < 1) raises W by 1/s: lanes idle in partially active warps.
+* ``pipe`` = max over units u of C_u / (E x P_u x f), the busiest pipeline: for u in int, fp, sfu,
+  C_u = sum over classes OP of unit u (``ops[OP][0]``) of ``mica_mix_OP`` x R / (a x s) x
+  ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u = ``schedulers_per_sm`` (each scheduler has
+  its own lanes); for the load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
+* ``latency`` = R / T x c / f: one thread's records, as if each waited c cycles for the one before it
+  (c = :data:`CHAIN_CYCLES`, an assumption: the dependent-issue latency of a simple ALU instruction, 4 cycles on
+  Maxwell to Hopper, more on Kepler and Fermi; independent instructions of a thread overlap, so this is a
+  floor for a dependent chain only). Launches run one after another, so their chains add up.
+* ``waves`` = rounds x R / (T x s) x c / f: an SM runs at most r blocks at a time, each for at least one
+  warp's chain (R / (T x L) / s warp instructions: divergent paths run one after the other), so each launch
+  takes at least ``rounds`` chains; L launches add up (L cancels). It is >= ``latency``; it exceeds it by the
+  tail (rounds > 1) and by divergence.
+* ``launch`` = L x :data:`LAUNCH_SECONDS`.
+
+:func:`transfer_seconds` is the time of the copies around the kernel over the host link:
+sum over copies of (:data:`TRANSFER_LATENCY_S` + bytes / (``link_gb_per_s`` x 1e9)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+from profiler.trace import Op
+
+from .simt.config import SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
+
+#: Resources, in the order of the tables (and of preference among equal times).
+RESOURCES = ("dram", "issue", "pipe", "waves", "latency", "launch")
+#: Compute operation classes (``mica_mix_<name>`` is required for each).
+COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+#: Keys :func:`bounds` needs in ``counts``.
+REQUIRED = ("threads", "records", "thread_records", "loads", "stores", "unique_bytes", "warp_simdEfficiency",
+            "warp_sectorsPerGroup", "warp_launches", *(f"mica_mix_{o}" for o in COMPUTE_OPS))
+#: Keys :func:`bounds` reads when present (details only).
+OPTIONAL = ("load_bytes", "store_bytes", "warp_coalescing")
+
+#: Fixed cost of one kernel launch, seconds. An assumption: the ~5-10 us usually quoted for a CUDA launch
+#: through the runtime on the generations of the presets (docs/gpus.md, "launch"), lower end; the smallest
+#: kernels of the Amaris data take 3-9 us on the GPU (docs/gpus.md). No measurement here pins it per board.
+LAUNCH_SECONDS = 5e-6
+#: Fixed cost of one host<->device copy, seconds (a cudaMemcpy: driver call and link round trip); the same
+#: assumption as ``portcast.calibrate.PCIE_LATENCY_S``.
+TRANSFER_LATENCY_S = 10e-6
+#: Cycles a dependent instruction waits for the one before it in the ``latency`` and ``waves`` floors (an
+#: assumption: simple ALU latency on Maxwell to Hopper; Jia et al. 2018, docs/gpus.md).
+CHAIN_CYCLES = 4.0
+#: Threads per block when the caller gives none (the SIMT commands' default).
+DEFAULT_BLOCK = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class Bounds:
+    """Lower bounds (seconds) of a kernel's time per resource on one GPU; see the module docstring.
+
+    Attributes
+    ----------
+    dram, issue, pipe, waves, latency, launch : float
+        Seconds.
+    gpu : str
+        The GPU description's name.
+    details : dict
+        Every intermediate quantity of the formulas (bytes, warp instructions, SMs, waves, ...).
+    """
+
+    dram: float
+    issue: float
+    pipe: float
+    waves: float
+    latency: float
+    launch: float
+    gpu: str = ""
+    details: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def times(self) -> dict[str, float]:
+        """``{resource: seconds}`` in :data:`RESOURCES` order."""
+        return {r: float(getattr(self, r)) for r in RESOURCES}
+
+    @property
+    def bound(self) -> str:
+        """The resource with the largest time (the first in :data:`RESOURCES` order among equals)."""
+        t = self.times
+        return max(RESOURCES, key=lambda r: (t[r], -RESOURCES.index(r)))
+
+    @property
+    def total_lower(self) -> float:
+        """The largest bound: no kernel doing this work on this GPU runs faster (seconds)."""
+        return max(self.times.values())
+
+    def shares(self) -> dict[str, float]:
+        """Each time / the largest (1 for the bound; 0 for all when every time is 0)."""
+        top = self.total_lower
+        return {r: (v / top if top > 0 else 0.0) for r, v in self.times.items()}
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``gpu``, ``bound``, ``total_lower_s``, ``seconds`` per resource, ``details``."""
+        return {"gpu": self.gpu, "bound": self.bound, "total_lower_s": self.total_lower, "seconds": self.times,
+                "details": dict(self.details)}
+
+    def to_frame(self):
+        """One row per resource: ``resource``, ``seconds``, ``share`` (of the largest), ``bound`` (bool).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        sh, b = self.shares(), self.bound
+        return pd.DataFrame([{"resource": r, "seconds": v, "share": sh[r], "bound": r == b}
+                             for r, v in self.times.items()], columns=["resource", "seconds", "share", "bound"])
+
+
+def _get(counts: Mapping[str, float], key: str) -> float:
+    v = counts[key]
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"counts[{key!r}] must be a number, got {v!r}") from None
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"counts[{key!r}] must be a finite number >= 0, got {v!r}")
+    return x
+
+
+def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEFAULT_BLOCK,
+           chain_cycles: float = CHAIN_CYCLES, launch_seconds: float = LAUNCH_SECONDS) -> Bounds:
+    """Lower bounds of the kernel time of a region's work on a GPU, per resource (formulas: module docstring).
+
+    Parameters
+    ----------
+    counts : mapping
+        The region's work: every key of :data:`REQUIRED` (``WorkSink`` counts and feature-engine features,
+        unprefixed), optionally those of :data:`OPTIONAL`; other keys are ignored.
+    cfg : GPUConfig
+        The GPU (``gpu_models.simt.config.load_config("p100")``).
+    block_size : int
+        Threads per block of the port (default 256).
+    chain_cycles : float
+        Cycles per record of the ``latency`` and ``waves`` floors (default :data:`CHAIN_CYCLES`).
+    launch_seconds : float
+        Cost of one launch (default :data:`LAUNCH_SECONDS`).
+
+    Returns
+    -------
+    Bounds
+
+    Raises
+    ------
+    ValueError
+        A required key missing or not a finite number >= 0, ``threads`` < 1 (no thread space: no kernel),
+        ``thread_records`` > ``records``, ``warp_simdEfficiency`` > 1, or a bad ``block_size``.
+    """
+    missing = [k for k in REQUIRED if k not in counts]
+    if missing:
+        raise ValueError(f"counts lacks {', '.join(missing)} (bounds needs {', '.join(REQUIRED)})")
+    c = {k: _get(counts, k) for k in REQUIRED}
+    opt = {k: _get(counts, k) for k in OPTIONAL if k in counts and counts[k] is not None}
+    if isinstance(block_size, bool) or int(block_size) != block_size or block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    if not (math.isfinite(chain_cycles) and chain_cycles >= 0 and math.isfinite(launch_seconds)
+            and launch_seconds >= 0):
+        raise ValueError("chain_cycles and launch_seconds must be finite numbers >= 0")
+    T, N, R = c["threads"], c["records"], c["thread_records"]
+    if T < 1:
+        raise ValueError("counts['threads'] is 0: the region has no thread space, so no GPU kernel to bound")
+    if R > N:
+        raise ValueError(f"counts['thread_records'] ({R:g}) exceeds counts['records'] ({N:g})")
+    s = c["warp_simdEfficiency"]
+    if s > 1 + 1e-9:
+        raise ValueError(f"counts['warp_simdEfficiency'] must lie in (0, 1], got {s!r}")
+    s = min(s, 1.0) if s > 0 else 1.0
+    L = max(1.0, c["warp_launches"])
+    g = c["warp_sectorsPerGroup"]
+    f = cfg.core_mhz * 1e6
+    block_size = int(block_size)
+
+    # thread space and warps
+    p = R / N if N > 0 else 0.0
+    warps_per_launch = math.ceil(T / WARP_SIZE)
+    a = T / warps_per_launch
+    W = R / (a * s)
+    mem_records = (c["loads"] + c["stores"]) * p
+    Wm = mem_records / (a * s)
+    sectors = Wm * g
+
+    # grid
+    blocks = math.ceil(T / block_size)
+    wb = math.ceil(block_size / WARP_SIZE)
+    r = max(1, min(cfg.max_blocks_per_sm, cfg.max_warps_per_sm // wb))
+    wave_blocks = r * cfg.sm_count
+    waves = blocks / wave_blocks
+    rounds = math.ceil(waves)
+    per_sm = math.ceil(blocks / cfg.sm_count)
+    E = blocks / per_sm
+    sms_used = min(cfg.sm_count, blocks)
+    occupancy = min(warps_per_launch, wave_blocks * wb) / (cfg.sm_count * cfg.max_warps_per_sm)
+
+    # dram
+    sector_bytes = SECTOR_BYTES * sectors
+    U = c["unique_bytes"]
+    D = max(U, sector_bytes)
+    bw = cfg.dram_bytes_per_ns() * 1e9
+    dram = D / bw
+
+    # issue
+    issue = W / (E * cfg.schedulers_per_sm * f)
+
+    # pipes
+    cycles = {u: 0.0 for u in UNITS}
+    for op in COMPUTE_OPS:
+        unit, _, repeat = cfg.ops[op]
+        cycles[unit] += c[f"mica_mix_{op}"] * R / (a * s) * math.ceil(WARP_SIZE / cfg.lanes[unit]) * repeat
+    cycles["lsu"] = sectors
+    per_cycle = {u: float(cfg.schedulers_per_sm) for u in ("int", "fp", "sfu")}
+    per_cycle["lsu"] = float(cfg.lsu_sectors_per_cycle)
+    pipe_s = {u: cycles[u] / (E * per_cycle[u] * f) for u in UNITS}
+    busiest = max(UNITS, key=lambda u: (pipe_s[u], -UNITS.index(u)))
+    pipe = pipe_s[busiest]
+
+    # latency and waves
+    rpt = R / T  # records per thread, all launches
+    latency = rpt * chain_cycles / f
+    wave_s = rounds * rpt / s * chain_cycles / f
+
+    launch = L * launch_seconds
+
+    details = {
+        "threads": T, "records": N, "thread_records": R, "thread_share": p, "launches": L,
+        "simd_efficiency": s, "lanes_per_warp": a, "warp_instructions": W,
+        "converged_warp_instructions": W * s, "memory_warp_instructions": Wm, "sectors_per_group": g,
+        "sectors": sectors, "sector_bytes": sector_bytes, "unique_bytes": U, "dram_bytes": D,
+        "dram_bytes_per_s": bw, "block_size": block_size, "blocks": blocks, "warps_per_block": wb,
+        "resident_blocks_per_sm": r, "wave_blocks": wave_blocks, "waves": waves, "rounds": rounds,
+        "blocks_on_busiest_sm": per_sm, "effective_sms": E, "sms_used": sms_used, "sm_count": cfg.sm_count,
+        "occupancy": occupancy, "core_hz": f, "schedulers_per_sm": cfg.schedulers_per_sm,
+        "pipe_cycles": dict(cycles), "pipe_per_cycle": per_cycle, "pipe_seconds": pipe_s, "busiest_pipe": busiest,
+        "records_per_thread": rpt, "chain_cycles": chain_cycles, "launch_seconds": launch_seconds,
+    }
+    if "load_bytes" in opt or "store_bytes" in opt:
+        details["requested_bytes"] = opt.get("load_bytes", 0.0) + opt.get("store_bytes", 0.0)
+    if "warp_coalescing" in opt:
+        details["coalescing"] = opt["warp_coalescing"]
+    return Bounds(dram=dram, issue=issue, pipe=pipe, waves=wave_s, latency=latency, launch=launch,
+                  gpu=cfg.name, details=details)
+
+
+def _copies(x, what: str) -> list[float]:
+    seq = list(x) if isinstance(x, Sequence) and not isinstance(x, (str, bytes)) else [x]
+    out = []
+    for v in seq:
+        try:
+            b = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what} must be byte counts, got {v!r}") from None
+        if not math.isfinite(b) or b < 0:
+            raise ValueError(f"{what} must be byte counts >= 0, got {v!r}")
+        if b > 0:
+            out.append(b)
+    return out
+
+
+def transfer_seconds(bytes_in, bytes_out, cfg: GPUConfig, *, latency: float = TRANSFER_LATENCY_S) -> float:
+    """Time of the host<->device copies around a kernel over the GPU's host link.
+
+    ``sum over copies of (latency + bytes / (cfg.link_gb_per_s x 1e9))``; copies in and out do not overlap
+    (in before the kernel, out after it), and a copy of 0 bytes is not made.
+
+    Parameters
+    ----------
+    bytes_in, bytes_out : int or sequence of int
+        Bytes copied to the device and back: one number (one copy) or one per copy (one array each).
+    cfg : GPUConfig
+        Its ``link_gb_per_s`` (GB/s, effective, one direction).
+    latency : float
+        Seconds per copy (default :data:`TRANSFER_LATENCY_S`).
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    copies = _copies(bytes_in, "bytes_in") + _copies(bytes_out, "bytes_out")
+    return len(copies) * float(latency) + sum(copies) / (float(cfg.link_gb_per_s) * 1e9)

@@ -1,0 +1,165 @@
+"""What bounds a region's GPU kernel time, in physical terms: a table of ``gpu_models.bounds.Bounds`` (one row
+per resource, its lower-bound time, share of the largest and a sentence of what it counts), and the source lines
+behind the bounding resource from the feature engine's explanation table.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from gpu_models.bounds import RESOURCES, Bounds
+
+from .report import EXPLAIN_TITLES
+
+#: Short names of the resources in the table.
+TITLES = {"dram": "DRAM", "issue": "issue", "pipe": "pipeline", "waves": "waves", "latency": "latency",
+          "launch": "launch"}
+
+#: Explanation-table features (``features.engine.EXPLAINED``) whose lines make each resource's time larger:
+#: strides > 128 B (memory divergence: sectors per warp access) and first-touched blocks (the footprint) for
+#: DRAM; branch divergence (idle lanes in partially active warps) for the instruction-bound resources.
+EXPLAINED_BY = {
+    "dram": ("locStrideOther", "footprint"),
+    "issue": ("Lbdiv_32",),
+    "pipe": ("Lbdiv_32",),
+    "waves": ("Lbdiv_32",),
+    "latency": (),
+    "launch": (),
+}
+
+
+def format_seconds(t: float) -> str:
+    """``t`` seconds with three significant digits and a unit from ns to s (``"1.24 ms"``)."""
+    t = float(t)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(t) >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def format_bytes(b: float) -> str:
+    """Bytes with three significant digits and a decimal unit (``"1.64 MB"``)."""
+    b = float(b)
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(b) >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def _count(x: float) -> str:
+    x = float(x)
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def meanings(b: Bounds) -> dict[str, str]:
+    """One sentence per resource saying what its time counts, from ``b.details``.
+
+    Parameters
+    ----------
+    b : Bounds
+
+    Returns
+    -------
+    dict
+        ``{resource: sentence}``.
+    """
+    d = b.details
+    mhz = d["core_hz"] / 1e6
+    sms = f"{d['effective_sms']:.3g} SMs" if d["effective_sms"] != d["sm_count"] else f"{d['sm_count']} SMs"
+    coal = f", coalescing {d['coalescing']:.2f}" if "coalescing" in d else ""
+    if d["sector_bytes"] >= d["unique_bytes"]:
+        moved = (f"{format_bytes(d['dram_bytes'])} in 32-B sectors ({_count(d['sectors'])} sectors{coal}; "
+                 f"{format_bytes(d['unique_bytes'])} distinct)")
+    else:
+        moved = (f"{format_bytes(d['dram_bytes'])} distinct footprint (sectors touched: "
+                 f"{format_bytes(d['sector_bytes'])}{coal})")
+    s = d["simd_efficiency"]
+    div = (f"; SIMD efficiency {s:.2f}: {1 - s:.0%} of lanes idle, {1 / s:.3g}x the converged count"
+           if s < 1 else "; no divergence")
+    unit = d["busiest_pipe"]
+    per = d["pipe_per_cycle"][unit]
+    if unit == "lsu":
+        pipe = (f"busiest pipeline lsu (load/store): {_count(d['pipe_cycles'][unit])} sectors at {per:g} per cycle "
+                f"per SM on {sms}")
+    else:
+        pipe = (f"busiest pipeline {unit}: {_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} {unit} "
+                f"pipes per SM on {sms}")
+    out = {
+        "dram": f"{moved} at {d['dram_bytes_per_s'] / 1e9:.4g} GB/s",
+        "issue": (f"{_count(d['warp_instructions'])} warp instructions at {d['schedulers_per_sm']} per cycle per "
+                  f"SM on {sms} at {mhz:.0f} MHz{div}"),
+        "pipe": pipe,
+        "waves": (f"{d['blocks']:,} blocks of {d['block_size']} threads: {d['waves']:.3g} waves ({d['rounds']} "
+                  f"round{'s' if d['rounds'] != 1 else ''}) on {d['sms_used']} of {d['sm_count']} SMs, occupancy "
+                  f"{d['occupancy']:.0%}; a round lasts one warp's chain"),
+        "latency": (f"one thread's chain: {d['records_per_thread']:.3g} records x {d['chain_cycles']:g} cycles at "
+                    f"{mhz:.0f} MHz"),
+        "launch": f"{d['launches']:g} launch{'es' if d['launches'] != 1 else ''} x "
+                  f"{format_seconds(d['launch_seconds'])} (assumed launch overhead)",
+    }
+    return out
+
+
+def _short(loc: str) -> str:
+    if not loc or ":" not in loc:
+        return loc
+    file, line = loc.rsplit(":", 1)
+    return f"{os.path.basename(file)}:{line}"
+
+
+def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.DataFrame | None = None,
+                 top: int = 3, transfer_s: float | None = None) -> None:
+    """Print what bounds a region's GPU kernel time and the source lines behind the bounding resource.
+
+    Parameters
+    ----------
+    console : where to print
+    label : region name shown in the titles
+    bounds : ``gpu_models.bounds.bounds(counts, cfg)``
+    explanation : ``features.FeatureEngine.explain()`` table (``FeatureSink.explanations``), optional
+    top : lines shown per explaining feature
+    transfer_s : seconds of the host<->device copies (``gpu_models.bounds.transfer_seconds``), optional;
+        printed below the table, not part of the kernel time
+    """
+    b, shares, times, text = bounds.bound, bounds.shares(), bounds.times, meanings(bounds)
+    t = Table(title=f"What bounds the GPU time of {label} on {bounds.gpu}", title_justify="left",
+              caption=f"* bound: no kernel doing this work runs faster than {format_seconds(bounds.total_lower)}",
+              caption_justify="left")
+    t.add_column("resource", no_wrap=True)
+    t.add_column("time", no_wrap=True, justify="right")
+    t.add_column("share", no_wrap=True, justify="right")
+    t.add_column("meaning", overflow="fold", ratio=1)
+    for r in RESOURCES:
+        mark = r == b
+        t.add_row(TITLES[r] + (" *" if mark else ""), format_seconds(times[r]), f"{shares[r]:.0%}", escape(text[r]),
+                  style="bold" if mark else None)
+    console.print(t)
+    if transfer_s is not None:
+        console.print(f"host<->device copies: {format_seconds(transfer_s)} (not part of the kernel time)")
+    if explanation is None or explanation.empty:
+        return
+    feats = [f for f in EXPLAINED_BY.get(b, ()) if f in set(explanation["feature"])]
+    if b in ("issue", "pipe", "waves") and bounds.details.get("simd_efficiency", 1.0) >= 1.0:
+        feats = []  # no divergence: the branch lines do not make this time larger
+    if b == "dram" and bounds.details.get("coalescing", 0.0) >= 1.0:
+        feats = [f for f in feats if f != "locStrideOther"]
+    if not feats:
+        return
+    lines = Table(title=f"lines behind the {TITLES[b]} bound of {label}", title_justify="left")
+    lines.add_column("what", overflow="fold")
+    lines.add_column("share", no_wrap=True, justify="right")
+    lines.add_column("line", no_wrap=True)
+    lines.add_column("source", overflow="fold")
+    for feature in feats:
+        for _, row in explanation[explanation["feature"] == feature].head(top).iterrows():
+            lines.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(row['share']):.0%}",
+                          _short(str(row["location"])), escape(str(row["text"]).strip()))
+    console.print(lines)
