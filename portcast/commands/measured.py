@@ -230,6 +230,63 @@ def tables_cmd(
                   f"to {out_dir}")
 
 
+@app.command("cpu-times")
+def cpu_times_cmd(
+    out: Optional[Path] = typer.Option(None, "--out", help="CSV to write, with a JSON sidecar <stem>.json (default: "
+                                       "kernels/measured/data/cpu_times.csv)."),
+    ports: Optional[List[str]] = typer.Option(None, "--port", help="Port names (repeat or comma-separate); "
+                                              "default all."),
+    max_work: Optional[int] = typer.Option(None, "--max-global-work", min=1,
+                                           help="Skip points with more global work items than this."),
+    seed: int = typer.Option(0, "--seed", help="Input seed."),
+) -> None:
+    """Single-thread CPU time of every port at every measured point: numba.njit (parallel=False), a warm-up run,
+    then the best and the median of timed runs on fresh copies of the inputs."""
+    import os
+    import time
+
+    from kernels.measured.registry import all_measured
+    from portcast.cpu_times import SHIPPED_CPU_TIMES, host_description, selected, time_points, write_cpu_times
+    from profiler.session import _version
+
+    with user_errors(ValueError):
+        given, out = out, out or SHIPPED_CPU_TIMES
+        specs = all_measured()
+        names = split_list(ports) or list(specs)
+        unknown = [n for n in names if n not in specs]
+        if unknown:
+            raise UserError(f"unknown port(s) {', '.join(unknown)}; known: {', '.join(specs)}")
+        if out.suffix.lower() != ".csv":
+            raise UserError(f"{out}: --out must be a .csv path")
+        if not out.parent.exists():
+            raise UserError(f"{out.parent}: output folder does not exist")
+        chosen = [specs[n] for n in names]
+        host = host_description()
+        t0 = time.perf_counter()
+        with progress_bar("cpu-times") as progress:
+            task = progress.add_task("", total=len(selected(chosen, None, max_work)))
+
+            def step(row: dict) -> None:
+                if row["repeats"]:
+                    line = (f"{row['port']} {row['point']}: best {row['cpu_s']:.4g} s, median "
+                            f"{row['cpu_median_s']:.4g} s, {row['repeats']} runs"
+                            + ("" if row["same_result"] else ", RESULT DIFFERS between runs"))
+                else:
+                    line = f"{row['port']} {row['point']}: {row['how']}"
+                progress.console.print(line, highlight=False, soft_wrap=True)
+                progress.update(task, advance=1, description=f"{row['port']} {row['point']}")
+
+            table = time_points(chosen, seed=seed, max_global_work=max_work, progress=step)
+        wall = time.perf_counter() - t0
+        cmd = ("portcast measured cpu-times" + (f" --port {','.join(names)}" if ports else "")
+               + (f" --max-global-work {max_work}" if max_work else "") + (f" --seed {seed}" if seed else "")
+               + (f" --out {given}" if given else ""))
+        csv_path, sidecar = write_cpu_times(table, out, host, extra={
+            "command": cmd, "seed": seed, "wall_s": round(wall, 1), "portcast_version": _version(),
+            "load_average_end": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None})
+    console.print(f"wrote CPU times of {len(table)} points to {csv_path} (+ {sidecar.name}) in {wall:.0f} s")
+
+
 def register(root: typer.Typer) -> None:
     """Add ``measured`` to the ``portcast`` command."""
     root.add_typer(app, name="measured")
