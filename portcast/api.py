@@ -4,18 +4,23 @@
     result = pc.trace_function(kernel, (x, y), sinks=[pc.TraceDirectorySink("traces")])
     result = pc.trace_function(kernel, (x, y), measure_uninstrumented=True)  # + result.info.uninstrumented_time_s
     infos = pc.profile_script("examples/saxpy.py", sinks=[...])
+    prediction, bounds = pc.predict_gpu_time(kernel, (x, y), gpu="p100")   # GPU time, speedup, what bounds it
+    prediction.kernel_s, prediction.speedup, prediction.speedup_with_transfers, bounds.bound
 """
 
 from __future__ import annotations
 
+from portcast.gpu_prediction import GpuPrediction, predict_function  # noqa: F401
 from profiler.session import Baseline, TraceResult, measure_uninstrumented, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 
 #: ``portcast.api.profile(path, ...)`` is :func:`profile_script`.
 profile = profile_script
+#: ``portcast.api.predict_gpu_time(fn, args, gpu=...)``: :func:`portcast.gpu_prediction.predict_function`.
+predict_gpu_time = predict_function
 
 __all__ = [
-    "Baseline", "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
-    "measure_uninstrumented", "profile", "profile_script", "read_trace", "trace_function",
+    "Baseline", "GpuPrediction", "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
+    "measure_uninstrumented", "predict_gpu_time", "profile", "profile_script", "read_trace", "trace_function",
 ]

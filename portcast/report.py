@@ -257,7 +257,7 @@ def print_model_label(console: Console, model) -> None:
 
 
 def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str,
-                     model=None) -> None:
+                     model=None, terms: bool = True) -> None:
     """Print a predicted speedup, the model's features against their training range, and each term's share.
 
     Parameters
@@ -265,6 +265,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     expl : ``predictor.explain_prediction(model, x)``
     label : what was predicted (region or row name)
     model : the model, optional: when its metadata says provisional, the label line follows the prediction
+    terms : print the term table (the features against their range, each term's contribution)
     """
     a = expl.attrs
     pred = a["prediction"]
@@ -281,6 +282,9 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
                       f" ({'port' if pred > 1 else 'do not port'})", highlight=False)
     if model is not None:
         print_model_label(console, model)
+    if not terms:
+        _print_range_warnings(err_console, a, label)
+        return
     ft = Table(title="features vs training range", title_justify="left")
     for c in ("feature", "value", "train min", "train max", ""):
         ft.add_column(c)
@@ -299,6 +303,11 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
         tt.add_row(r["term"], f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
     tt.add_row("[bold]sum[/]", "", "", f"{a['prediction_transformed']:+.4g}")
     console.print(tt)
+    _print_range_warnings(err_console, a, label)
+
+
+def _print_range_warnings(err_console: Console, a: dict, label: str) -> None:
+    """The warnings of a prediction outside the model's training data (features clipped or extrapolated)."""
     if a.get("clipped"):
         what = ", ".join(f"{c} = {v:.4g} (used {b:.4g})" for c, v, b in a["clipped"])
         err_console.print(f"[yellow]warning:[/] {label}: outside the training data, so clipped to its range: {what}; "
@@ -366,13 +375,15 @@ def no_prediction_reason(series: pd.Series) -> str | None:
     return None
 
 
-def predict_regions(console: Console, err_console: Console, model_path: Path | None, results) -> list[dict]:
+def predict_regions(console: Console, err_console: Console, model_path: Path | None, results,
+                    terms: bool = True) -> list[dict]:
     """Predict and explain the speedup of each profiled region, or say why no prediction can be made.
 
     Parameters
     ----------
     model_path : model file (``portcast train``); None = the shipped default model, if there is one
     results : list of (RegionInfo, feature Series), as in ``features.FeatureSink.results``
+    terms : print each prediction's term table (``portcast profile --verbose``)
 
     Returns
     -------
@@ -409,7 +420,7 @@ def predict_regions(console: Console, err_console: Console, model_path: Path | N
                         "reason": why})
             continue
         expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
-        print_prediction(console, err_console, expl, label, model=model)
+        print_prediction(console, err_console, expl, label, model=model, terms=terms)
         out.append({"region": info.name, "invocation": info.invocation,
                     "predicted_speedup": float(expl.attrs["prediction"])})
     return out

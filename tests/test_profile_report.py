@@ -38,9 +38,15 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     # a weak spot, so no divergence line is listed
     assert _table_value(res.output, "Lbdiv_32") == "0.005"
     assert "branch divergence" not in res.output
-    # the shipped default model is the provisional one (simulated H100 times): a prediction, labelled as such
-    assert "saxpy #0: predicted speedup" in res.output
-    assert "model: provisional" in res.output
+    # the shipped default model predicts the kernel time on the P100 from measured GPU times, the speedup
+    # against the region's own njit time, and the copies: x and y read (2 x 51,200 B), y written
+    out = " ".join(res.output.split())
+    assert re.search(r"GPU time of saxpy #0 on NVIDIA Tesla P100 PCIe 16 GB \(p100, Pascal\): predicted kernel "
+                     r"time [0-9.]+ us", out), out
+    assert re.search(r"CPU time of the region here \(njit\): [0-9.]+ (us|ms) -> speedup [0-9.e+]+x", out), out
+    assert "with the copies over the host link (102 kB in, 51.2 kB out:" in out
+    assert "What bounds the GPU time of saxpy #0 on p100" in out
+    assert "model: provisional" not in out and "predictor/models/gputime.json" in out
 
 
 def test_profile_with_a_model_predicts_and_explains(tmp_path):
@@ -55,7 +61,7 @@ def test_profile_with_a_model_predicts_and_explains(tmp_path):
     assert tuple(model.subset_) == ("warp_coalescing",)
     path = save_model(model, tmp_path / "m.json", metadata={"platform": "synthetic test law"})
     res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress",
-                              "--model", str(path), "--", "640"])
+                              "--model", str(path), "--verbose", "--", "640"])
     assert res.exit_code == 0, res.output
     assert "speedup model:" in res.output and "(synthetic test law)" in res.output
     # the law gives 2 + 40 * coalescing, whatever the arrays' alignment made the coalescing
@@ -63,6 +69,10 @@ def test_profile_with_a_model_predicts_and_explains(tmp_path):
     m = re.search(r"saxpy #0: predicted speedup ([0-9.]+)x \(port\)", res.output)
     assert m and float(m.group(1)) == pytest.approx(2 + 40 * coalescing, rel=2e-3)
     assert "term contributions" in res.output
+    # the term table is behind --verbose
+    res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress",
+                              "--model", str(path), "--", "640"])
+    assert res.exit_code == 0 and "predicted speedup" in res.output and "term contributions" not in res.output
 
 
 def test_profile_rejects_a_corrupt_model(tmp_path):

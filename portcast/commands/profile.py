@@ -108,7 +108,7 @@ def feature_sink(sinks):
     return next((s for s in sinks if isinstance(s, FeatureSink)), None)
 
 
-def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True) -> None:
+def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True, terms: bool = True) -> None:
     """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
     from portcast.commands._common import err_console
     from portcast.report import predict_regions, print_features, print_library_calls, print_thread_space
@@ -123,7 +123,7 @@ def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = 
         print_features(out, label, series, expl)
         print_library_calls(out, label, info)
     if predict and fsink.results:
-        predict_regions(out, err_console, model, fsink.results)
+        predict_regions(out, err_console, model, fsink.results, terms=terms)
 
 
 def _out():
@@ -274,6 +274,196 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
                             f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
 
 
+def resolve_model(model: Optional[str]):
+    """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
+    trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
+    import json
+
+    from predictor import ModelFileError, load_model
+    from predictor.gputime import FORMAT, load_gputime_model
+
+    import predictor.gputime as gputime_module
+    import predictor.model_io as model_io
+
+    if model is None:
+        if not gputime_module.DEFAULT_GPUTIME_MODEL.is_file():  # a checkout without it: the older model, if any
+            return "xapp", None, None
+        path = gputime_module.DEFAULT_GPUTIME_MODEL
+        return "gputime", path, load_gputime_model(path)
+    if model == "provisional":
+        if not model_io.DEFAULT_MODEL_FILE.is_file():
+            raise UserError("--model provisional: the provisional speedup model is not shipped with this checkout")
+        return "xapp", model_io.DEFAULT_MODEL_FILE, load_model(model_io.DEFAULT_MODEL_FILE)
+    path = Path(model)
+    if not path.is_file():
+        raise UserError(f"--model {model}: no such file (give a model file, or 'provisional')")
+    try:
+        fmt = json.loads(path.read_text(encoding="utf-8")).get("format")
+    except (ValueError, AttributeError, RecursionError, UnicodeDecodeError):
+        fmt = None
+    if fmt == FORMAT:
+        return "gputime", path, load_gputime_model(path)
+    with user_errors(ModelFileError):
+        return "xapp", path, load_model(path)
+
+
+def _check_gpu(gpu: str) -> None:
+    from gpu_models.simt.config import ConfigError, load_config, preset_names
+
+    try:
+        load_config(gpu)
+    except (ConfigError, FileNotFoundError, ValueError):
+        raise UserError(f"--gpu {gpu!r}: not a described GPU; choose one of {', '.join(preset_names())}") from None
+
+
+def print_gpu_predictions(sinks, psinks, chosen, *, verbose: bool = False, baseline: bool = True) -> list:
+    """Each region's predicted GPU kernel time on the target, its speedup against the region's measured CPU
+    time (with and without the host<->device copies), and the physical bounds behind the time."""
+    from rich.markup import escape
+
+    from portcast.bounds_report import print_bounds
+    from portcast.gpu_prediction import predict_region, print_gpu_prediction, print_model_line, region_bounds
+    from portcast.report import no_prediction_reason
+
+    fsink = feature_sink(sinks)
+    if fsink is None or not fsink.results:
+        return []
+    out = _out()
+    _, path, model = chosen
+    preds = []
+    for i, ((info, series), expl) in enumerate(zip(fsink.results, fsink.explanations)):
+        label = f"{info.name} #{info.invocation}"
+        if not info.complete:
+            out.print(f"{label}: no GPU time predicted: the region did not complete", highlight=False)
+            continue
+        reason = no_prediction_reason(series)
+        if reason is not None:
+            out.print(escape(f"{label}: no GPU time predicted: {reason}."), highlight=False, soft_wrap=True)
+            continue
+        cpu = info.uninstrumented_time_s or None
+        sim = psinks.simt.results[i] if psinks.simt is not None else float("nan")
+        use, use_path = model, path
+        if model.needs_simt and not sim == sim:  # no SIMT estimate (sample over its bound): the model without it
+            import predictor.gputime as gputime_module
+            from predictor.gputime import load_gputime_model
+
+            use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
+            if not use_path.is_file():
+                out.print(f"{label}: no GPU time predicted: the SIMT estimate was not available and no model "
+                          "without it ships", highlight=False)
+                continue
+            use = load_gputime_model(use_path)
+            out.print(f"{label}: the region is too large for the SIMT estimate's sample: predicted with the model "
+                      "without it (docs/gputime.md)", highlight=False, soft_wrap=True)
+        p = predict_region(use, psinks.gpu, psinks.work.results[i], series, psinks.bytes.results[i], sim,
+                           cpu_s=cpu, model_file=str(use_path))
+        why = (info.extra.get("uninstrumented_error") or ("marked blocks of a script are not re-run" if baseline
+                                                           else "--no-baseline"))
+        print_gpu_prediction(out, label, p, cpu_how=info.extra.get("uninstrumented_mode", ""), cpu_why=why)
+        b = region_bounds(p, series)
+        if b is not None:
+            print_bounds(out, label, b, expl)
+        print_model_line(out, p, b)
+        if verbose:
+            _print_inputs(out, use, p)
+        preds.append(p)
+    return preds
+
+
+def _print_inputs(out, model, p) -> None:
+    import pandas as pd
+
+    from predictor.gputime import design
+
+    d = design(pd.DataFrame([p.inputs])).iloc[0]
+    t = Table(title="model inputs (natural logs of seconds / counts) and training ranges", title_justify="left")
+    for c in ("input", "value", "training min", "training max"):
+        t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
+    for c in model.columns:
+        lo, hi = model.training_ranges.get(c, [float("nan")] * 2)
+        t.add_row(c, f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+    out.print(t)
+
+
+def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, baseline, verbose, native, args,
+                     trace_dir) -> None:
+    """``--at-size N``: trace the function at small sizes, extrapolate its work to N, predict there."""
+    import inspect
+
+    import predictor.gputime as gputime_module
+    from portcast.at_size import default_sizes, extrapolate
+    from portcast.gpu_prediction import BytesSink, predict_region, print_gpu_prediction, print_model_line, region_bounds
+    from portcast.bounds_report import print_bounds
+    from predictor.gputime import load_gputime_model
+    from profiler.session import measure_uninstrumented
+
+    if at_size is None:
+        raise UserError("--sizes needs --at-size N (the size to predict at)")
+    if function is None or script is not None:
+        raise UserError("--at-size needs --function MODULE:QUALNAME (whose module's portcast_inputs(n) makes inputs of size n)")
+    if native or args is not None or trace_dir is not None:
+        raise UserError("--at-size cannot be combined with --native, --args or --trace-dir")
+    if chosen is None or chosen[0] != "gputime":
+        raise UserError("--at-size predicts with a GPU-time model (not the provisional speedup model)")
+    mod_spec, qual = function.rsplit(":", 1) if ":" in function else (function, "")
+    fn, _ = _resolve_function(function, "()")
+    module = _load_module(mod_spec)
+    make = getattr(module, "portcast_inputs", None)
+    if make is None or not inspect.signature(make).parameters:
+        raise UserError(f"{mod_spec}: --at-size needs portcast_inputs(n) that makes the inputs at size n")
+    if sizes:
+        try:
+            ladder = [int(x) for x in sizes.split(",") if x.strip()]
+        except ValueError:
+            raise UserError(f"--sizes must be integers separated by commas, got {sizes!r}") from None
+    else:
+        first = next(iter(inspect.signature(make).parameters.values()))
+        traced = first.default if isinstance(first.default, int) else None
+        ladder = list(default_sizes(at_size, traced))
+    _, path, model = chosen
+    if model.needs_simt:
+        # the SIMT model needs the records of the size itself, which is not traced: the model without it
+        path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
+        if not path.is_file():
+            raise UserError("--at-size needs a GPU-time model without the SIMT input (gputime-nosimt.json)")
+        model = load_gputime_model(path)
+    out = _out()
+    out.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}", highlight=False)
+    at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
+    t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
+    for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
+        t.add_column(c, justify="left" if c in ("quantity", "fit") else "right")
+    table = at.table()
+    from predictor.gputime import RATE_FEATURES, WORK_KEYS
+
+    shown = set(WORK_KEYS) | set(RATE_FEATURES) | {"read_bytes", "written_bytes"}
+    for r in table.itertuples(index=False):
+        if r.name in shown:
+            t.add_row(r.name, str(r.form), f"{r.traced:,.4g}", f"{r.at_target:,.4g}")
+    out.print(t)
+    cpu = None
+    why = "--no-baseline"
+    if baseline:
+        b = measure_uninstrumented(fn, _as_tuple(make(at_size)))
+        cpu = b.seconds
+        why = b.error or ""
+    work = {k: float(at.counts[k]) for k in WORK_KEYS}
+    rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)), "written_bytes": float(at.counts.get("written_bytes", 0.0))}
+    p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
+    label = f"{qual} at n = {at_size:,}"
+    print_gpu_prediction(out, label, p, cpu_how="njit at n, not traced" if cpu else "", cpu_why=why)
+    b = region_bounds(p, at.features)
+    if b is not None:
+        print_bounds(out, label, b, None)
+    print_model_line(out, p, b)
+    if verbose:
+        _print_inputs(out, model, p)
+
+
+def _as_tuple(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("profile")
     def profile_cmd(
@@ -291,10 +481,23 @@ def register(app: typer.Typer) -> None:
         no_progress: bool = typer.Option(False, "--no-progress", help="No live progress display."),
         features: bool = typer.Option(True, "--features/--no-features",
                                       help="Compute each region's features while it runs, and predict its speedup."),
-        model: Optional[Path] = typer.Option(None, "--model", help="Speedup model (portcast train); default: the shipped one."),
-        baseline: bool = typer.Option(False, "--baseline",
-                                      help="Also time an uninstrumented run of each function region (njit when Numba can compile "
-                                           "it, on copies of the arguments) and show the tracing slowdown."),
+        model: Optional[str] = typer.Option(None, "--model",
+                                            help="GPU-time model file (portcast measured train-model); default: the shipped one, "
+                                                 "trained on measured GPU times. 'provisional' (or an XAPP speedup model file) "
+                                                 "predicts a speedup with the older model trained on simulated GPU times."),
+        gpu: str = typer.Option("p100", "--gpu",
+                                help="Target GPU (a SIMT preset: portcast simulate --list-gpus); p100 is the newest with measured points."),
+        baseline: Optional[bool] = typer.Option(None, "--baseline/--no-baseline",
+                                      help="Time an uninstrumented run of each function region (njit when Numba can compile "
+                                           "it, on copies of the arguments): the CPU time the speedup is against (default: on; "
+                                           "marked blocks of a script are never re-run)."),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print the model's inputs and their training ranges."),
+        at_size: Optional[int] = typer.Option(None, "--at-size", min=1,
+                                              help="With --function: predict at this input size without tracing it: trace at "
+                                                   "smaller sizes (the module's portcast_inputs(n)), fit each count against "
+                                                   "size, extrapolate (docs/gputime.md)."),
+        sizes: Optional[str] = typer.Option(None, "--sizes", help="With --at-size: the sizes to trace, e.g. 1000,2000,4000 "
+                                            "(default: four sizes up to at-size/16)."),
         native: bool = typer.Option(False, "--native",
                                     help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
                                          "(profiler.native.numba_markers) at machine level."),
@@ -309,17 +512,29 @@ def register(app: typer.Typer) -> None:
                 raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
             if chunk_records < 1:
                 raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
-            if model is not None:  # a bad model file should fail before the script runs, not after
-                from predictor import ModelFileError, load_model
-
-                with user_errors(ModelFileError):
-                    load_model(model)
+            # a bad model file or GPU name should fail before the script runs, not after
+            chosen = resolve_model(model) if features else None
+            if features:
+                _check_gpu(gpu)
+            if at_size is not None or sizes is not None:
+                _profile_at_size(script, function, at_size, sizes, gpu=gpu, mode=mode, chosen=chosen,
+                                 baseline=baseline is not False, verbose=verbose, native=native, args=args,
+                                 trace_dir=trace_dir)
+                return
             if native:
                 _profile_native(script, script_args, function=function, mode=mode, region=region,
                                 trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
-                                features=features, model=model, baseline=baseline)
+                                features=features, model=chosen[1] if chosen and chosen[0] == "xapp" else None,
+                                baseline=bool(baseline))
                 return
+            baseline = True if baseline is None else baseline
             sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features)
+            psinks = None
+            if features and chosen[0] == "gputime":
+                from portcast.gpu_prediction import prediction_sinks
+
+                psinks = prediction_sinks(gpu, simulate=chosen[2].needs_simt)
+                sinks.extend(psinks.sinks)
             with report_if_interrupted(summary, sinks):
                 if function:
                     if script is not None:
@@ -342,9 +557,14 @@ def register(app: typer.Typer) -> None:
         if baseline:
             print_baseline(summary.rows)
         from predictor import ModelFileError
+        from predictor.gputime import GpuTimeModelError
 
-        with user_errors(ModelFileError, ValueError):
-            print_features_and_prediction(sinks, model)
+        with user_errors(ModelFileError, GpuTimeModelError, ValueError):
+            if chosen is not None and chosen[0] == "gputime":
+                print_features_and_prediction(sinks, None, predict=False)
+                print_gpu_predictions(sinks, psinks, chosen, verbose=verbose, baseline=baseline)
+            else:
+                print_features_and_prediction(sinks, chosen[1] if chosen else None, predict=features, terms=verbose)
 
     @app.command("trace-info")
     def trace_info_cmd(file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile.")) -> None:

@@ -61,8 +61,8 @@ def test_provisional_line_text():
     assert provisional_line({"provisional": "yes"}) is None  # only a JSON true counts
 
 
-def test_profile_with_the_default_model_prints_prediction_and_label():
-    res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--", "3000"])
+def test_profile_with_the_provisional_model_prints_prediction_and_label():
+    res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--model", "provisional", "--", "3000"])
     assert res.exit_code == 0, res.output
     out = _squash(res.output)
     assert re.search(r"saxpy #0: predicted speedup [0-9.e+]+x \((port|do not port)\)", out), res.output
@@ -94,10 +94,15 @@ def test_predict_command_prints_the_label(tmp_path):
 
 
 def test_without_a_default_model_profile_says_none_ships(monkeypatch, tmp_path):
+    import predictor.gputime
+
     monkeypatch.setattr(model_io, "DEFAULT_MODEL_FILE", tmp_path / "absent.json")
+    monkeypatch.setattr(predictor.gputime, "DEFAULT_GPUTIME_MODEL", tmp_path / "absent-gputime.json")
     res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--", "640"])
     assert res.exit_code == 0, res.output
     assert "no speedup model is shipped" in res.output and "provisional" not in res.output
+    res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--model", "provisional", "--", "640"])
+    assert res.exit_code == 2 and "the provisional speedup model is not shipped" in res.output
 
 
 # ------------------------------------------------------------------------------------ cross-validation

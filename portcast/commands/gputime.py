@@ -1,0 +1,109 @@
+"""``portcast gpu-time train|evaluate``: the GPU-time model learned from measured GPU times (docs/gputime.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._common import UserError, console, progress_bar, user_errors
+
+app = typer.Typer(help="The GPU-time model: train it on the measured kernels, evaluate it on held-out ones.",
+                  no_args_is_help=True)
+
+
+def _cpu_times(path: Optional[Path]):
+    """The single-thread CPU times of the ports (None when the file is absent and none was named)."""
+    from portcast.cpu_times import SHIPPED_CPU_TIMES, read_cpu_times
+
+    if path is None and not SHIPPED_CPU_TIMES.is_file():
+        return None
+    return read_cpu_times(path or SHIPPED_CPU_TIMES)
+
+
+@app.command("train")
+def train_cmd(
+    out: Path = typer.Option(..., "--out", help="Model file to write (JSON)."),
+    family: str = typer.Option("gbm", "--family", help="gbm | gbm-residual | simt-calibrated"),
+    without_simt: bool = typer.Option(False, "--without-simt", help="gbm without the SIMT estimate among its inputs "
+                                      "(what --at-size uses: a size that is not traced has no SIMT estimate)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+) -> None:
+    """Fit the GPU-time model on every measured (port, point, GPU) row and save it."""
+    from portcast.gputime import train_default, training_frame
+    from predictor.gputime import GpuTimeModelError, save_gputime_model
+
+    with user_errors(GpuTimeModelError, ValueError):
+        if out.exists() and not force:
+            raise UserError(f"{out} exists: pass --force to replace it")
+        if family not in ("gbm", "gbm-residual", "simt-calibrated"):
+            raise UserError(f"--family must be gbm, gbm-residual or simt-calibrated, not {family!r}")
+        frame = training_frame()
+        model = train_default(frame, family, without_simt=without_simt)
+        save_gputime_model(model, out)
+    console.print(f"wrote {out}: {family} on {len(frame)} measured rows "
+                  f"({frame['application'].nunique()} applications, {frame['preset'].nunique()} GPU models)",
+                  highlight=False)
+
+
+@app.command("evaluate")
+def evaluate_cmd(
+    out_dir: Path = typer.Option(..., "--out-dir", help="Folder for evaluation.md, scores.csv, predictions.parquet, "
+                                 "per-application.md and evaluation.png."),
+    cpu: Optional[Path] = typer.Option(None, "--cpu-times", help="CPU times of the ports (default: the committed "
+                                       "kernels/measured/data/cpu_times.csv)."),
+    quick: bool = typer.Option(False, "--quick", help="Only the SIMT model and gradient boosting (minutes less)."),
+) -> None:
+    """Leave-one-application-out, leave-one-GPU-out and Kepler/Maxwell -> Pascal errors of every model variant,
+    on GPU time and on speedup against the ports' CPU times."""
+    import pandas as pd
+
+    from portcast import gputime as G
+    from portcast.measured import read_points_table
+    from profiler.atomic import atomic_path
+
+    def write(name, text):
+        with atomic_path(out_dir / name) as tmp:
+            Path(tmp).write_text(text)
+
+    with user_errors(ValueError):
+        cpu_frame = _cpu_times(cpu)
+        points = read_points_table()
+        frame = G.training_frame(points)
+        names = list(G.variants())
+        if quick:
+            names = ["SIMT model alone", "SIMT, per-GPU scale + constant", "gradient boosting (all inputs)"]
+        total = sum(len(G.folds(frame, s)) for s in G.SPLITS) * len(names)
+        with progress_bar("evaluating") as bar:
+            task = bar.add_task("", total=total)
+
+            def step(what):
+                bar.update(task, description=what, advance=1)
+
+            pred = G.evaluate(frame, names, progress=step)
+        if cpu_frame is not None:
+            pred = pd.concat([pred, G.provisional_predictions(frame, points, cpu_frame)], ignore_index=True)
+        scores = G.score(pred, cpu_frame)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with atomic_path(out_dir / "scores.csv") as tmp:
+            scores.to_csv(tmp, index=False)
+        with atomic_path(out_dir / "predictions.parquet") as tmp:
+            pred.to_parquet(tmp, index=False, compression="zstd")
+        write("evaluation.md", G.evaluation_markdown(scores, frame))
+        best = "gradient boosting (all inputs)"
+        write("per-application.md", "\n\n".join(
+            [f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s) for s in ("application", "gpu")]
+            + ["**Leave one application out, SIMT, per-GPU scale + constant**\n\n"
+               + G.per_fold_markdown(pred, "SIMT, per-GPU scale + constant", "application")]) + "\n")
+        G.evaluation_plot(pred, ["SIMT model alone", "SIMT, per-GPU scale + constant", best], out_dir / "evaluation.png")
+    console.print(f"wrote evaluation.md, per-application.md, scores.csv, predictions.parquet and evaluation.png to "
+                  f"{out_dir}")
+    if cpu_frame is None:
+        console.print("no CPU times of the ports (kernels/measured/data/cpu_times.csv): speedup columns left out; "
+                      "make them with `portcast measured cpu-times`", highlight=False)
+
+
+def register(root: typer.Typer) -> None:
+    """Add ``gpu-time`` to the ``portcast`` command."""
+    root.add_typer(app, name="gpu-time")

@@ -1,0 +1,332 @@
+"""The GPU-time model's data, training and evaluation on the measured kernels (docs/gputime.md).
+
+Training rows are the measured points of :mod:`portcast.measured`: one row per (port, point, GPU) with the
+GPU's measured kernel time, the point's work counts and features (committed table
+``kernels/measured/data/measured_points.parquet``), the GPU's description (its SIMT preset) and the SIMT model's
+estimate. A point traced without features (more records than the table's feature bound) takes the rate
+features of the largest point of the same port that has them (rates change little with size; its work
+counts are its own); ``features_from`` says which.
+
+Evaluation (:func:`evaluate`): leave-one-application-out (every size and GPU of the held-out application
+removed from training, the feature search included), leave-one-GPU-out (a GPU model, both data sources, held
+out) and older-generations -> Pascal. Errors on GPU time, and on speedup against the single-thread CPU time
+of each port measured here (``kernels/measured/data/cpu_times.csv``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+
+from predictor.gputime import GPU_KEYS, RATE_FEATURES, WORK_KEYS, GpuTimeModel, design
+
+#: GPU generations of the presets with measured points (for the Pascal hold-out and the extrapolation note)
+GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40": "Kepler",
+               "quadro_k5200": "Kepler", "gtx970": "Maxwell", "gtx980": "Maxwell", "titanx": "Maxwell",
+               "gtx1080": "Pascal", "gtx1080ti": "Pascal", "p100": "Pascal", "a100": "Ampere",
+               "rtx4090": "Ada Lovelace", "h100": "Hopper", "gtx480": "Fermi"}
+
+#: model variants compared by :func:`evaluate`: name -> (factory, needs the SIMT estimate)
+SPLITS = ("application", "gpu", "pascal")
+
+
+def gpu_columns(preset: str) -> dict:
+    """The GPU description numbers the model uses (:data:`predictor.gputime.GPU_KEYS`) of a SIMT preset."""
+    from gpu_models.simt.config import load_config
+
+    c = load_config(preset)
+    return {"sm_count": c.sm_count, "core_mhz": c.core_mhz, "dram_gb_s": c.dram_bytes_per_ns(),
+            "l2_bytes": c.l2_bytes, "schedulers_per_sm": c.schedulers_per_sm,
+            "max_warps_per_sm": c.max_warps_per_sm}
+
+
+def impute_features(points: pd.DataFrame) -> pd.DataFrame:
+    """``points`` with the ``f_*`` columns of a point without features taken from the largest point (most
+    records) of the same port that has them; ``features_from`` names the point they came from."""
+    fcols = [c for c in points.columns if c.startswith("f_")]
+    out = points.copy()
+    out["features_from"] = np.where(out["f_mem"].notna(), out["point"], None)
+    for port, g in out.groupby("port"):
+        has = g[g["f_mem"].notna()]
+        miss = g.index[g["f_mem"].isna()]
+        if len(has) and len(miss):
+            donor = has.loc[has["records"].idxmax()]
+            out.loc[miss, fcols] = donor[fcols].to_numpy()[None, :].repeat(len(miss), 0)
+            out.loc[miss, "features_from"] = donor["point"]
+    return out
+
+
+def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per measured (port, point, GPU) with a simulated time and features: the model's input columns
+    (:data:`predictor.gputime.INPUT_COLUMNS`), ``measured_s``, ``gpu`` (the data's GPU name), ``preset``,
+    ``generation``, ``application``, ``port``, ``point``, ``source``, ``features_from``."""
+    from kernels.measured.registry import all_measured
+    from portcast import measured as M
+
+    points = M.read_points_table() if points is None else points
+    times = M.measured_times(all_measured()) if times is None else times
+    pts = impute_features(points)
+    pairs = M.pair_times(pts, times)
+    keep = ["port", "point", "source", "local_work", "features_from", *WORK_KEYS,
+            *(f"f_{k}" for k in RATE_FEATURES)]
+    d = pairs.merge(pts[keep], on=["port", "point"])
+    d = d[d[f"f_{RATE_FEATURES[0]}"].notna()].copy()
+    d = d.rename(columns={f"f_{k}": k for k in RATE_FEATURES}).rename(columns={"local_work": "block_size"})
+    g = pd.DataFrame([{"preset": p, **gpu_columns(p)} for p in sorted(d["preset"].unique())])
+    d = d.merge(g, on="preset")
+    d["host_timer"] = (d["source"] == "aiwc").astype(float)
+    d["generation"] = d["preset"].map(GENERATIONS)
+    return d.sort_values(["port", "point", "gpu"]).reset_index(drop=True)
+
+
+def application_weights(frame: pd.DataFrame) -> np.ndarray:
+    """One over the rows of each row's application: every application weighs the same in training."""
+    return 1.0 / frame.groupby("application")["application"].transform("size").to_numpy(np.float64)
+
+
+# ------------------------------------------------------------------------------------------ variants ---
+def _interaction(columns):
+    return lambda: GpuTimeModel("xapp", columns, k=3)
+
+
+#: the variants :func:`evaluate` compares: name -> model factory (or "simt" for the SIMT estimate as it is)
+def variants() -> dict[str, Callable | str]:
+    from predictor.gputime import DESIGN_COLUMNS
+
+    return {
+        "SIMT model alone": "simt",
+        "SIMT, per-GPU scale + constant": lambda: GpuTimeModel("simt-calibrated"),
+        "gradient boosting (all inputs)": lambda: GpuTimeModel("gbm"),
+        "gradient boosting, SIMT prior + correction": lambda: GpuTimeModel("gbm-residual"),
+        "gradient boosting without SIMT": lambda: GpuTimeModel("gbm", [c for c in DESIGN_COLUMNS if c != "log_simt"]),
+        "XAPP interaction search (k=3, log time)": _interaction(DESIGN_COLUMNS),
+        "OLS linear, log time": ("baseline", "ols"),
+        "LASSO linear, log time": ("baseline", "lasso"),
+    }
+
+
+def _baseline_predict(method: str, tr: pd.DataFrame, te: pd.DataFrame) -> np.ndarray:
+    from predictor.baselines import LinearBaseline
+    from predictor.gputime import DESIGN_COLUMNS
+
+    Dtr, Dte = design(tr)[list(DESIGN_COLUMNS)], design(te)[list(DESIGN_COLUMNS)]
+    m = LinearBaseline(method=method, expansion="linear", transform="log", random_state=0)
+    m.fit(Dtr, tr["measured_s"].to_numpy())
+    return np.asarray(m.predict(Dte), dtype=np.float64)
+
+
+def fit_predict(variant, tr: pd.DataFrame, te: pd.DataFrame) -> np.ndarray:
+    """Fit one variant on ``tr`` and predict the kernel time (seconds) of ``te``."""
+    if variant == "simt":
+        return te["simulated_s"].to_numpy(np.float64)
+    if isinstance(variant, tuple):
+        return _baseline_predict(variant[1], tr, te)
+    m = variant()
+    m.fit(tr, tr["measured_s"].to_numpy(), gpu=tr["preset"].to_numpy(), sample_weight=application_weights(tr))
+    return m.predict(te, gpu=te["preset"].to_numpy())
+
+
+def folds(frame: pd.DataFrame, split: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(name, training rows, test rows) of a split: ``application`` (leave one out), ``gpu`` (one SIMT preset,
+    i.e. GPU model, out; both data sources) or ``pascal`` (train on Kepler and Maxwell, test on Pascal)."""
+    if split == "application":
+        keys = frame["application"]
+    elif split == "gpu":
+        keys = frame["preset"]
+    elif split == "pascal":
+        te = np.nonzero((frame["generation"] == "Pascal").to_numpy())[0]
+        tr = np.nonzero(frame["generation"].isin(["Kepler", "Maxwell"]).to_numpy())[0]
+        return [("Pascal", tr, te)]
+    else:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    out = []
+    for k in sorted(keys.unique()):
+        mask = (keys == k).to_numpy()
+        out.append((str(k), np.nonzero(~mask)[0], np.nonzero(mask)[0]))
+    return out
+
+
+def evaluate(frame: pd.DataFrame, names: Iterable[str] | None = None, splits: Iterable[str] = SPLITS,
+             progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Held-out predictions: one row per (variant, split, frame row) with ``predicted_s`` beside the row's
+    keys and ``measured_s``; every prediction comes from a model that never saw the row's fold."""
+    table = variants()
+    names = list(table) if names is None else list(names)
+    parts = []
+    for split in splits:
+        for fold, tr, te in folds(frame, split):
+            for name in names:
+                if progress:
+                    progress(f"{split}: {fold}: {name}")
+                pred = fit_predict(table[name], frame.iloc[tr], frame.iloc[te])
+                part = frame.iloc[te][["port", "point", "gpu", "preset", "application", "measured_s"]].copy()
+                part["variant"], part["split"], part["fold"], part["predicted_s"] = name, split, fold, pred
+                parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+# ------------------------------------------------------------------------------------------- scoring ---
+def _weighted(actual_speedup: np.ndarray, rel: np.ndarray) -> float:
+    from predictor.metrics import speedup_weights
+
+    return float(np.mean(speedup_weights(actual_speedup) * np.abs(rel)))
+
+
+def score(pred: pd.DataFrame, cpu: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per (split, variant): pairs, median / mean absolute relative error of the GPU time, the median over
+    applications of each application's median error; with ``cpu`` (columns port, point, cpu_s): the errors of
+    the speedup (CPU time / GPU time), XAPP's weighted error (weights by the measured speedup's class) and the
+    port / don't-port accuracy (speedup > 1)."""
+    p = pred.copy()
+    p["rel"] = p["predicted_s"] / p["measured_s"] - 1.0
+    if cpu is not None:
+        p = p.merge(cpu[["port", "point", "cpu_s"]], on=["port", "point"], how="left")
+    rows = []
+    for (split, variant), g in p.groupby(["split", "variant"], sort=False):
+        ok = np.isfinite(g["predicted_s"].to_numpy()) & (g["predicted_s"].to_numpy() > 0)
+        g = g[ok]
+        e = np.abs(g["rel"].to_numpy())
+        row = {"split": split, "variant": variant, "pairs": len(g), "median_error": float(np.median(e)),
+               "mean_error": float(np.mean(e)),
+               "median_of_applications": float(g.assign(e=e).groupby("application")["e"].median().median())}
+        if cpu is not None and g["cpu_s"].notna().any():
+            h = g[g["cpu_s"].notna()]
+            actual = h["cpu_s"].to_numpy() / h["measured_s"].to_numpy()
+            predicted = h["cpu_s"].to_numpy() / h["predicted_s"].to_numpy()
+            srel = predicted / actual - 1.0
+            row.update({"speedup_pairs": len(h), "speedup_median_error": float(np.median(np.abs(srel))),
+                        "speedup_mean_error": float(np.mean(np.abs(srel))),
+                        "speedup_weighted_error": _weighted(actual, srel),
+                        "time_weighted_error": _weighted(actual, h["rel"].to_numpy()),
+                        "port_accuracy": float(np.mean((actual > 1) == (predicted > 1))),
+                        "ported_fraction": float(np.mean(actual > 1))})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def train_default(frame: pd.DataFrame, family: str = "gbm", *, without_simt: bool = False) -> GpuTimeModel:
+    """The shipped model: ``family`` fitted on every measured row, its metadata naming the data and GPUs
+    (``without_simt``: a ``gbm`` without the SIMT estimate among its inputs)."""
+    from predictor.gputime import DESIGN_COLUMNS
+
+    if without_simt and family != "gbm":
+        raise ValueError("--without-simt applies to the gbm family")
+    m = GpuTimeModel(family, [c for c in DESIGN_COLUMNS if c != "log_simt"] if without_simt else None)
+    m.fit(frame, frame["measured_s"].to_numpy(), gpu=frame["preset"].to_numpy(),
+          sample_weight=application_weights(frame))
+    m.metadata = {
+        "target": "kernel time in seconds on the described GPU (device-side; host_timer = 0)",
+        "trained_on": "measured kernel times: AIWC (OpenCL, 5 NVIDIA GPUs; Johnston et al.) and Amaris et al. "
+                      "(CUDA Rodinia, 9 NVIDIA GPUs) of Portcast's ports of those kernels (docs/measured.md)",
+        "rows": int(len(frame)), "applications": sorted(frame["application"].unique().tolist()),
+        "gpus": sorted(frame["gpu"].unique().tolist()), "presets": sorted(frame["preset"].unique().tolist()),
+        "generations": sorted(frame["generation"].unique().tolist()),
+        "provisional": False,
+    }
+    return m
+
+
+def default_model_file() -> Path:
+    from predictor.gputime import DEFAULT_GPUTIME_MODEL
+
+    return DEFAULT_GPUTIME_MODEL
+
+
+PROVISIONAL = "provisional speedup model (simulated H100)"
+
+
+def provisional_predictions(frame: pd.DataFrame, points: pd.DataFrame, cpu: pd.DataFrame,
+                            splits: Iterable[str] = SPLITS) -> pd.DataFrame:
+    """The old default speedup model's predictions turned into GPU times (CPU time here / its predicted
+    speedup) for every row with a CPU time, repeated under each split (it was trained on the corpus, so every
+    measured application is held out from it)."""
+    from predictor import load_model
+    from predictor.model_io import DEFAULT_MODEL_FILE
+
+    m = load_model(DEFAULT_MODEL_FILE)
+    feats = impute_features(points)
+    x = feats[["port", "point", *(f"f_{c}" for c in m.subset_)]].rename(columns={f"f_{c}": c for c in m.subset_})
+    x = x.dropna()
+    x["speedup"] = m.predict(x[list(m.subset_)])
+    rows = frame.merge(x[["port", "point", "speedup"]], on=["port", "point"]).merge(
+        cpu[["port", "point", "cpu_s"]], on=["port", "point"])
+    rows["predicted_s"] = rows["cpu_s"] / rows["speedup"]
+    parts = []
+    for split in splits:
+        keep = rows if split != "pascal" else rows[rows["generation"] == "Pascal"]
+        part = keep[["port", "point", "gpu", "preset", "application", "measured_s", "predicted_s"]].copy()
+        part["variant"], part["split"], part["fold"] = PROVISIONAL, split, "all"
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+SPLIT_TITLES = {"application": "Leave one application out", "gpu": "Leave one GPU out",
+                "pascal": "Trained on Kepler and Maxwell, tested on Pascal"}
+
+
+def evaluation_markdown(scores: pd.DataFrame, frame: pd.DataFrame) -> str:
+    """The evaluation tables (one per split) as Markdown."""
+    def pct(v):
+        return "-" if v != v else f"{100 * v:.0f}%"
+
+    lines = [f"{len(frame)} measured (port, point, GPU) rows; {frame['application'].nunique()} applications, "
+             f"{frame['preset'].nunique()} GPU models ({frame['gpu'].nunique()} GPU x data-source pairs).", ""]
+    for split, g in scores.groupby("split", sort=False):
+        lines += [f"**{SPLIT_TITLES.get(split, split)}**", "",
+                  "| model | pairs | median error | mean error | median of per-application medians | "
+                  "speedup median error | speedup mean error | speedup weighted error | port/don't-port "
+                  "(measured speedup > 1 in " + pct(float(g["ported_fraction"].iloc[0]) if "ported_fraction" in g
+                                                    else float("nan")) + ") |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for r in g.sort_values("median_error").itertuples(index=False):
+            d = r._asdict()
+            lines.append(f"| {r.variant} | {r.pairs} | {pct(r.median_error)} | {pct(r.mean_error)} | "
+                         f"{pct(r.median_of_applications)} | {pct(d.get('speedup_median_error', float('nan')))} | "
+                         f"{pct(d.get('speedup_mean_error', float('nan')))} | "
+                         f"{pct(d.get('speedup_weighted_error', float('nan')))} | "
+                         f"{pct(d.get('port_accuracy', float('nan')))} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str) -> str:
+    """Median error of one variant per held-out fold (application or GPU) as Markdown."""
+    p = pred[(pred["variant"] == variant) & (pred["split"] == split)].copy()
+    p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
+    t = p.groupby("fold").agg(pairs=("e", "size"), median=("e", "median"), mean=("e", "mean")).reset_index()
+    lines = [f"| held out | pairs | median error | mean error |", "|---|---|---|---|"]
+    for r in t.itertuples(index=False):
+        lines.append(f"| {r.fold} | {r.pairs} | {100 * r.median:.0f}% | {100 * r.mean:.0f}% |")
+    return "\n".join(lines)
+
+
+def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> Path:
+    """Predicted against measured kernel time, leave-one-application-out, one panel per variant (log axes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from profiler.atomic import atomic_path
+
+    shown = list(variants_shown)
+    fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 4.2), squeeze=False)
+    p = pred[pred["split"] == "application"]
+    for ax, v in zip(axes[0], shown):
+        g = p[p["variant"] == v]
+        for app, h in g.groupby("application"):
+            ax.scatter(h["measured_s"] * 1e6, h["predicted_s"] * 1e6, s=6, label=app, alpha=0.7)
+        lo, hi = 1.0, 1e5
+        ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
+        ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlim(lo, hi), ax.set_ylim(lo, hi)
+        ax.set_xlabel("measured kernel time (us)"), ax.set_ylabel("predicted (us)"), ax.set_title(v, fontsize=9)
+    axes[0][-1].legend(fontsize=6, loc="lower right", ncol=2)
+    fig.tight_layout()
+    out = Path(out)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
+    return out
