@@ -31,15 +31,20 @@ def _register_all() -> None:
         module.register(app)
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the Portcast version and exit."),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from portcast import __version__
 
         typer.echo(__version__)
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the Portcast version and exit.",
+                                 callback=_print_version, is_eager=True),
+) -> None:
+    """Estimate how much faster a region of CPU code would run on a GPU, and why."""
 
 
 _register_all()
