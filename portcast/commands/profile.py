@@ -274,6 +274,81 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
                             f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
 
 
+_PORTCAST_DIRS = tuple(str(Path(__file__).resolve().parents[2] / d) + os.sep
+                       for d in ("profiler", "portcast", "features", "predictor", "gpu_models"))
+
+
+class UserOutcome:
+    """How the user's script or function ended: ``exit_code`` (what the script's own process would have
+    returned), ``error`` (the exception it raised, None if none) and its ``frames`` (the user's, Portcast's
+    removed)."""
+
+    def __init__(self, exit_code: int = 0, error: BaseException | None = None, frames=()) -> None:
+        self.exit_code, self.error, self.frames = exit_code, error, list(frames)
+
+    def finish(self, rows) -> None:
+        """After the report: say what happened to the traces, and exit with the script's status."""
+        if self.error is not None:
+            open_ = [f"{i.name} #{i.invocation}" for i, _ in rows if not i.complete]
+            kept = f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)" if open_ else ""
+            err_console.print(f"the script raised {type(self.error).__name__}: the report above covers what ran "
+                              f"before it{kept}", highlight=False, soft_wrap=True)
+        elif self.exit_code:
+            err_console.print(f"the script exited with status {self.exit_code}", highlight=False)
+        if self.exit_code:
+            raise typer.Exit(self.exit_code)
+
+
+def _user_frames(tb, user_file: str | None) -> list:
+    """The frames of a traceback from the user's own code on: those before the first frame of ``user_file``
+    (Portcast and the command line) and every frame of Portcast's own packages are left out."""
+    import traceback
+
+    frames = traceback.extract_tb(tb)
+    start = next((k for k, f in enumerate(frames) if user_file and os.path.abspath(f.filename) == user_file), None)
+    if start is None:
+        start = next((k for k, f in enumerate(frames) if not f.filename.startswith(_PORTCAST_DIRS)
+                      and "site-packages" not in f.filename and not f.filename.startswith("<")), None)
+    if start is None:
+        return []
+    return [f for f in frames[start:] if not os.path.abspath(f.filename).startswith(_PORTCAST_DIRS)]
+
+
+def run_user_code(run, user_file: str | None) -> UserOutcome:
+    """Run the user's script or function (``run()``) and keep how it ended instead of letting it end
+    Portcast: ``sys.exit(n)`` gives status n; an exception raised by the user's code (one with a frame of the
+    user's code in its traceback) gives status 1 and the exception. Portcast's own input errors propagate."""
+    from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+
+    try:
+        run()
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return UserOutcome(0)
+        if isinstance(code, int):
+            return UserOutcome(code)
+        err_console.print(str(code), highlight=False, soft_wrap=True)
+        return UserOutcome(1)
+    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        frames = _user_frames(exc.__traceback__, user_file)
+        if not frames:
+            raise  # not the user's code: Portcast's own error handling applies
+        return UserOutcome(1, exc, frames)
+    return UserOutcome(0)
+
+
+def print_user_traceback(exc: BaseException, frames) -> None:
+    """The user's exception as Python prints it, with the user's frames only."""
+    import traceback
+
+    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
+        "".join(traceback.format_exception_only(type(exc), exc))
+    err_console.print(text.rstrip("\n"), highlight=False, markup=False, soft_wrap=True)
+
+
 def resolve_model(model: Optional[str]):
     """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
     trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
@@ -540,18 +615,27 @@ def register(app: typer.Typer) -> None:
                     if script is not None:
                         raise UserError("give either SCRIPT or --function, not both")
                     fn, fargs = _resolve_function(function, args)
-                    trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
-                                   measure_uninstrumented=baseline)
+                    user_file = getattr(getattr(fn, "__code__", None), "co_filename", None) or \
+                        getattr(getattr(getattr(fn, "py_func", None), "__code__", None), "co_filename", None)
+                    outcome = run_user_code(lambda: trace_function(fn, fargs, sinks=sinks, mode=mode,
+                                                                   chunk_records=chunk_records,
+                                                                   measure_uninstrumented=baseline), user_file)
                 else:
                     if script is None:
                         raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
                     if not script.is_file():
                         raise UserError(f"{script}: no such script")
-                    profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=region,
-                                   chunk_records=chunk_records, measure_uninstrumented=baseline)
+                    outcome = run_user_code(lambda: profile_script(script, list(script_args or []), sinks=sinks,
+                                                                   mode=mode, regions=region,
+                                                                   chunk_records=chunk_records,
+                                                                   measure_uninstrumented=baseline),
+                                            str(script.resolve()))
+        if outcome.error is not None:
+            print_user_traceback(outcome.error, outcome.frames)
         if not summary.rows:
             console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
                           "or portcast.region_start/region_end)")
+            outcome.finish([])
             return
         print_region_summary(summary.rows, written_files(sinks))
         if baseline:
@@ -565,6 +649,7 @@ def register(app: typer.Typer) -> None:
                 print_gpu_predictions(sinks, psinks, chosen, verbose=verbose, baseline=baseline)
             else:
                 print_features_and_prediction(sinks, chosen[1] if chosen else None, predict=features, terms=verbose)
+        outcome.finish(summary.rows)
 
     @app.command("trace-info")
     def trace_info_cmd(file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile.")) -> None:
