@@ -47,6 +47,20 @@ def _root(
     """Estimate how much faster a region of CPU code would run on a GPU, and why."""
 
 
+def _plain_flags() -> None:
+    """On/off options (and ``--help``) show no value type in help: Typer prints ``<bool>`` beside a flag, as
+    if it took a value. Its options describe their type with ``display_type_rich``; for a flag, nothing."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_plain_flags()
 _register_all()
 
 

@@ -14,3 +14,13 @@ def test_version_prints_the_package_version():
 def test_no_command_shows_help():
     res = CliRunner().invoke(app, [])
     assert "Usage" in res.output and "profile" in res.output
+
+
+def test_help_shows_no_bool_metavar_for_flags():
+    for args in (["profile", "--help"], ["gpu-time", "train", "--help"], ["measured", "trace", "--help"],
+                 ["--help"]):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 0, res.output
+        assert "<bool>" not in res.output, args
+    res = CliRunner().invoke(app, ["profile", "--help"])
+    assert "--no-baseline" in res.output and "<int" in res.output  # value options keep their type
