@@ -26,12 +26,13 @@ joins every benchmark with its static PTX instruction-count fingerprint (columns
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from profiler.atomic import make_temp
 
 SCHEMA_NAME = "portcast.scaling_dataset"
 SCHEMA_VERSION = 1
@@ -298,8 +299,7 @@ class ScalingDataset:
         suffix = path.suffix.lower()
         if suffix not in (".csv", ".parquet"):
             raise DatasetError(f"{path}: unsupported suffix {path.suffix!r}; use .csv or .parquet")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = make_temp(path)
         os.close(fd)
         try:
             if suffix == ".csv":

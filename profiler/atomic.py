@@ -31,8 +31,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         Where to write (an empty file that already exists).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = make_temp(path)
     os.close(fd)
     os.chmod(tmp, 0o666 & ~_umask())  # the permissions a plain open() would give, not mkstemp's 0600
     try:
@@ -42,6 +41,61 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def make_temp(path: str | os.PathLike) -> tuple[int, str]:
+    """Create the hidden temporary file that will become ``path``: ``.<name>.<pid>.<random>.tmp`` in its
+    folder (created if needed), after removing the temporaries that killed runs left for the same name
+    (:func:`remove_stale_temps`). Returns ``(fd, temporary path)`` as :func:`tempfile.mkstemp` does."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
+    return tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+
+
+#: a temporary without a process id (written before they carried one) is stale after this many seconds
+STALE_UNTAGGED_S = 3600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporaries of ``path`` whose writing process no longer runs (a run killed before it could
+    rename or remove them); returns what was removed. Temporaries of live processes are kept."""
+    import time
+
+    path = Path(path)
+    removed = []
+    if not path.parent.is_dir():
+        return removed
+    prefix = f".{path.name}."
+    for tmp in path.parent.glob(f".{glob_escape(path.name)}.*.tmp"):
+        rest = tmp.name[len(prefix):-len(".tmp")]
+        head = rest.split(".", 1)[0]
+        try:
+            stale = not _alive(int(head)) if head.isdigit() and "." in rest else \
+                time.time() - tmp.stat().st_mtime > STALE_UNTAGGED_S
+            if stale:
+                tmp.unlink()
+                removed.append(tmp)
+        except OSError:
+            pass  # gone meanwhile, or not ours to remove
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with the glob metacharacters escaped."""
+    import glob
+
+    return glob.escape(name)
 
 
 def _umask() -> int:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .atomic import make_temp
 from .trace import (
     COLUMN_NAMES,
     DEFAULT_CHUNK_RECORDS,
@@ -65,8 +65,7 @@ class ParquetTraceWriter:
         self.n_records = 0
 
     def start_region(self, info: RegionInfo, static: StaticTable) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        fd, self._tmp = make_temp(self.path)
         os.close(fd)
         self._writer = pq.ParquetWriter(self._tmp, ARROW_SCHEMA, compression="zstd")
         self.n_records = 0
@@ -120,11 +119,29 @@ class ParquetTraceWriter:
             os.unlink(self._tmp)
 
 
-class TraceDirectorySink:
-    """Writes every region invocation to ``<folder>/<region>.<invocation>.parquet``."""
+def next_run_folder(folder: str | os.PathLike) -> Path:
+    """Where a run's traces go when ``folder`` is asked for: ``folder`` itself when it holds no trace yet,
+    else its first ``run-<k>`` subfolder (k = 2, 3, ...) that holds none, so that no earlier trace is
+    replaced."""
+    folder = Path(folder)
+    if not any(folder.glob("*.parquet")):
+        return folder
+    k = 2
+    while any((folder / f"run-{k}").glob("*.parquet")):
+        k += 1
+    return folder / f"run-{k}"
 
-    def __init__(self, folder: str | os.PathLike, row_group_records: int = DEFAULT_CHUNK_RECORDS) -> None:
-        self.folder = Path(folder)
+
+class TraceDirectorySink:
+    """Writes every region invocation to ``<folder>/<region>.<invocation>.parquet``. With ``replace=False``
+    a folder that already holds traces of an earlier run is left as it is and this run writes to its next
+    ``run-<k>`` subfolder (:func:`next_run_folder`; ``redirected`` says so)."""
+
+    def __init__(self, folder: str | os.PathLike, row_group_records: int = DEFAULT_CHUNK_RECORDS, *,
+                 replace: bool = True) -> None:
+        self.asked = Path(folder)
+        self.folder = self.asked if replace else next_run_folder(folder)
+        self.redirected = self.folder != self.asked
         self.row_group_records = row_group_records
         self._writer: ParquetTraceWriter | None = None
         self.written: list[Path] = []

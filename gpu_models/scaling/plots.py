@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from profiler.atomic import make_temp
 
 
 def _plt():
@@ -24,8 +25,7 @@ def save_figure(fig, path) -> Path:
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg"):
         raise ValueError(f"{path}: figures are written as .png or .svg")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = make_temp(path)
     os.close(fd)
     try:
         fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")

@@ -42,3 +42,19 @@ def progress_bar(label: str):
 
     return Progress(TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err_console, transient=False)
+
+
+def check_output(out, *, inputs=(), force: bool = False, what: str = "--out") -> None:
+    """Refuse an output that would destroy an input (whatever ``force`` says), or replace an existing file
+    without ``force``: a :class:`UserError` naming both."""
+    import os
+    from pathlib import Path
+
+    if out is None:
+        return
+    out = Path(out)
+    for src in inputs:
+        if src is not None and Path(src).exists() and out.exists() and os.path.samefile(out, src):
+            raise UserError(f"{what} {out} is the input {src}: writing it would destroy the input; choose another file")
+    if out.exists() and not force:
+        raise UserError(f"{what} {out} exists: pass --force to replace it")

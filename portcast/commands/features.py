@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from ._common import UserError, console, user_errors
+from ._common import UserError, check_output, console, user_errors
 
 #: Version of the JSON/CSV/Parquet layout written by ``portcast features``.
 FEATURES_OUTPUT_SCHEMA_VERSION = 1
@@ -120,9 +120,11 @@ def features_command(
     list_: bool = typer.Option(False, "--list", help="List the feature catalogue and exit."),
     chunk_records: int = typer.Option(1 << 20, "--chunk-records", min=1, help="Records per chunk read."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
     """Compute XAPP's, MICA's and the warp-level features of trace files (definitions: docs/features.md)."""
     with user_errors(ValueError):
+        check_output(out, inputs=traces or (), force=force)
         if list_:
             _list_catalogue(fmt, out)
             return

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import typer
 
-from portcast.commands._common import UserError, console, err_console, user_errors
+from portcast.commands._common import UserError, check_output, console, err_console, user_errors
 from profiler.tracefile import is_trace_file
 
 
@@ -199,11 +199,14 @@ def train(
     clip: bool = typer.Option(True, "--clip/--no-clip",
                               help="Clip each feature to its training range before predicting (the interaction "
                                    "terms cannot then grow without bound outside the data); --no-clip as in XAPP."),
+    force: bool = typer.Option(False, "--force", help="Replace existing --out / --cv-out files."),
 ) -> None:
     """Fit the XAPP interaction model on a features table and save it as a JSON model file."""
     from predictor import InteractionSearchRegressor, ModelFileError, save_model
 
     with user_errors(ValueError, ModelFileError):
+        check_output(out, inputs=(data, calibration), force=force)
+        check_output(cv_out, inputs=(data, calibration, out), force=force, what="--cv-out")
         df = read_table(data)
         meta_extra: dict = {}
         drop_keys: set = set()
@@ -327,15 +330,23 @@ def _print_explanation(expl: pd.DataFrame, label: str, model=None) -> None:
 
 def predict(
     input: Path = typer.Argument(..., help="Features file (.csv/.parquet/.json, one row per region) or a Portcast trace (.parquet)."),
-    model: Path = typer.Option(..., "--model", help="Model file written by `portcast train`."),
+    model: Optional[Path] = typer.Option(None, "--model", help="Model file written by `portcast train` (default: the "
+                                         "shipped speedup model, docs/predictor.md)."),
     id_column: Optional[str] = typer.Option(None, "--id-column", help="Column naming each row (default: region/name/kernel if present)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write predictions to this CSV."),
     quiet: bool = typer.Option(False, "--quiet", help="Only the table of predictions, no explanation."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
     """Predict the GPU speedup of each region and explain it term by term."""
     from predictor import ModelFileError, explain_prediction, load_model
+    from predictor.model_io import default_model_path
 
     with user_errors(ValueError, ModelFileError):
+        if model is None:
+            model = default_model_path()
+            if model is None:
+                raise UserError("no speedup model ships with this checkout: give --model MODEL.json")
+        check_output(out, inputs=(input, model), force=force)
         m = load_model(model)
         df = features_from_input(input)
         if df.empty:
@@ -386,7 +397,8 @@ evaluate_app = typer.Typer(help="Benchmarks of the speedup predictor on shipped 
 
 @evaluate_app.command("aiwc")
 def evaluate_aiwc_cmd(
-    out: Path = typer.Option(Path("docs/aiwc-evaluation.md"), "--out", help="Markdown page to write."),
+    out: Path = typer.Option(..., "--out", help="Markdown page to write (the committed one: docs/aiwc-evaluation.md)."),
+    force: bool = typer.Option(False, "--force", help="Replace existing --out / --csv files."),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Also write every outer split's metrics to this CSV."),
     n_outer: int = typer.Option(20, "--n-outer", help="Random outer splits."),
     n_splits: int = typer.Option(10, "--n-splits", help="Validation splits inside each search (paper: 100)."),
@@ -395,10 +407,12 @@ def evaluate_aiwc_cmd(
     random_state: int = typer.Option(0, "--random-state"),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines."),
 ) -> None:
-    """XAPP and its baselines on the AIWC dataset, paper protocol; writes docs/aiwc-evaluation.md."""
+    """XAPP and its baselines on the AIWC dataset, paper protocol; writes the page given by --out."""
     from predictor import aiwc
 
     with user_errors(ValueError):
+        check_output(out, force=force)
+        check_output(csv, inputs=(out,), force=force, what="--csv")
         if platform:
             pairs = []
             for p in platform:

@@ -74,7 +74,8 @@ class ProgressSink:
         self._progress.stop()
 
 
-def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False) -> tuple[list, SummarySink]:
+def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
+                replace: bool = False) -> tuple[list, SummarySink]:
     """The sinks every profiled region is sent to: summary counter, optional progress, optional Parquet
     files, optional feature engine (computing the features while the region runs, no trace file needed).
 
@@ -93,7 +94,11 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
     if progress:
         sinks.append(ProgressSink())
     if trace_dir is not None:
-        sinks.append(TraceDirectorySink(trace_dir))
+        tsink = TraceDirectorySink(trace_dir, replace=replace)
+        if tsink.redirected:
+            err_console.print(f"{trace_dir} holds traces of an earlier run: this run's go to {tsink.folder} "
+                              "(--force replaces them instead)", highlight=False, soft_wrap=True)
+        sinks.append(tsink)
     if features:
         from features import FeatureSink
 
@@ -573,6 +578,8 @@ def register(app: typer.Typer) -> None:
                                                    "size, extrapolate (docs/gputime.md)."),
         sizes: Optional[str] = typer.Option(None, "--sizes", help="With --at-size: the sizes to trace, e.g. 1000,2000,4000 "
                                             "(default: four sizes up to at-size/16)."),
+        force: bool = typer.Option(False, "--force", help="Replace the traces an earlier run left in --trace-dir "
+                                   "(default: this run writes to a new run-<k> folder inside it)."),
         native: bool = typer.Option(False, "--native",
                                     help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
                                          "(profiler.native.numba_markers) at machine level."),
@@ -603,7 +610,7 @@ def register(app: typer.Typer) -> None:
                                 baseline=bool(baseline))
                 return
             baseline = True if baseline is None else baseline
-            sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features)
+            sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features, replace=force)
             psinks = None
             if features and chosen[0] == "gputime":
                 from portcast.gpu_prediction import prediction_sinks

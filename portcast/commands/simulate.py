@@ -170,7 +170,7 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
     if trace_dir is not None:
         from profiler.tracefile import TraceDirectorySink
 
-        sinks.append(TraceDirectorySink(trace_dir))
+        sinks.append(TraceDirectorySink(trace_dir, replace=False))
     what = f"--function {function}" if function is not None else str(source)
     with user_errors(UnsupportedConstruct, SourceUnavailable), \
             console.status(f"tracing {what} and building warp streams"):

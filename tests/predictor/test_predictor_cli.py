@@ -111,7 +111,7 @@ def test_evaluate_aiwc_writes_page(tmp_path):
     assert res.exit_code == 0, res.output
     text = out.read_text()
     assert "## i7-6700k -> gtx1080ti" in text and "XAPP (transform chosen by validation)" in text
-    bad = runner.invoke(app, ["evaluate", "aiwc", "--out", str(out), "--platform", "i7"])
+    bad = runner.invoke(app, ["evaluate", "aiwc", "--out", str(out), "--force", "--platform", "i7"])
     assert bad.exit_code == 2 and "expected CPU:GPU" in bad.output
 
 

@@ -176,9 +176,10 @@ def test_train_with_calibration_and_cv(tmp_path):
     # a measured calibration gives an unflagged model
     calib.assign(gpu_name="NVIDIA H100").to_csv(cpath, index=False)
     res = runner.invoke(app, ["train", "--data", str(fpath), "--calibration", str(cpath), "--k", "1",
-                              "--transform", "log", "--n-splits", "5", "--validation-size", "6", "--out", str(model)])
+                              "--transform", "log", "--n-splits", "5", "--validation-size", "6", "--out", str(model),
+                              "--force"])
     assert res.exit_code == 0, res.output
     assert "provisional" not in json.loads(model.read_text())["metadata"]
     bad = runner.invoke(app, ["train", "--data", str(fpath), "--calibration", str(tmp_path / "no.csv"),
-                              "--out", str(model)])
+                              "--out", str(tmp_path / "other.json")])
     assert bad.exit_code == 2 and "no such calibration file" in bad.output

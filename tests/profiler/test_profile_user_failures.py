@@ -103,3 +103,23 @@ def test_function_mode_exception_is_the_users(tmp_path):
 def test_portcast_input_errors_stay_one_line(tmp_path):
     res = CliRunner().invoke(app, ["profile", str(tmp_path / "absent.py"), "--no-progress"])
     assert res.exit_code == 2 and "no such script" in res.output and "Traceback" not in res.output
+
+
+def test_a_second_run_never_replaces_the_first_runs_traces(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    traces = tmp_path / "traces"
+    args = ["profile", str(root / "examples" / "saxpy.py"), "--trace-dir", str(traces), "--no-progress",
+            "--no-features", "--no-baseline"]
+    first = CliRunner().invoke(app, [*args, "--", "64"])
+    assert first.exit_code == 0, first.output
+    before = (traces / "saxpy.0.parquet").read_bytes()
+    second = CliRunner().invoke(app, [*args, "--", "32"])
+    assert second.exit_code == 0, second.output
+    out = " ".join(second.output.split())
+    assert f"{traces} holds traces of an earlier run: this run's go to {traces / 'run-2'}" in out
+    assert (traces / "saxpy.0.parquet").read_bytes() == before
+    assert TraceFile(traces / "run-2" / "saxpy.0.parquet").info.n_records == 7 * 32
+    third = CliRunner().invoke(app, [*args, "--", "16"])
+    assert third.exit_code == 0 and TraceFile(traces / "run-3" / "saxpy.0.parquet").info.n_records == 7 * 16
+    forced = CliRunner().invoke(app, [*args, "--force", "--", "8"])
+    assert forced.exit_code == 0 and TraceFile(traces / "saxpy.0.parquet").info.n_records == 7 * 8

@@ -56,9 +56,9 @@ def test_trace_info_rejects_corrupt_and_truncated_files(tmp_path):
     bad.write_bytes(b"PAR1 this is not parquet")
     r = runner.invoke(app, ["trace-info", str(bad)])
     assert r.exit_code == 2 and "bad.parquet" in r.output and "error" in r.output and "Traceback" not in r.output
-    runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "-o", str(tmp_path), "--no-progress",
+    runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "-o", str(tmp_path / "t"), "--no-progress",
                         "--mode", "interpreted", "--", "20"])
-    good = tmp_path / "saxpy.0.parquet"
+    good = tmp_path / "t" / "saxpy.0.parquet"
     cut = tmp_path / "cut.parquet"
     cut.write_bytes(good.read_bytes()[: os.path.getsize(good) // 2])
     r = runner.invoke(app, ["trace-info", str(cut)])

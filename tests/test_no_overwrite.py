@@ -1,0 +1,73 @@
+"""No command destroys its input or replaces an existing output without --force (run as a user would)."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from portcast.cli import app
+from predictor.model_io import default_model_path
+
+ROOT = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def _flat(res):
+    return " ".join(res.output.split())
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("t")
+    res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--trace-dir", str(d), "--no-progress",
+                              "--no-features", "--no-baseline", "--", "64"])
+    assert res.exit_code == 0, res.output
+    return d / "saxpy.0.parquet"
+
+
+def test_features_never_overwrites_its_trace(trace):
+    before = trace.read_bytes()
+    res = runner.invoke(app, ["features", str(trace), "-f", "parquet", "-o", str(trace), "--force"])
+    assert res.exit_code == 2 and "is the input" in _flat(res) and "would destroy the input" in _flat(res)
+    assert trace.read_bytes() == before
+
+
+def test_features_output_is_replaced_only_with_force(trace, tmp_path):
+    out = tmp_path / "f.parquet"
+    assert runner.invoke(app, ["features", str(trace), "-f", "parquet", "-o", str(out), "-q"]).exit_code == 0
+    first = out.read_bytes()
+    res = runner.invoke(app, ["features", str(trace), "-f", "parquet", "-o", str(out), "-q"])
+    assert res.exit_code == 2 and f"--out {out} exists: pass --force to replace it" in _flat(res)
+    assert out.read_bytes() == first
+    assert runner.invoke(app, ["features", str(trace), "-f", "parquet", "-o", str(out), "-q", "--force"]).exit_code == 0
+
+
+def test_train_never_writes_over_its_data(tmp_path):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"a": [1.0, 2.0, 3.0] * 8, "speedup": [2.0, 3.0, 4.0] * 8}).to_csv(data, index=False)
+    before = data.read_bytes()
+    res = runner.invoke(app, ["train", "--data", str(data), "--out", str(data), "--k", "1", "--force"])
+    assert res.exit_code == 2 and "is the input" in _flat(res)
+    assert data.read_bytes() == before
+
+
+def test_predict_uses_the_default_model_and_never_writes_over_it(tmp_path):
+    table = pd.read_parquet(ROOT / "kernels" / "data" / "corpus_features.parquet")
+    rows = tmp_path / "rows.csv"
+    table[(table["kernel"] == "saxpy") & (table["size"] == "small")].to_csv(rows, index=False)
+    res = runner.invoke(app, ["predict", str(rows), "--quiet"])  # no --model: the shipped one, as documented
+    assert res.exit_code == 0, res.output
+    assert "saxpy" in res.output and "predicted" in res.output
+    model = tmp_path / "m.json"
+    model.write_bytes(default_model_path().read_bytes())
+    res = runner.invoke(app, ["predict", str(rows), "--model", str(model), "--out", str(model), "--force"])
+    assert res.exit_code == 2 and "is the input" in _flat(res)
+    assert model.read_bytes() == default_model_path().read_bytes()
+
+
+def test_evaluate_aiwc_writes_nowhere_unless_told(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["evaluate", "aiwc", "--n-outer", "1"])
+    assert res.exit_code == 2 and "--out" in res.output
+    assert list(tmp_path.iterdir()) == []
