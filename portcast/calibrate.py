@@ -35,6 +35,8 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from profiler.jsonfile import read_json
+
 CALIBRATION_SCHEMA_VERSION = 1
 DEFAULT_SIZES = ("small", "medium", "large")
 #: Default sizes of ``portcast calibrate --simulate``: the sizes of the shipped feature table (tracing ``large``
@@ -687,10 +689,7 @@ def read_calibration(path: str | os.PathLike):
     sidecar = path.with_suffix(".json")
     meta = None
     if sidecar.is_file():
-        try:
-            meta = json.loads(sidecar.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{sidecar}: invalid JSON ({exc})") from None
+        meta = read_json(sidecar, what="calibration sidecar")
     table.attrs["simulated"] = is_simulated(table)
     table.attrs["sidecar"] = meta
     return table

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.atomic import atomic_write_text
+from profiler.jsonfile import read_json
 
 #: Schema version of the CSV (its ``schema_version`` column) and of the sidecar.
 CPU_TIMES_SCHEMA_VERSION = 1
@@ -363,10 +364,7 @@ def read_cpu_times(path: str | os.PathLike | None = None) -> pd.DataFrame:
     sidecar = _sidecar(path)
     if not sidecar.is_file():
         raise FileNotFoundError(f"{sidecar}: the sidecar of {path.name} (host description) is missing")
-    try:
-        meta = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{sidecar}: invalid JSON ({exc})") from None
+    meta = read_json(sidecar, what="CPU times sidecar")
     kind = meta.get("kind") if isinstance(meta, dict) else None
     if kind != KIND:
         raise ValueError(f"{sidecar}: not a CPU times sidecar (kind {kind!r}, expected {KIND!r})")

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from profiler.atomic import atomic_write_text
+from profiler.jsonfile import JsonFileError, read_json
 
 FORMAT = "portcast.gputime-model"
 SCHEMA_VERSION = 1
@@ -392,11 +393,9 @@ def load_gputime_model(path) -> GpuTimeModel:
     """Read and validate a model file written by :func:`save_gputime_model`."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise GpuTimeModelError(f"{path}: not a Portcast GPU-time model (invalid JSON: {exc})") from None
-    except RecursionError:
-        raise GpuTimeModelError(f"{path}: not a Portcast GPU-time model (JSON nested too deeply)") from None
+        doc = read_json(path, what="Portcast GPU-time model")
+    except JsonFileError as exc:
+        raise GpuTimeModelError(str(exc)) from None
     return gputime_model_from_dict(doc, str(path))
 
 

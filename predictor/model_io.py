@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from profiler.jsonfile import JsonFileError, read_json
+
 from .interaction import TRANSFORMS, WEIGHTINGS, InteractionSearchRegressor, term_names
 
 FORMAT = "portcast.xapp-model"
@@ -291,11 +293,10 @@ def load_model(path) -> InteractionSearchRegressor:
         The file is not valid JSON, not a Portcast model, of another schema version, or inconsistent.
     """
     path = Path(path)
-    raw = path.read_bytes()
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{path}: not a Portcast model file (invalid JSON: {exc})") from None
+        doc = read_json(path, what="Portcast model file")
+    except JsonFileError as exc:
+        raise ModelFileError(str(exc)) from None
     return model_from_dict(doc, str(path))
 
 

@@ -43,6 +43,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from profiler.jsonfile import JsonFileError, read_json
+
 SCHEMA = "portcast.dvfs.counters"
 SCHEMA_VERSION = 1
 
@@ -235,9 +237,9 @@ def load_counters(path: str | os.PathLike, default_base_mhz: float | None = None
     suffix = p.suffix.lower()
     if suffix == ".json":
         try:
-            doc = json.loads(p.read_text())
-        except json.JSONDecodeError as exc:
-            raise CounterError(f"{p}: not valid JSON ({exc})") from None
+            doc = read_json(p, what="counter file")
+        except JsonFileError as exc:
+            raise CounterError(str(exc)) from None
         if isinstance(doc, dict):
             if doc.get("schema", SCHEMA) != SCHEMA:
                 raise CounterError(f"{p}: schema is {doc.get('schema')!r}, expected {SCHEMA!r}")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from profiler.atomic import atomic_write_json
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from threadpoolctl import threadpool_limits
 from gpu_models.dataset import Grid
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
 from gpu_models.scaling.surfaces import chain_surface, cu_scaling, frequency_features, split_frequency_features
+from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA_NAME = "portcast.scaling_model"
 SCHEMA_VERSION = 1
@@ -294,9 +294,9 @@ class ScalingModel:
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such file")
         try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as exc:
-            raise ModelFileError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})") from None
+            data = read_json(path, what="scaling model file")
+        except JsonFileError as exc:
+            raise ModelFileError(str(exc)) from None
         try:
             return cls.from_json(data)
         except ModelFileError as exc:

@@ -47,13 +47,13 @@ sweep                      default grid: ``sm_counts`` (8), ``core_mhz`` (8), ``
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from pathlib import Path
 
 import numpy as np
 
+from profiler.jsonfile import JsonFileError, read_json
 from profiler.trace import Op
 
 SCHEMA = "portcast.simt.gpu"
@@ -389,7 +389,7 @@ def load_config(name_or_path: str | Path) -> GPUConfig:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such GPU description file")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        data = read_json(path, what="GPU description")
+    except JsonFileError as exc:
+        raise ConfigError(str(exc)) from None
     return config_from_json(data, source=str(path))

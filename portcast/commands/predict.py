@@ -15,6 +15,7 @@ import pandas as pd
 import typer
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
+from profiler.jsonfile import read_json
 from profiler.tracefile import is_trace_file
 
 
@@ -39,7 +40,7 @@ def read_table(path: Path) -> pd.DataFrame:
         if suf == ".parquet":
             return pd.read_parquet(path)
         if suf == ".json":
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = read_json(path, what="features file")
             if isinstance(doc, dict):
                 doc = [doc]
             if not isinstance(doc, list) or not all(isinstance(r, dict) for r in doc):

@@ -33,6 +33,7 @@ import numpy as np
 
 from predictor.eiger.pipeline import (DEFAULT_POOL, INPUT_TRANSFORMS, TARGET_TRANSFORMS, UNARY_FUNCTIONS,
                                       ClusterModel, EigerError, EigerRegressor, Term)
+from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.eiger.model"
 SCHEMA_VERSION = 1
@@ -246,9 +247,9 @@ def load_model(path: str | os.PathLike) -> EigerRegressor:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such model file")
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise EigerError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        d = read_json(path, what="Eiger model file")
+    except JsonFileError as exc:
+        raise EigerError(str(exc)) from None
     return model_from_dict(d, str(path))
 
 

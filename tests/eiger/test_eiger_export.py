@@ -103,7 +103,7 @@ def test_bad_model_files_name_the_field(tmp_path):
             model_from_dict(bad, "m.json")
     p = tmp_path / "broken.json"
     p.write_text('{"schema": "portcast.eiger.model",\n "x": }')
-    with pytest.raises(EigerError, match=r"broken.json: not valid JSON \(line 2"):
+    with pytest.raises(EigerError, match=r"broken.json: not an Eiger model file \(invalid JSON at line 2"):
         load_model(p)
     with pytest.raises(FileNotFoundError, match="no such model file"):
         load_model(tmp_path / "missing.json")

@@ -94,7 +94,7 @@ def test_other_file_errors(tmp_path):
         load_counters(p)
     p = tmp_path / "c.json"
     p.write_text("{nope")
-    with pytest.raises(CounterError, match="not valid JSON"):
+    with pytest.raises(CounterError, match=r"not a counter file \(invalid JSON"):
         load_counters(p)
     p.write_text(json.dumps({"records": [{"base_mhz": 700, "total": 1, "stalls": 2}]}))
     with pytest.raises(CounterError, match="record 0: unknown field 'stalls'"):

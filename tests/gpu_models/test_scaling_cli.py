@@ -59,7 +59,7 @@ def test_taxonomy_and_synthetic_commands(tmp_path, syn_csv):
     (["scale", "train", "{syn}", "-o", "m.json", "--base", "8,601,925"], "core_mhz=601 is not on the grid"),
     (["scale", "train", "{syn}", "-o", "m.json", "--base", "8;600"], "--base must be SM_COUNT,CORE_MHZ,MEM_MHZ"),
     (["scale", "train", "{bad}", "-o", "m.json"], "row 1 (line 3), column 'time'"),
-    (["scale", "predict", "{bad}", "{syn}"], "not JSON"),
+    (["scale", "predict", "{bad}", "{syn}"], "not a scaling model file (invalid JSON"),
     (["scale", "evaluate", "--format", "gif"], "--format must be png, svg or png,svg"),
 ])
 def test_bad_input_is_one_clean_error(tmp_path, syn_csv, args, msg):

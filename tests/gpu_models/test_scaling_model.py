@@ -106,7 +106,7 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(ValueError, match=r"expected 1 counters \(c\), got 2"):
         m.predict_surface([[1.0, 2.0]], 3.0)
     (tmp_path / "x.json").write_text("{nope")
-    with pytest.raises(ModelFileError, match="x.json: not JSON"):
+    with pytest.raises(ModelFileError, match=r"x.json: not a scaling model file \(invalid JSON"):
         ScalingModel.load(tmp_path / "x.json")
     (tmp_path / "y.json").write_text(json.dumps(dict(m.to_json(), version=7)))
     with pytest.raises(ModelFileError, match="version 7 is newer"):

@@ -66,7 +66,7 @@ def test_corrupt_files(tmp_path, fitted, edit, match):
 def test_binary_garbage_and_missing(tmp_path):
     p = tmp_path / "x.json"
     p.write_bytes(b"\x80\x81\x00PK")
-    with pytest.raises(ModelFileError, match="invalid JSON"):
+    with pytest.raises(ModelFileError, match=r"x.json: not a Portcast model file \(not UTF-8 text"):
         load_model(p)
     with pytest.raises(FileNotFoundError):
         load_model(tmp_path / "none.json")
