@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from profiler.atomic import atomic_path
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
@@ -12,9 +11,6 @@ from typing import List, Optional
 import typer
 
 from ._common import UserError, check_output, console, user_errors
-
-#: Version of the JSON/CSV/Parquet layout written by ``portcast features``.
-FEATURES_OUTPUT_SCHEMA_VERSION = 1
 
 
 class Format(str, Enum):
@@ -79,36 +75,25 @@ def _list_catalogue(fmt: Format, out: Optional[Path]) -> None:
 
 
 def _write_frame(df, fmt: Format, out: Optional[Path], index: bool, extra: dict, explanations=None) -> None:
-    if fmt is Format.parquet:
-        if out is None:
-            raise UserError("--format parquet needs --out FILE")
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    """Write (or print) a table with the feature table's one writer (``features.table``)."""
+    from features.table import feature_table_text, write_feature_table
 
-        table = pa.Table.from_pandas(df.reset_index() if index else df, preserve_index=False)
-        meta = {b"portcast.features": json.dumps({"schema_version": FEATURES_OUTPUT_SCHEMA_VERSION, **extra}).encode()}
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
-        _atomic_write(out, lambda tmp: pq.write_table(table, tmp))
-        return
-    if fmt is Format.csv:
-        text = f"# portcast features schema_version={FEATURES_OUTPUT_SCHEMA_VERSION}\n" + df.to_csv(index=index)
-    elif fmt is Format.json:
-        payload = {"schema_version": FEATURES_OUTPUT_SCHEMA_VERSION, **extra}
-        if index:
-            payload["traces"] = [
-                {"trace": idx, "features": {k: float(v) for k, v in row.items()},
-                 **({"explain": explanations[i].to_dict(orient="records")} if explanations else {})}
-                for i, (idx, row) in enumerate(df.iterrows())
-            ]
-        else:
-            payload["rows"] = df.to_dict(orient="records")
-        text = json.dumps(payload, indent=2) + "\n"
-    else:  # table to a file: plain text
+    if fmt is Format.table:  # table to a file: plain text
         text = df.T.to_string() + "\n"
+        if out is None:
+            console.out(text, end="", highlight=False)
+        else:
+            _atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+        return
+    frame = df if index else df.rename_axis(None)
+    if fmt is Format.json and explanations:
+        extra = {**extra, "explain": {str(t): e.to_dict(orient="records") for t, e in zip(df.index, explanations)}}
     if out is None:
-        console.out(text, end="", highlight=False)
-    else:
-        _atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+        if fmt is Format.parquet:
+            raise UserError("--format parquet needs --out FILE")
+        console.out(feature_table_text(frame, fmt.value, extra=extra), end="", highlight=False)
+        return
+    write_feature_table(frame, out, fmt.value, extra=extra)
 
 
 def features_command(
@@ -125,6 +110,11 @@ def features_command(
     """Compute XAPP's, MICA's and the warp-level features of trace files (definitions: docs/features.md)."""
     with user_errors(ValueError):
         check_output(out, inputs=traces or (), force=force)
+        if out is not None and fmt is not Format.table:
+            from features.table import table_format
+
+            if table_format(out) != fmt.value:
+                raise UserError(f"--out {out}: the file name says {table_format(out)}, --format says {fmt.value}")
         if list_:
             _list_catalogue(fmt, out)
             return

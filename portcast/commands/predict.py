@@ -21,36 +21,13 @@ from profiler.tracefile import is_trace_file
 
 # ---------------------------------------------------------------------------------------------- input
 def read_table(path: Path) -> pd.DataFrame:
-    """Read a features table (CSV, Parquet, or JSON: a list of row objects or one object).
+    """Read a features table (CSV, Parquet or JSON; ``features.table``, the one reader of feature tables)."""
+    from features.table import FeatureTableError, read_feature_table
 
-    Parameters
-    ----------
-    path : Path
-
-    Returns
-    -------
-    pandas.DataFrame
-    """
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    suf = path.suffix.lower()
     try:
-        if suf in (".csv", ".gz") and path.name.lower().endswith((".csv", ".csv.gz")):
-            return pd.read_csv(path)
-        if suf == ".parquet":
-            return pd.read_parquet(path)
-        if suf == ".json":
-            doc = read_json(path, what="features file")
-            if isinstance(doc, dict):
-                doc = [doc]
-            if not isinstance(doc, list) or not all(isinstance(r, dict) for r in doc):
-                raise UserError(f"{path}: JSON features must be an object or a list of objects (one per region)")
-            return pd.DataFrame(doc)
-    except UserError:
-        raise
-    except (ValueError, OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: cannot read ({exc})") from None
-    raise UserError(f"{path}: unsupported file type {suf!r} (use .csv, .csv.gz, .parquet or .json)")
+        return read_feature_table(path)
+    except FeatureTableError as exc:
+        raise UserError(str(exc)) from None
 
 
 def features_from_input(path: Path) -> pd.DataFrame:

@@ -34,10 +34,10 @@ def test_csv_json_and_parquet_agree_with_the_api(traces, tmp_path):
     res = runner.invoke(app, ["features", str(a), "-f", "json", "--explain", "-q"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert doc["schema_version"] == 1 and doc["traces"][0]["trace"] == str(a)
-    assert doc["traces"][0]["features"]["mem"] == 4 / 15
-    assert doc["traces"][0]["explain"][0]["feature"] == "locStrideOther"
-    assert doc["traces"][0]["explain"][0]["location"] == "synthetic.py:11"
+    assert doc["format"] == "portcast.features" and doc["schema_version"] == 1 and doc["rows"][0]["trace"] == str(a)
+    assert doc["rows"][0]["mem"] == 4 / 15
+    assert doc["explain"][str(a)][0]["feature"] == "locStrideOther"
+    assert doc["explain"][str(a)][0]["location"] == "synthetic.py:11"
     res = runner.invoke(app, ["features", str(a), str(b), "-f", "parquet", "-o", str(tmp_path / "f.parquet")])
     assert res.exit_code == 0, res.output
     t = pq.read_table(tmp_path / "f.parquet")

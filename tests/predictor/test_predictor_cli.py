@@ -90,7 +90,7 @@ def test_predict_many_rows_to_csv(trained):
         (["train", "--data", "{d}/train.csv", "--target", "time", "--out", "{d}/x.json"], "no target column 'time'"),
         (["train", "--data", "{d}/train.csv", "--transform", "cube", "--out", "{d}/x.json"], "transform must be one of"),
         (["train", "--data", "{d}/train.csv", "--features", "ilp,zzz", "--out", "{d}/x.json"], "no feature column"),
-        (["train", "--data", "{d}/model.txt", "--out", "{d}/x.json"], "unsupported file type"),
+        (["train", "--data", "{d}/model.txt", "--out", "{d}/x.json"], "unsupported feature table type"),
     ],
 )
 def test_user_errors_exit_2(trained, args, match):
