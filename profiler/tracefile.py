@@ -213,14 +213,62 @@ class TraceFile:
     def n_row_groups(self) -> int:
         return int(self._pf.metadata.num_row_groups)
 
-    def chunks(self, chunk_records: int = DEFAULT_CHUNK_RECORDS) -> Iterator[TraceChunk]:
+    def chunks(self, chunk_records: int = DEFAULT_CHUNK_RECORDS, *, validate: bool = True) -> Iterator[TraceChunk]:
+        """The records in chunks of at most ``chunk_records``. ``validate``: check each chunk's operation
+        classes, branch outcomes, sizes and static ids against the format (:meth:`check_chunk`; one vectorised
+        pass) and raise :class:`TraceError` naming the file and the first bad row."""
+        offset = 0
         try:
             for batch in self._pf.iter_batches(batch_size=chunk_records, columns=list(COLUMN_NAMES)):
-                yield TraceChunk(**{name: batch.column(name).to_numpy(zero_copy_only=False) for name in COLUMN_NAMES})
+                chunk = TraceChunk(**{name: batch.column(name).to_numpy(zero_copy_only=False)
+                                      for name in COLUMN_NAMES})
+                if validate:
+                    self.check_chunk(chunk, offset)
+                offset += len(chunk)
+                yield chunk
         except TraceError:
             raise
         except Exception as exc:
             raise TraceError(f"{self.path}: corrupt trace data ({exc})") from None
+
+    def _known_pcs(self):
+        import numpy as np
+
+        if getattr(self, "_pcs", None) is None:
+            ids = np.array(sorted(int(e.pc) for e in self.static), dtype=np.int64) if len(self.static) else \
+                np.zeros(0, np.int64)
+            known = np.zeros(int(ids.max()) + 1 if len(ids) else 1, dtype=bool)
+            known[ids] = True
+            known[0] = False  # id 0 is reserved
+            self._pcs = known
+        return self._pcs
+
+    def check_chunk(self, chunk: TraceChunk, offset: int = 0) -> None:
+        """Raise :class:`TraceError` (``<file>: row <n>: ...``) for the first record of ``chunk`` whose operation
+        class is not one of the format's, whose branch outcome is not 0 or 1, whose size is negative, or whose
+        static id is not in the file's static table. ``offset``: the chunk's first row in the file."""
+        import numpy as np
+
+        from .trace import N_OPS
+
+        known = self._known_pcs()
+        pc = chunk.pc.astype(np.int64, copy=False)
+        inside = (pc >= 0) & (pc < len(known))
+        bad_pc = ~inside
+        bad_pc[inside] = ~known[pc[inside]]
+        checks = ((chunk.op >= N_OPS, lambda i: f"op code {int(chunk.op[i])} is not an operation class (0..{N_OPS - 1})"),
+                  (chunk.taken > 1, lambda i: f"branch outcome {int(chunk.taken[i])} is not 0 or 1"),
+                  (chunk.size < 0, lambda i: f"size {int(chunk.size[i])} is negative"),
+                  (bad_pc, lambda i: f"static id {int(pc[i])} is not in the file's static table "
+                                     f"({len(self.static)} entries)"))
+        first = None
+        for mask, what in checks:
+            hits = np.flatnonzero(mask)
+            if len(hits) and (first is None or hits[0] < first[0]):
+                first = (int(hits[0]), what)
+        if first is not None:
+            i, what = first
+            raise TraceError(f"{self.path}: row {offset + i}: {what(i)}")
 
     def read(self) -> TraceChunk:
         """All records in one chunk (small traces only)."""

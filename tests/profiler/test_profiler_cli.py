@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from portcast.cli import app
@@ -102,3 +103,39 @@ def test_ctrl_c_inside_a_region_prints_what_was_recorded_and_exits_130(tmp_path)
     first, second = TraceFile(out / "first.0.parquet").info, TraceFile(out / "second.0.parquet").info
     assert first.complete and not second.complete and second.error == "interrupted (KeyboardInterrupt)"
     assert second.n_records > 0
+
+
+def _corrupted(tmp_path, column, row, value):
+    """A real trace with one value of one column replaced (its metadata kept)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = tmp_path / "src"
+    runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "-o", str(d), "--no-progress",
+                        "--no-features", "--no-baseline", "--", "20"])
+    good = d / "saxpy.0.parquet"
+    table = pq.read_table(good)
+    values = table.column(column).to_pylist()
+    values[row] = value
+    table = table.set_column(table.schema.get_field_index(column), column,
+                             pa.array(values, type=table.schema.field(column).type))
+    bad = tmp_path / f"bad_{column}.parquet"
+    meta = pq.ParquetFile(good).metadata.metadata  # the file's key-value metadata: region and static table
+    with pq.ParquetWriter(bad, table.schema) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({k: v for k, v in meta.items() if k != b"ARROW:schema"})
+    return bad
+
+
+@pytest.mark.parametrize("column, row, value, message", [
+    ("op", 17, 200, "row 17: op code 200 is not an operation class (0..15)"),
+    ("pc", 5, 9999, "row 5: static id 9999 is not in the file's static table"),
+    ("taken", 3, 7, "row 3: branch outcome 7 is not 0 or 1"),
+    ("size", 40, -8, "row 40: size -8 is negative"),
+])
+def test_trace_content_is_validated_on_read(tmp_path, column, row, value, message):
+    bad = _corrupted(tmp_path, column, row, value)
+    for args in (["trace-info", str(bad)], ["features", str(bad), "-q"]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, r.output
+        assert f"{bad.name}: {message}" in r.flat and "Traceback" not in r.output
