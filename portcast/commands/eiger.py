@@ -54,12 +54,37 @@ def import_cmd(
     application: Optional[str] = typer.Option(None, "--application", help="One application for all rows."),
     machine: Optional[str] = typer.Option(None, "--machine", help="One machine for all rows."),
     name_col: str = typer.Option("device", "--name-col", help="Machine name column (--kind machines)."),
+    append: bool = typer.Option(False, "--append", help="Import even if the same source with the same options "
+                                "was imported into this database before (its trials are then added again)."),
 ) -> None:
-    """Import trials (or machines) into the trials database."""
+    """Import trials (or machines) into the trials database. Importing the same source with the same options
+    twice does nothing the second time (unless --append)."""
+    import datetime
+    import hashlib
+    import json as _json
+
     from predictor.eiger import db as edb
 
     with _errors():
         database = _open_db(db)
+        digest = hashlib.sha256()
+        if source == "aiwc":
+            digest.update(b"aiwc")
+        else:
+            if not Path(source).is_file():
+                raise UserError(f"{source}: no such file")
+            digest.update(Path(source).read_bytes())
+        options = {"kind": kind, "result": list(result), "application_col": application_col, "machine_col": machine_col,
+                   "dataset_col": dataset_col, "kernel_col": kernel_col, "metric": list(metric),
+                   "application": application, "machine": machine, "name_col": name_col}
+        digest.update(_json.dumps(options, sort_keys=True).encode())
+        fingerprint = digest.hexdigest()
+        earlier = database.import_record(fingerprint)
+        if earlier is not None and not append:
+            console.print(f"{source} was already imported into this database with the same options "
+                          f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
+                          "--append imports it again", highlight=False, soft_wrap=True)
+            return
         with _progress() as prog:
             task = prog.add_task("importing trials", total=None)
 
@@ -91,6 +116,9 @@ def import_cmd(
                     what = "trials"
                 else:
                     raise UserError(f"--kind must be trials, features or machines, got {kind!r}")
+        database.record_import(fingerprint, {"source": str(source), "n": int(n), "what": what,
+                                             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                                                 timespec="seconds")})
         console.print(f"imported {n} {what} into {database.engine.url.render_as_string(hide_password=True)} "
                       f"({database.count_trials()} trials in all)")
 

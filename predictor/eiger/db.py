@@ -193,6 +193,31 @@ class TrialsDB:
             self._transaction(create)
         except OperationalError as exc:
             raise DatabaseError(f"cannot open the trials database {self.url}: {exc.orig}") from None
+        except sa.exc.DatabaseError as exc:  # e.g. SQLite: "file is not a database"
+            raise DatabaseError(f"{self.url}: not a trials database ({exc.orig})") from None
+
+    # ------------------------------------------------------------------------------------------
+    def import_record(self, fingerprint: str) -> dict | None:
+        """What :meth:`record_import` stored for an import with this fingerprint, or None."""
+        import json
+
+        key = f"import:{fingerprint[:40]}"
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == key)).first()
+        return None if row is None else json.loads(row[0])
+
+    def record_import(self, fingerprint: str, info: Mapping[str, Any]) -> None:
+        """Remember an import (its fingerprint: the source's content and the options) so that the same
+        import can be recognised and refused; ``info`` (JSON-able) says what it was."""
+        import json
+
+        key = f"import:{fingerprint[:40]}"
+
+        def write(conn):
+            conn.execute(sa.delete(eiger_meta).where(eiger_meta.c.key == key))
+            conn.execute(sa.insert(eiger_meta), [{"key": key, "value": json.dumps(dict(info))}])
+
+        self._transaction(write)
 
     def _transaction(self, fn: Callable[[sa.Connection], Any], attempts: int = 30) -> Any:
         """Run ``fn(conn)`` in one transaction, retrying on lock/deadlock/serialization failures and on
