@@ -192,6 +192,7 @@ class Program:
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
         self.root: FuncInfo | None = None
+        self.recursive: list[str] = []  # functions on a call cycle (compiled mode can overflow the native stack)
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
         # library calls (profiler/libcalls.py): expansion sites (call, file, line, kind, threads, latch_pc, ...;
         # their accumulators join reduction_tokens) and the counter slots of every library site
@@ -2059,7 +2060,29 @@ class Instrumenter:
             fi.namespace[fi.name] = f
         for caller, callee in self._links:
             caller.namespace[callee.name] = callee.fn
+        prog.recursive = recursive_functions(self._links)
         return prog
+
+
+def recursive_functions(links) -> list[str]:
+    """Qualified names of the functions on a call cycle (a function that calls itself, or calls one that
+    calls it back) among the ``(caller, callee)`` links of the instrumented functions."""
+    graph: dict = {}
+    for caller, callee in links:
+        graph.setdefault(id(caller), (caller, set()))[1].add(id(callee))
+        graph.setdefault(id(callee), (callee, set()))
+    on_cycle = []
+    for start, (fi, _) in graph.items():
+        seen, stack = set(), list(graph[start][1])
+        while stack:
+            node = stack.pop()
+            if node == start:
+                on_cycle.append(fi.qualname)
+                break
+            if node not in seen:
+                seen.add(node)
+                stack.extend(graph[node][1])
+    return sorted(set(on_cycle))
 
 
 def instrument(fn, mode: str) -> Program:

@@ -178,6 +178,13 @@ def _choose_mode(mode: str, build, positional, label: str):
     prog = None
     try:
         prog = build("compiled")
+        if prog.recursive:
+            why = (f"{', '.join(prog.recursive)} {'calls itself' if len(prog.recursive) == 1 else 'call each other'}"
+                   "; deep recursion in Numba-compiled code can overflow the native stack and crash")
+            if mode == "compiled":
+                raise ins.UnsupportedConstruct(f"region {label}: {why}: trace it with --mode interpreted")
+            _notice(f"region {label}: {why}; tracing in interpreted mode")
+            return build("interpreted"), "interpreted"
         _compile(prog, positional)
         return prog, "compiled"
     except ins.UnsupportedConstruct:

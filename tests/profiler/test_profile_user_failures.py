@@ -123,3 +123,46 @@ def test_a_second_run_never_replaces_the_first_runs_traces(tmp_path):
     assert third.exit_code == 0 and TraceFile(traces / "run-3" / "saxpy.0.parquet").info.n_records == 7 * 16
     forced = CliRunner().invoke(app, [*args, "--force", "--", "8"])
     assert forced.exit_code == 0 and TraceFile(traces / "saxpy.0.parquet").info.n_records == 7 * 8
+
+
+DEEP = '''
+
+sys.setrecursionlimit(100_000)
+
+
+def depth(n):
+    return 0 if n == 0 else 1 + depth(n - 1)
+
+
+@portcast.region("deep")
+def deep(x):
+    for i in portcast.parallel(range(x.shape[0])):
+        x[i] = depth(30_000)
+    return x
+
+
+print(deep(np.zeros(2))[0])
+'''
+
+
+def test_deep_recursion_is_traced_in_interpreted_mode_not_crashed(tmp_path):
+    res, out, _ = _run(tmp_path, DEEP, "--no-baseline")
+    assert res.exit_code == 0, res.output
+    assert "depth calls itself; deep recursion in Numba-compiled code can overflow the native stack" in out
+    assert "tracing in interpreted mode" in out
+    # 2 threads x (30,000 calls of 8 records + the return chain) ... and no segmentation fault
+    assert "deep 0 480,018" in out.replace("│", "").replace("  ", " ") and "interpreted" in out
+    assert list((tmp_path / "traces").glob(".*.tmp")) == []
+    res, out, _ = _run(tmp_path, DEEP, "--no-baseline", "--mode", "compiled")
+    assert res.exit_code == 2 and "trace it with --mode interpreted" in out and "Traceback" not in res.output
+
+
+def test_recursive_functions_finds_cycles_only():
+    from types import SimpleNamespace
+
+    from profiler.instrument import recursive_functions
+
+    a, b, c, d = (SimpleNamespace(qualname=n) for n in "abcd")
+    assert recursive_functions([(a, b), (b, c)]) == []
+    assert recursive_functions([(a, b), (b, b)]) == ["b"]
+    assert recursive_functions([(a, b), (b, c), (c, a), (c, d)]) == ["a", "b", "c"]
