@@ -24,3 +24,24 @@ def test_help_shows_no_bool_metavar_for_flags():
         assert "<bool>" not in res.output, args
     res = CliRunner().invoke(app, ["profile", "--help"])
     assert "--no-baseline" in res.output and "<int" in res.output  # value options keep their type
+
+
+def test_short_options_mean_one_thing_everywhere():
+    """-f is --format, -o is where output goes, -r is --region, in every command that has them."""
+    import typer
+
+    from portcast.cli import app as root
+
+    meaning = {"-f": {"--format"}, "-o": {"--out", "--trace-dir"}, "-r": {"--region"}}
+    cmd = typer.main.get_command(root)
+
+    def walk(c, path):
+        for p in getattr(c, "params", []):
+            for short, longs in meaning.items():
+                if short in p.opts:
+                    long = [o for o in p.opts if o.startswith("--")]
+                    assert set(long) <= longs, f"{' '.join(path)}: {short} means {long}"
+        for name, sub in getattr(c, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(cmd, ["portcast"])

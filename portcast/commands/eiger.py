@@ -43,7 +43,7 @@ def import_cmd(
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
     kind: str = typer.Option("trials", "--kind", help="trials | features (a Portcast feature table) | "
                                                       "machines (one row per machine: its metric vector)"),
-    result: List[str] = typer.Option([], "--result", "-r", help="Result column (repeatable)."),
+    result: List[str] = typer.Option([], "--result", help="Result column (repeatable)."),
     application_col: Optional[str] = typer.Option(None, "--application-col"),
     machine_col: Optional[str] = typer.Option(None, "--machine-col"),
     dataset_col: Optional[str] = typer.Option(None, "--dataset-col"),
@@ -151,7 +151,7 @@ def _training_frame(database, result: str, application: list[str], machine: list
 def fit_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Model file to write (JSON)."),
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
-    result: str = typer.Option(..., "--result", "-r", help="Result metric to model, e.g. kernel_time."),
+    result: str = typer.Option(..., "--result", help="Result metric to model, e.g. kernel_time."),
     components: Optional[int] = typer.Option(None, "--components", "-p", help="Principal components kept "
                                                                               "(default: all)."),
     clusters: int = typer.Option(1, "--clusters", "-k", help="k-means clusters."),

@@ -549,7 +549,7 @@ def register(app: typer.Typer) -> None:
     def profile_cmd(
         script: Optional[Path] = typer.Argument(None, help="Script whose marked regions are traced."),
         script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for the script (after --)."),
-        function: Optional[str] = typer.Option(None, "--function", "-f",
+        function: Optional[str] = typer.Option(None, "--function",
                                                help="Trace one function instead: MODULE:QUALNAME (module file or dotted name)."),
         args: Optional[str] = typer.Option(None, "--args",
                                            help="Python expression giving the function's arguments (a tuple), evaluated in its module; "

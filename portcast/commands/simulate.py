@@ -270,7 +270,7 @@ def simulate_cmd(
     script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for the script (after --)."),
     region: Optional[List[str]] = typer.Option(None, "--region", "-r",
                                                help="For a SCRIPT: simulate only this region (repeatable)."),
-    function: Optional[str] = typer.Option(None, "--function", "-f",
+    function: Optional[str] = typer.Option(None, "--function",
                                            help="Trace and simulate one function call instead: MODULE:QUALNAME "
                                                 "(as in 'portcast profile --function')."),
     args: Optional[str] = typer.Option(None, "--args",

@@ -36,14 +36,14 @@ def _ok(args):
 
 def test_import_fit_evaluate_export(setup):
     tmp, csv, df = setup
-    out = _ok(["eiger", "import", str(csv), "-r", "time", "--application-col", "application",
+    out = _ok(["eiger", "import", str(csv), "--result", "time", "--application-col", "application",
                "--machine-col", "machine", "--dataset-col", "size"])
     assert "imported 60 trials" in out
     machines = tmp / "machines.csv"
     pd.DataFrame({"device": ["m1", "m2"], "bw": [100.0, 200.0]}).to_csv(machines, index=False)
     assert "imported 2 machines" in _ok(["eiger", "import", str(machines), "--kind", "machines"])
     model = tmp / "model.json"
-    out = _ok(["eiger", "fit", "-r", "time", "-o", str(model), "--no-machine-metrics", "--threshold", "1e-6"])
+    out = _ok(["eiger", "fit", "--result", "time", "-o", str(model), "--no-machine-metrics", "--threshold", "1e-6"])
     assert "model written to" in out
     est = load_model(model)
     assert list(est.feature_names_in_) == ["a", "b"]  # the text column is not a metric
@@ -61,18 +61,18 @@ def test_import_fit_evaluate_export(setup):
     _ok(["eiger", "export", str(model), "-f", "c", "-o", str(tmp / "model.c")])
     assert "double eiger_predict(const double *x)" in (tmp / "model.c").read_text()
     # with machine metrics joined
-    _ok(["eiger", "fit", "-r", "time", "-o", str(tmp / "m2.json"), "-k", "2", "-p", "2"])
+    _ok(["eiger", "fit", "--result", "time", "-o", str(tmp / "m2.json"), "-k", "2", "-p", "2"])
     assert list(load_model(tmp / "m2.json").feature_names_in_) == ["a", "b", "bw"]
 
 
 def test_errors_are_one_line_exit_2(setup):
     tmp, csv, _ = setup
     for args, msg in [
-        (["eiger", "import", str(csv), "-r", "runtime", "--application-col", "application",
+        (["eiger", "import", str(csv), "--result", "runtime", "--application-col", "application",
           "--machine-col", "machine"], "no column 'runtime'"),
         (["eiger", "import", str(csv)], "name at least one result column"),
-        (["eiger", "import", str(tmp / "none.csv"), "-r", "t"], "no such file"),
-        (["eiger", "fit", "-r", "time", "-o", str(tmp / "m.json")], "has no trials"),
+        (["eiger", "import", str(tmp / "none.csv"), "--result", "t"], "no such file"),
+        (["eiger", "fit", "--result", "time", "-o", str(tmp / "m.json")], "has no trials"),
         (["eiger", "export", str(tmp / "none.json"), "-o", str(tmp / "x.c")], "no such model file"),
     ]:
         res = runner.invoke(app, args)
