@@ -246,16 +246,20 @@ class TraceFile:
     def check_chunk(self, chunk: TraceChunk, offset: int = 0) -> None:
         """Raise :class:`TraceError` (``<file>: row <n>: ...``) for the first record of ``chunk`` whose operation
         class is not one of the format's, whose branch outcome is not 0 or 1, whose size is negative, or whose
-        static id is not in the file's static table. ``offset``: the chunk's first row in the file."""
+        static id is not in the file's static table (when it has one; without, a negative id). ``offset``: the
+        chunk's first row in the file."""
         import numpy as np
 
         from .trace import N_OPS
 
-        known = self._known_pcs()
         pc = chunk.pc.astype(np.int64, copy=False)
-        inside = (pc >= 0) & (pc < len(known))
-        bad_pc = ~inside
-        bad_pc[inside] = ~known[pc[inside]]
+        if len(self.static):
+            known = self._known_pcs()
+            inside = (pc >= 0) & (pc < len(known))
+            bad_pc = ~inside
+            bad_pc[inside] = ~known[pc[inside]]
+        else:  # no static table (a synthetic or imported trace without source information): ids are opaque
+            bad_pc = pc < 0
         checks = ((chunk.op >= N_OPS, lambda i: f"op code {int(chunk.op[i])} is not an operation class (0..{N_OPS - 1})"),
                   (chunk.taken > 1, lambda i: f"branch outcome {int(chunk.taken[i])} is not 0 or 1"),
                   (chunk.size < 0, lambda i: f"size {int(chunk.size[i])} is negative"),

@@ -71,3 +71,11 @@ def test_evaluate_aiwc_writes_nowhere_unless_told(tmp_path, monkeypatch):
     res = runner.invoke(app, ["evaluate", "aiwc", "--n-outer", "1"])
     assert res.exit_code == 2 and "--out" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_command_writes_into_the_working_directory_by_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for args in (["dvfs", "evaluate"], ["scale", "evaluate", "--quick"], ["scale", "taxonomy", "synthetic"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2 and "--out" in res.output, (args, res.output)
+    assert list(tmp_path.iterdir()) == []

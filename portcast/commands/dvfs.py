@@ -201,7 +201,7 @@ def control_cmd(
 
 @dvfs_app.command("evaluate")
 def evaluate_cmd(
-    out: Path = typer.Option(Path("docs/dvfs.md"), "--out", help="Markdown file to (re)write the generated tables into."),
+    out: Path = typer.Option(..., "--out", help="Markdown file to (re)write the generated tables into (the committed one: docs/dvfs.md)."),
     top_k: int = typer.Option(4, "--top-k", help="Titan X: number of top clocks to fit the model forms to."),
     csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the raw per-prediction tables as CSV here."),
 ) -> None:

@@ -256,7 +256,7 @@ def place(
 
 @scale_app.command("evaluate")
 def evaluate(
-    out: Path = typer.Option(Path("docs/figures/scaling"), "--out", "-o", help="Folder for figures and tables."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for figures and tables (the committed ones: docs/figures/scaling)."),
     fmt: str = typer.Option("png", "--format", help="png, svg or png,svg."),
     quick: bool = typer.Option(False, help="Fewer bases, folds and cluster counts (seconds instead of minutes)."),
     counters: str = typer.Option("classes", help="'classes' (7 fractions) or 'ptx' (101 fractions)."),
@@ -291,7 +291,7 @@ def evaluate(
 def taxonomy(
     data: list[str] = typer.Argument(None, help=_DATA_HELP + " Default: titanx."),
     clusters: int = typer.Option(6, help="Number of clusters to cut the tree into."),
-    out: Path = typer.Option(Path("docs/figures/scaling"), "--out", "-o", help="Output folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder (the committed one: docs/figures/scaling)."),
     fmt: str = typer.Option("png", "--format", help="png or svg."),
     gpu: str = _GPU_OPT,
     sweep: str = _SWEEP_OPT,

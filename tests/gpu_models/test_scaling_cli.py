@@ -60,12 +60,13 @@ def test_taxonomy_and_synthetic_commands(tmp_path, syn_csv):
     (["scale", "train", "{syn}", "-o", "m.json", "--base", "8;600"], "--base must be SM_COUNT,CORE_MHZ,MEM_MHZ"),
     (["scale", "train", "{bad}", "-o", "m.json"], "row 1 (line 3), column 'time'"),
     (["scale", "predict", "{bad}", "{syn}"], "not a scaling model file (invalid JSON"),
-    (["scale", "evaluate", "--format", "gif"], "--format must be png, svg or png,svg"),
+    (["scale", "evaluate", "-o", "{out}", "--format", "gif"], "--format must be png, svg or png,svg"),
 ])
 def test_bad_input_is_one_clean_error(tmp_path, syn_csv, args, msg):
     bad = tmp_path / "bad.csv"
     bad.write_text("kernel,sm_count,core_mhz,mem_mhz,time,power\nk,4,500,800,1.0,3\nk,4,600,800,-2,3\n")
-    args = [a.replace("{syn}", str(syn_csv)).replace("{bad}", str(bad)) for a in args]
+    args = [a.replace("{syn}", str(syn_csv)).replace("{bad}", str(bad)).replace("{out}", str(tmp_path / "figs"))
+            for a in args]
     args = [str(tmp_path / a) if a == "m.json" else a for a in args]
     r = runner.invoke(app, args)
     assert r.exit_code == 2, r.output
