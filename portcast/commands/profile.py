@@ -357,8 +357,6 @@ def print_user_traceback(exc: BaseException, frames) -> None:
 def resolve_model(model: Optional[str]):
     """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
     trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
-    import json
-
     from predictor import ModelFileError, load_model
     from predictor.gputime import FORMAT, load_gputime_model
 
@@ -377,10 +375,13 @@ def resolve_model(model: Optional[str]):
     path = Path(model)
     if not path.is_file():
         raise UserError(f"--model {model}: no such file (give a model file, or 'provisional')")
+    from profiler.jsonfile import JsonFileError, read_json
+
     try:
-        fmt = json.loads(path.read_text(encoding="utf-8")).get("format")
-    except (ValueError, AttributeError, RecursionError, UnicodeDecodeError):
-        fmt = None
+        doc = read_json(path, what="Portcast model file")
+    except JsonFileError as exc:
+        raise UserError(str(exc)) from None
+    fmt = doc.get("format") if isinstance(doc, dict) else None
     if fmt == FORMAT:
         return "gputime", path, load_gputime_model(path)
     with user_errors(ModelFileError):
