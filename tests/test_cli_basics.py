@@ -45,3 +45,26 @@ def test_short_options_mean_one_thing_everywhere():
             walk(sub, [*path, name])
 
     walk(cmd, ["portcast"])
+
+
+def test_piped_output_does_not_depend_on_the_terminal_width(tmp_path):
+    """Output that is not a terminal (here: captured) is laid out the same for any COLUMNS, and a message
+    with a long path stays on one line (the flake of a test that matched printed text)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    long_dir = tmp_path / ("a-rather-long-folder-name-" * 4)
+    res = CliRunner().invoke(app, ["profile", str(root / "examples" / "saxpy.py"), "--trace-dir", str(long_dir),
+                                   "--no-progress", "--no-features", "--no-baseline", "--", "64"])
+    assert res.exit_code == 0, res.output
+    trace = long_dir / "saxpy.0.parquet"
+    assert f"wrote {trace}\n" in res.output  # one line, not wrapped
+    outs = set()
+    for columns in ("40", "80", "300"):
+        env = {**__import__("os").environ, "COLUMNS": columns}
+        run = subprocess.run([sys.executable, "-m", "portcast", "trace-info", str(trace)], capture_output=True,
+                             text=True, env=env, check=True)
+        outs.add(run.stdout)
+    assert len(outs) == 1

@@ -8,8 +8,31 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+#: width of output that does not go to a terminal (a pipe, a file): fixed, so that what a script or a test
+#: reads does not depend on COLUMNS or on the length of a path in it
+PIPED_WIDTH = 200
+
+
+class _Console(Console):
+    """A Rich console that, when its output is not a terminal, lays tables out at :data:`PIPED_WIDTH` columns
+    whatever the environment says and never wraps prose (each message stays on its line)."""
+
+    @property
+    def width(self) -> int:
+        return super().width if self.is_terminal else PIPED_WIDTH
+
+    @width.setter
+    def width(self, value: int) -> None:
+        Console.width.fset(self, value)
+
+    def print(self, *objects, **kwargs) -> None:
+        if not self.is_terminal:
+            kwargs.setdefault("soft_wrap", True)
+        super().print(*objects, **kwargs)
+
+
+console = _Console()
+err_console = _Console(stderr=True)
 
 
 class UserError(Exception):
