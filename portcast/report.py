@@ -61,13 +61,13 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     if explanation is None or explanation.empty:
         return
     t = Table(title=f"lines behind the weak spots of {label}", title_justify="left")
-    for c in ("what", "share", "line", "source"):
-        t.add_column(c, no_wrap=c != "source")
+    for c in ("what", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
+        t.add_column(c, no_wrap=c in ("share", "line"), overflow="fold")
     for feature, rows in explanation.groupby("feature", sort=False):
         if feature in series.index and float(series[feature]) < MIN_EXPLAINED:
             continue  # e.g. one divergent loop-exit group in thousands: not a weak spot worth a line
         for _, r in rows.head(top).iterrows():
-            t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", str(r["location"]),
+            t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", _short(str(r["location"])),
                       escape(str(r["text"]).strip()))
     console.print(t)
 
@@ -123,7 +123,7 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
                "library": "no loop: the NumPy operations, each call a launch"}.get(how, how)
         t = Table(title=f"thread space of {label}: {why}", title_justify="left")
         for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
-            t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"))
+            t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"), overflow="fold")
         for loop in loops:
             t.add_row(escape(loop.get("header", "")), _short(loop.get("location", "")), str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",

@@ -68,3 +68,25 @@ def test_piped_output_does_not_depend_on_the_terminal_width(tmp_path):
                              text=True, env=env, check=True)
         outs.add(run.stdout)
     assert len(outs) == 1
+
+
+def test_profile_is_readable_in_an_80_column_terminal():
+    """In an 80-column terminal nothing is cut (no ellipsis), no line is longer than 80, and the numbers and
+    file:line references are whole."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "TTY_COMPATIBLE": "1", "COLUMNS": "80", "NO_COLOR": "1", "TERM": "xterm"}
+    run = subprocess.run([sys.executable, "-m", "portcast", "profile", str(root / "examples" / "saxpy.py"),
+                          "--no-progress", "--", "4000"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    text = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout)
+    lines = text.splitlines()
+    assert lines and max(len(l) for l in lines) <= 80, max(lines, key=len)
+    assert "…" not in text
+    assert "28,000" in text and "saxpy.py:18" in text and "saxpy.py:17" in text  # records, weak-spot and loop lines
+    assert "traced region saxpy #0" in text  # the summary stacked into field/value rows

@@ -15,7 +15,8 @@ PIPED_WIDTH = 200
 
 class _Console(Console):
     """A Rich console that, when its output is not a terminal, lays tables out at :data:`PIPED_WIDTH` columns
-    whatever the environment says and never wraps prose (each message stays on its line)."""
+    whatever the environment says and never wraps prose (each message stays on its line); in a terminal it
+    wraps prose at word boundaries to the terminal's width (so a number is never split by the terminal)."""
 
     @property
     def width(self) -> int:
@@ -26,8 +27,7 @@ class _Console(Console):
         Console.width.fset(self, value)
 
     def print(self, *objects, **kwargs) -> None:
-        if not self.is_terminal:
-            kwargs.setdefault("soft_wrap", True)
+        kwargs["soft_wrap"] = not self.is_terminal
         super().print(*objects, **kwargs)
 
 

@@ -158,7 +158,26 @@ def written_files(sinks) -> list:
 
 
 def print_region_summary(rows, written=()) -> None:
-    """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete."""
+    """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete (in a
+    terminal narrower than the table, one small field/value table per invocation instead, so that no number
+    is cut)."""
+    out = _out()
+    if out.width < 110:
+        for info, counts in rows:
+            mix = mix_fractions(counts)
+            t = Table(title=f"traced region {info.name} #{info.invocation}", title_justify="left", show_header=False)
+            t.add_column("field", no_wrap=True)
+            t.add_column("value", overflow="fold")
+            t.add_row("records", f"{info.n_records:,}")
+            t.add_row("mix", "  ".join(f"{k} {mix[k]:.3f}" for k, _ in MIX_GROUPS))
+            t.add_row("threads", str(info.n_threads))
+            t.add_row("time (s)", f"{info.wall_time_s or 0.0:.3f}")
+            t.add_row("mode", info.mode)
+            t.add_row("complete", "yes" if info.complete else f"no ({info.error})")
+            out.print(t)
+        for p in written:
+            out.print(f"wrote {p}", highlight=False, soft_wrap=True)
+        return
     table = Table(title="traced regions", show_lines=False)
     for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode", "complete"):
         table.add_column(col, justify="right" if col not in ("region", "mode", "complete") else "left", no_wrap=True)
