@@ -1,9 +1,21 @@
 """Portcast: how much faster would this region of CPU code run on a GPU, and why.
 
-Public API: the region markers (``region``, ``region_start``, ``region_end``, ``parallel``); the profiling,
-feature and prediction entry points live in :mod:`portcast.api` and are re-exported here as they land.
+Public API: the region markers (``region``, ``region_start``, ``region_end``, ``parallel``), :func:`profile`
+(the report of a function or script); the lower-level profiling, feature and prediction entry points live in
+:mod:`portcast.api`.
 """
 
 from profiler.markers import parallel, region, region_end, region_start  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+def profile(target, args=None, **options):
+    """Profile a function (``target`` callable, called with ``args``) or a script's marked regions (``target``
+    a path) and return its :class:`portcast.profile_report.ProfileReport`: each region's summary, features,
+    hot lines and predicted GPU time with what bounds it. Rendered inline in Jupyter; ``.to_dict()``,
+    ``.write_html(path)``. Options: see :func:`portcast.pipeline.profile` (``gpu``, ``model``, ``mode``,
+    ``baseline``, ``script_args``, ``regions``, ``trace_dir``)."""
+    from portcast.pipeline import profile as run
+
+    return run(target, args, **options)

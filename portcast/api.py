@@ -4,6 +4,7 @@
     result = pc.trace_function(kernel, (x, y), sinks=[pc.TraceDirectorySink("traces")])
     result = pc.trace_function(kernel, (x, y), measure_uninstrumented=True)  # + result.info.uninstrumented_time_s
     infos = pc.profile_script("examples/saxpy.py", sinks=[...])
+    report = pc.profile(kernel, (x, y), gpu="p100")   # the whole report: report.to_dict(), report.write_html(...)
     prediction, bounds = pc.predict_gpu_time(kernel, (x, y), gpu="p100")   # GPU time, speedup, what bounds it
     prediction.kernel_s, prediction.speedup, prediction.speedup_with_transfers, bounds.bound
 """
@@ -15,8 +16,7 @@ from profiler.session import Baseline, TraceResult, measure_uninstrumented, prof
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 
-#: ``portcast.api.profile(path, ...)`` is :func:`profile_script`.
-profile = profile_script
+from portcast.pipeline import profile  # noqa: E402,F401
 #: ``portcast.api.predict_gpu_time(fn, args, gpu=...)``: :func:`portcast.gpu_prediction.predict_function`.
 predict_gpu_time = predict_function
 

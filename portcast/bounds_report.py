@@ -144,22 +144,35 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     console.print(t)
     if transfer_s is not None:
         console.print(f"host<->device copies: {format_seconds(transfer_s)} (not part of the kernel time)")
-    if explanation is None or explanation.empty:
-        return
-    feats = [f for f in EXPLAINED_BY.get(b, ()) if f in set(explanation["feature"])]
-    if b in ("issue", "pipe", "waves") and bounds.details.get("simd_efficiency", 1.0) >= 1.0:
-        feats = []  # no divergence: the branch lines do not make this time larger
-    if b == "dram" and bounds.details.get("coalescing", 0.0) >= 1.0:
-        feats = [f for f in feats if f != "locStrideOther"]
-    if not feats:
+    rows = bound_lines(bounds, explanation, top)
+    if not rows:
         return
     lines = Table(title=f"lines behind the {TITLES[b]} bound of {label}", title_justify="left")
     lines.add_column("what", overflow="fold")
     lines.add_column("share", no_wrap=True, justify="right")
     lines.add_column("line", no_wrap=True)
     lines.add_column("source", overflow="fold")
+    for r in rows:
+        lines.add_row(r["what"], f"{r['share']:.0%}", _short(r["location"]), escape(r["text"]))
+    console.print(lines)
+
+
+def bound_lines(bounds: Bounds, explanation: pd.DataFrame | None, top: int = 3) -> list[dict]:
+    """The source lines behind the bounding resource (``{"what", "feature", "share", "location", "text"}``
+    each): the explanation rows of the features that make that resource's time larger (:data:`EXPLAINED_BY`),
+    none where they do not (no divergence, fully coalesced)."""
+    b = bounds.bound
+    if explanation is None or explanation.empty:
+        return []
+    feats = [f for f in EXPLAINED_BY.get(b, ()) if f in set(explanation["feature"])]
+    if b in ("issue", "pipe", "waves") and bounds.details.get("simd_efficiency", 1.0) >= 1.0:
+        feats = []  # no divergence: the branch lines do not make this time larger
+    if b == "dram" and bounds.details.get("coalescing", 0.0) >= 1.0:
+        feats = [f for f in feats if f != "locStrideOther"]
+    out = []
     for feature in feats:
         for _, row in explanation[explanation["feature"] == feature].head(top).iterrows():
-            lines.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(row['share']):.0%}",
-                          _short(str(row["location"])), escape(str(row["text"]).strip()))
-    console.print(lines)
+            out.append({"what": EXPLAIN_TITLES.get(feature, feature), "feature": feature,
+                        "share": float(row["share"]), "location": str(row["location"]),
+                        "text": str(row["text"]).strip()})
+    return out

@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from predictor.gputime import GPU_KEYS, RATE_FEATURES, WORK_KEYS, GpuTimeModel, design
+from predictor.gputime import RATE_FEATURES, WORK_KEYS, GpuTimeModel, design
 
 #: GPU generations of the presets with measured points (for the Pascal hold-out and the extrapolation note)
 GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40": "Kepler",
@@ -229,6 +229,49 @@ def train_default(frame: pd.DataFrame, family: str = "gbm", *, without_simt: boo
     return m
 
 
+#: columns of :func:`training_points` (besides the names): the time a kernel's work would take at the
+#: roofline, its measured time, and the rate features a report compares a region with
+POINT_COLUMNS = ("roofline_s", "measured_s", "threads", *RATE_FEATURES)
+POINTS_HEADER = "# portcast.gputime-points schema_version=1"
+
+
+def training_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """The training rows as a report shows them next to a region: application, GPU (``preset``), generation,
+    the roofline time of its work on its GPU (:func:`predictor.gputime.roofline_log`), its measured time, its
+    threads and rate features. Small enough to ship beside the model (a few hundred kB)."""
+    from predictor.gputime import roofline_log
+
+    D = design(frame)
+    out = frame[["application", "preset", "generation"]].copy()
+    out["roofline_s"] = np.exp(roofline_log(D))
+    for c in POINT_COLUMNS[1:]:
+        out[c] = frame[c].to_numpy(np.float64)
+    return out.reset_index(drop=True)
+
+
+def write_training_points(points: pd.DataFrame, path) -> Path:
+    """Write :func:`training_points` as CSV (atomically) under the schema line :data:`POINTS_HEADER`."""
+    from profiler.atomic import atomic_write_text
+
+    text = POINTS_HEADER + "\n" + points.to_csv(index=False, float_format="%.6g")
+    atomic_write_text(Path(path), text)
+    return Path(path)
+
+
+def read_training_points(path) -> pd.DataFrame:
+    """Read a file of :func:`write_training_points`; a :class:`ValueError` names the file when it is not one."""
+    path = Path(path)
+    with open(path, encoding="utf-8") as fh:
+        first = fh.readline().strip()
+        if first != POINTS_HEADER:
+            raise ValueError(f"{path}: not a Portcast training-points file (first line is not {POINTS_HEADER!r})")
+        points = pd.read_csv(fh)
+    missing = [c for c in ("application", "preset", *POINT_COLUMNS) if c not in points.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {missing}")
+    return points
+
+
 def default_model_file() -> Path:
     from predictor.gputime import DEFAULT_GPUTIME_MODEL
 
@@ -297,7 +340,7 @@ def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str) -> str:
     p = pred[(pred["variant"] == variant) & (pred["split"] == split)].copy()
     p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
     t = p.groupby("fold").agg(pairs=("e", "size"), median=("e", "median"), mean=("e", "mean")).reset_index()
-    lines = [f"| held out | pairs | median error | mean error |", "|---|---|---|---|"]
+    lines = ["| held out | pairs | median error | mean error |", "|---|---|---|---|"]
     for r in t.itertuples(index=False):
         lines.append(f"| {r.fold} | {r.pairs} | {100 * r.median:.0f}% | {100 * r.mean:.0f}% |")
     return "\n".join(lines)

@@ -143,7 +143,7 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
         if not found:
             found = "; ".join(_short_reason(x) for x in loop.get("reasons", [])[:2])
         marked = "marked parallel" if loop.get("how") == "marked" else "chosen as thread space"
-        err_console.print(f"[bold yellow]warning:[/] " + escape(f"{label}: {_short(loop.get('location', ''))} "
+        err_console.print("[bold yellow]warning:[/] " + escape(f"{label}: {_short(loop.get('location', ''))} "
                           f"`{loop.get('header', '')}` is {marked} but its iterations depend on each other: {found}. "
                           "A GPU cannot run them as independent threads; the prediction leaves this loop's work out "
                           "of the parallel fraction."), highlight=False, soft_wrap=True)

@@ -320,6 +320,43 @@ class GpuTimeModel:
         """Predicted kernel time in seconds of each row."""
         return np.exp(self.predict_log(frame, gpu=gpu))
 
+    def contributions(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """What each design column adds to the log time of one row (``frame``'s first), for the tree families.
+
+        Each tree's path is followed from its root to the row's leaf; every step changes the node value, and
+        the change is credited to the column the step split on (so the columns' shares plus the trees'
+        common start sum to the tree part exactly). Rows: one per design column the model uses (``column``,
+        ``value`` as the trees saw it after clipping to the training range, ``contribution`` in natural-log
+        seconds), then ``start`` (the value every prediction begins from), ``beyond training range``
+        (the roofline's growth past the clipped inputs; ``gbm``) or ``SIMT estimate`` (``gbm-residual``).
+        The ``contribution`` column sums to :meth:`predict_log` of the row.
+        """
+        if self.family not in ("gbm", "gbm-residual"):
+            raise GpuTimeModelError(f"contributions are defined for the tree families, not {self.family!r}")
+        check_inputs(frame.iloc[:1], need_simt=self.needs_simt, where="prediction input")
+        D = design(frame.iloc[:1])
+        lo = np.array([self.training_ranges.get(c, [-np.inf, np.inf])[0] for c in D.columns])
+        hi = np.array([self.training_ranges.get(c, [-np.inf, np.inf])[1] for c in D.columns])
+        Dc = pd.DataFrame(np.clip(D.to_numpy(np.float64), lo, hi), columns=D.columns, index=D.index)
+        x = Dc[list(self.columns)].to_numpy(np.float64)[0]
+        share = np.zeros(len(self.columns))
+        lr = self.trees_["learning_rate"]
+        start = float(self.trees_["init"])
+        for left, right, feat, thr, val in self.trees_["_arrays"]:
+            node = 0
+            start += lr * val[0]
+            while left[node] >= 0:
+                nxt = left[node] if x[feat[node]] <= thr[node] else right[node]
+                share[feat[node]] += lr * (val[nxt] - val[node])
+                node = nxt
+        rows = [(c, float(x[i]), float(share[i])) for i, c in enumerate(self.columns)]
+        rows.append(("start", float("nan"), start))
+        if self.family == "gbm-residual":
+            rows.append(("SIMT estimate", float(D["log_simt"].iloc[0]), float(D["log_simt"].iloc[0])))
+        else:
+            rows.append(("beyond training range", float("nan"), float(roofline_log(D)[0] - roofline_log(Dc)[0])))
+        return pd.DataFrame(rows, columns=["column", "value", "contribution"])
+
     def out_of_range(self, frame: pd.DataFrame) -> list[str]:
         """Design columns of ``frame`` (one row) outside the training range (the prediction extrapolates)."""
         D = design(frame).iloc[0]
@@ -401,3 +438,5 @@ def load_gputime_model(path) -> GpuTimeModel:
 
 #: where the default GPU-time model ships
 DEFAULT_GPUTIME_MODEL = Path(__file__).resolve().parent / "models" / "gputime.json"
+#: the shipped model's training rows as a report plots them (``portcast.gputime.training_points``)
+DEFAULT_TRAINING_POINTS = DEFAULT_GPUTIME_MODEL.with_name("gputime-points.csv")

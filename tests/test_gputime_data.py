@@ -125,3 +125,22 @@ def test_gpu_time_train_cli_writes_a_loadable_model_and_never_overwrites(tmp_pat
     assert res.exit_code == 2 and "exists: pass --force to replace it" in res.output
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out), "--force", "--family", "xapp"])
     assert res.exit_code == 2 and "--family must be gbm, gbm-residual or simt-calibrated" in res.output
+
+
+def test_shipped_training_points_are_the_training_frame(frame, tmp_path):
+    """predictor/models/gputime-points.csv (what a report plots) is training_points of the current data."""
+    from predictor.gputime import DEFAULT_TRAINING_POINTS, design, roofline_log
+
+    shipped = G.read_training_points(DEFAULT_TRAINING_POINTS)
+    fresh = G.training_points(frame)
+    assert len(shipped) == len(fresh) == len(frame)
+    assert list(shipped["application"]) == list(fresh["application"])
+    for c in G.POINT_COLUMNS:
+        np.testing.assert_allclose(shipped[c].to_numpy(), fresh[c].to_numpy(), rtol=1e-5)
+    # the roofline time is the design's issue + DRAM sectors + footprint, in seconds
+    np.testing.assert_allclose(fresh["roofline_s"], np.exp(roofline_log(design(frame))), rtol=1e-12)
+    back = G.read_training_points(G.write_training_points(fresh, tmp_path / "p.csv"))
+    np.testing.assert_allclose(back["measured_s"], fresh["measured_s"], rtol=1e-5)
+    (tmp_path / "bad.csv").write_text("application,preset\n")
+    with pytest.raises(ValueError, match="bad.csv: not a Portcast training-points file"):
+        G.read_training_points(tmp_path / "bad.csv")

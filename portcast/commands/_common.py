@@ -8,6 +8,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from portcast.errors import UserError  # noqa: F401  (re-exported: the commands raise it)
+
 #: width of output that does not go to a terminal (a pipe, a file): fixed, so that what a script or a test
 #: reads does not depend on COLUMNS or on the length of a path in it
 PIPED_WIDTH = 200
@@ -34,9 +36,6 @@ class _Console(Console):
 console = _Console()
 err_console = _Console(stderr=True)
 
-
-class UserError(Exception):
-    """An error caused by the user's input; printed as one clear line, exit code 2."""
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ._common import UserError, console, progress_bar, user_errors
+from ._common import UserError, check_output, console, progress_bar, user_errors
 
 app = typer.Typer(help="The GPU-time model: train it on the measured kernels, evaluate it on held-out ones.",
                   no_args_is_help=True)
@@ -28,20 +28,27 @@ def train_cmd(
     family: str = typer.Option("gbm", "--family", help="gbm | gbm-residual | simt-calibrated"),
     without_simt: bool = typer.Option(False, "--without-simt", help="gbm without the SIMT estimate among its inputs "
                                       "(what --at-size uses: a size that is not traced has no SIMT estimate)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing file."),
+    points: Optional[Path] = typer.Option(None, "--points", help="Also write the training rows as a report plots "
+                                          "them (CSV; the shipped predictor/models/gputime-points.csv)."),
+    force: bool = typer.Option(False, "--force", help="Replace existing files."),
 ) -> None:
     """Fit the GPU-time model on every measured (port, point, GPU) row and save it."""
     from portcast.gputime import train_default, training_frame
     from predictor.gputime import GpuTimeModelError, save_gputime_model
 
     with user_errors(GpuTimeModelError, ValueError):
-        if out.exists() and not force:
-            raise UserError(f"{out} exists: pass --force to replace it")
+        check_output(out, force=force)
+        check_output(points, force=force, what="--points")
         if family not in ("gbm", "gbm-residual", "simt-calibrated"):
             raise UserError(f"--family must be gbm, gbm-residual or simt-calibrated, not {family!r}")
         frame = training_frame()
         model = train_default(frame, family, without_simt=without_simt)
         save_gputime_model(model, out)
+        if points is not None:
+            from portcast.gputime import training_points, write_training_points
+
+            write_training_points(training_points(frame), points)
+            console.print(f"wrote {points}: {len(frame)} training rows", highlight=False)
     console.print(f"wrote {out}: {family} on {len(frame)} measured rows "
                   f"({frame['application'].nunique()} applications, {frame['preset'].nunique()} GPU models)",
                   highlight=False)

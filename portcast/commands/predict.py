@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from profiler.atomic import atomic_write_text
-import json
 import shlex
 import sys
 import warnings
@@ -15,7 +14,6 @@ import pandas as pd
 import typer
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
-from profiler.jsonfile import read_json
 from profiler.tracefile import is_trace_file
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -14,37 +12,9 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from portcast.commands._common import UserError, console, err_console, user_errors
+from portcast.commands._common import UserError, check_output, console, err_console, user_errors
 
-MIX_GROUPS = (
-    ("mem", ("LOAD", "STORE")),
-    ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
-    ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
-    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL")),
-    ("other", ("MOVE", "OTHER")),
-)
-
-
-class SummarySink:
-    """Counts records per operation class for each region invocation (for the summary table)."""
-
-    def __init__(self) -> None:
-        self.rows: list[tuple] = []  # (RegionInfo, counts per op class)
-        self._counts = None
-
-    def start_region(self, info, static) -> None:
-        from profiler.trace import N_OPS
-
-        self._counts = np.zeros(N_OPS, np.int64)
-
-    def consume(self, chunk) -> None:
-        from profiler.trace import N_OPS
-
-        self._counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
-
-    def end_region(self, info, static) -> None:
-        self.rows.append((info, self._counts))
-        self._counts = None
+from portcast.pipeline import MIX_GROUPS, SummarySink  # noqa: E402,F401  (record.py and tests use them here)
 
 
 class ProgressSink:
@@ -228,45 +198,15 @@ def print_baseline(rows) -> None:
 
 
 def _load_module(spec: str):
-    if spec.endswith(".py") or os.sep in spec:
-        path = Path(spec)
-        if not path.is_file():
-            raise UserError(f"{spec}: no such module file")
-        name = path.stem
-        sys.path.insert(0, str(path.parent.resolve()))
-        mspec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(mspec)
-        sys.modules[name] = module
-        mspec.loader.exec_module(module)
-        return module
-    try:
-        return importlib.import_module(spec)
-    except ImportError as exc:
-        raise UserError(f"cannot import module {spec!r}: {exc}") from None
+    from portcast.pipeline import load_module
+
+    return load_module(spec)
 
 
 def _resolve_function(target: str, args_expr: Optional[str]):
-    if ":" not in target:
-        raise UserError(f"--function needs MODULE:QUALNAME (e.g. examples/saxpy.py:saxpy), got {target!r}")
-    mod_spec, qual = target.rsplit(":", 1)
-    module = _load_module(mod_spec)
-    obj = module
-    for part in qual.split("."):
-        if not hasattr(obj, part):
-            raise UserError(f"{mod_spec} has no attribute {qual!r}")
-        obj = getattr(obj, part)
-    if args_expr is not None:
-        try:
-            args = eval(args_expr, dict(vars(module)))  # the user's own expression, evaluated in their module
-        except Exception as exc:
-            raise UserError(f"--args {args_expr!r}: {type(exc).__name__}: {exc}") from None
-    elif hasattr(module, "portcast_inputs"):
-        args = module.portcast_inputs()
-    else:
-        raise UserError(f"{mod_spec} defines no portcast_inputs(); give the arguments with --args \"(x, y)\"")
-    if not isinstance(args, tuple):
-        args = (args,)
-    return obj, args
+    from portcast.pipeline import resolve_function
+
+    return resolve_function(target, args_expr)
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -373,101 +313,34 @@ def print_user_traceback(exc: BaseException, frames) -> None:
     err_console.print(text.rstrip("\n"), highlight=False, markup=False, soft_wrap=True)
 
 
-def resolve_model(model: Optional[str]):
-    """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
-    trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
-    from predictor import ModelFileError, load_model
-    from predictor.gputime import FORMAT, load_gputime_model
-
-    import predictor.gputime as gputime_module
-    import predictor.model_io as model_io
-
-    if model is None:
-        if not gputime_module.DEFAULT_GPUTIME_MODEL.is_file():  # a checkout without it: the older model, if any
-            return "xapp", None, None
-        path = gputime_module.DEFAULT_GPUTIME_MODEL
-        return "gputime", path, load_gputime_model(path)
-    if model == "provisional":
-        if not model_io.DEFAULT_MODEL_FILE.is_file():
-            raise UserError("--model provisional: the provisional speedup model is not shipped with this checkout")
-        return "xapp", model_io.DEFAULT_MODEL_FILE, load_model(model_io.DEFAULT_MODEL_FILE)
-    path = Path(model)
-    if not path.is_file():
-        raise UserError(f"--model {model}: no such file (give a model file, or 'provisional')")
-    from profiler.jsonfile import JsonFileError, read_json
-
-    try:
-        doc = read_json(path, what="Portcast model file")
-    except JsonFileError as exc:
-        raise UserError(str(exc)) from None
-    fmt = doc.get("format") if isinstance(doc, dict) else None
-    if fmt == FORMAT:
-        return "gputime", path, load_gputime_model(path)
-    with user_errors(ModelFileError):
-        return "xapp", path, load_model(path)
-
-
-def _check_gpu(gpu: str) -> None:
-    from gpu_models.simt.config import ConfigError, load_config, preset_names
-
-    try:
-        load_config(gpu)
-    except (ConfigError, FileNotFoundError, ValueError):
-        raise UserError(f"--gpu {gpu!r}: not a described GPU; choose one of {', '.join(preset_names())}") from None
-
-
-def print_gpu_predictions(sinks, psinks, chosen, *, verbose: bool = False, baseline: bool = True) -> list:
-    """Each region's predicted GPU kernel time on the target, its speedup against the region's measured CPU
-    time (with and without the host<->device copies), and the physical bounds behind the time."""
+def print_gpu_predictions(setup, preds, *, verbose: bool = False, baseline: bool = True) -> None:
+    """Each region's predicted GPU kernel time on the target (``portcast.pipeline.predict_regions``), its
+    speedup against the region's measured CPU time (with and without the host<->device copies), the physical
+    bounds behind the time, or why no time was predicted."""
     from rich.markup import escape
 
     from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import predict_region, print_gpu_prediction, print_model_line, region_bounds
-    from portcast.report import no_prediction_reason
+    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
-    fsink = feature_sink(sinks)
-    if fsink is None or not fsink.results:
-        return []
+    fsink = setup.features
     out = _out()
-    _, path, model = chosen
-    preds = []
-    for i, ((info, series), expl) in enumerate(zip(fsink.results, fsink.explanations)):
-        label = f"{info.name} #{info.invocation}"
-        if not info.complete:
-            out.print(f"{label}: no GPU time predicted: the region did not complete", highlight=False)
+    for rp in preds:
+        info = fsink.results[rp.index][0]
+        expl = fsink.explanations[rp.index]
+        for note in rp.notes:
+            out.print(escape(f"{rp.label}: {note}"), highlight=False, soft_wrap=True)
+        if rp.prediction is None:
+            out.print(escape(f"{rp.label}: no GPU time predicted: {rp.reason}."), highlight=False, soft_wrap=True)
             continue
-        reason = no_prediction_reason(series)
-        if reason is not None:
-            out.print(escape(f"{label}: no GPU time predicted: {reason}."), highlight=False, soft_wrap=True)
-            continue
-        cpu = info.uninstrumented_time_s or None
-        sim = psinks.simt.results[i] if psinks.simt is not None else float("nan")
-        use, use_path = model, path
-        if model.needs_simt and not sim == sim:  # no SIMT estimate (sample over its bound): the model without it
-            import predictor.gputime as gputime_module
-            from predictor.gputime import load_gputime_model
-
-            use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-            if not use_path.is_file():
-                out.print(f"{label}: no GPU time predicted: the SIMT estimate was not available and no model "
-                          "without it ships", highlight=False)
-                continue
-            use = load_gputime_model(use_path)
-            out.print(f"{label}: the region is too large for the SIMT estimate's sample: predicted with the model "
-                      "without it (docs/gputime.md)", highlight=False, soft_wrap=True)
-        p = predict_region(use, psinks.gpu, psinks.work.results[i], series, psinks.bytes.results[i], sim,
-                           cpu_s=cpu, model_file=str(use_path))
+        p = rp.prediction
         why = (info.extra.get("uninstrumented_error") or ("marked blocks of a script are not re-run" if baseline
                                                            else "--no-baseline"))
-        print_gpu_prediction(out, label, p, cpu_how=info.extra.get("uninstrumented_mode", ""), cpu_why=why)
-        b = region_bounds(p, series)
-        if b is not None:
-            print_bounds(out, label, b, expl)
-        print_model_line(out, p, b)
+        print_gpu_prediction(out, rp.label, p, cpu_how=info.extra.get("uninstrumented_mode", ""), cpu_why=why)
+        if rp.bounds is not None:
+            print_bounds(out, rp.label, rp.bounds, expl)
+        print_model_line(out, p, rp.bounds)
         if verbose:
-            _print_inputs(out, use, p)
-        preds.append(p)
-    return preds
+            _print_inputs(out, rp.model, p)
 
 
 def _print_inputs(out, model, p) -> None:
@@ -603,41 +476,55 @@ def register(app: typer.Typer) -> None:
         native: bool = typer.Option(False, "--native",
                                     help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
                                          "(profiler.native.numba_markers) at machine level."),
+        report: Optional[Path] = typer.Option(None, "--report",
+                                              help="Also write the whole report as one self-contained HTML page (tables, "
+                                                   "source lines, plots; nothing fetched from the network)."),
+        json_out: bool = typer.Option(False, "--json",
+                                      help="Print the report as JSON on stdout instead of tables (the script's own "
+                                           "output goes to stderr)."),
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
-        GPU-relevant features, the lines behind them, and its predicted GPU speedup."""
+        GPU-relevant features, the lines behind them, and its predicted GPU time and speedup."""
         from profiler.instrument import SourceUnavailable, UnsupportedConstruct
         from profiler.session import profile_script, trace_function
+
+        from portcast import pipeline
 
         with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
             if mode not in ("auto", "interpreted", "compiled"):
                 raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
             if chunk_records < 1:
                 raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
-            # a bad model file or GPU name should fail before the script runs, not after
-            chosen = resolve_model(model) if features else None
-            if features:
-                _check_gpu(gpu)
+            if (report is not None or json_out) and (native or at_size is not None or sizes is not None):
+                raise UserError("--report and --json cover a traced run: not with --native or --at-size")
+            check_output(report, inputs=[script], force=force, what="--report")
             if at_size is not None or sizes is not None:
+                # a bad model file or GPU name should fail before the script runs, not after
+                chosen = pipeline.resolve_model(model) if features else None
+                if features:
+                    pipeline.check_gpu(gpu)
                 _profile_at_size(script, function, at_size, sizes, gpu=gpu, mode=mode, chosen=chosen,
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
                                  trace_dir=trace_dir)
                 return
             if native:
+                chosen = pipeline.resolve_model(model) if features else None
+                if features:
+                    pipeline.check_gpu(gpu)
                 _profile_native(script, script_args, function=function, mode=mode, region=region,
                                 trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
                                 features=features, model=chosen[1] if chosen and chosen[0] == "xapp" else None,
                                 baseline=bool(baseline))
                 return
             baseline = True if baseline is None else baseline
-            sinks, summary = build_sinks(trace_dir, progress=not no_progress, features=features, replace=force)
-            psinks = None
-            if features and chosen[0] == "gputime":
-                from portcast.gpu_prediction import prediction_sinks
-
-                psinks = prediction_sinks(gpu, simulate=chosen[2].needs_simt)
-                sinks.extend(psinks.sinks)
-            with report_if_interrupted(summary, sinks):
+            setup = pipeline.prepare(
+                trace_dir=trace_dir, features=features, model=model, gpu=gpu, replace=force,
+                progress=ProgressSink() if not no_progress else None,
+                notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
+            sinks, summary = setup.sinks, setup.summary
+            # with --json stdout carries the report only: the user's own prints go to stderr
+            quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
+            with report_if_interrupted(summary, sinks), quiet:
                 if function:
                     if script is not None:
                         raise UserError("give either SCRIPT or --function, not both")
@@ -647,6 +534,7 @@ def register(app: typer.Typer) -> None:
                     outcome = run_user_code(lambda: trace_function(fn, fargs, sinks=sinks, mode=mode,
                                                                    chunk_records=chunk_records,
                                                                    measure_uninstrumented=baseline), user_file)
+                    target = function
                 else:
                     if script is None:
                         raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
@@ -657,25 +545,40 @@ def register(app: typer.Typer) -> None:
                                                                    chunk_records=chunk_records,
                                                                    measure_uninstrumented=baseline),
                                             str(script.resolve()))
+                    target = str(script)
         if outcome.error is not None:
             print_user_traceback(outcome.error, outcome.frames)
-        if not summary.rows:
-            console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
-                          "or portcast.region_start/region_end)")
-            outcome.finish([])
-            return
-        print_region_summary(summary.rows, written_files(sinks))
-        if baseline:
-            print_baseline(summary.rows)
         from predictor import ModelFileError
         from predictor.gputime import GpuTimeModelError
 
+        gputime = setup.chosen is not None and setup.chosen[0] == "gputime"
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
-            if chosen is not None and chosen[0] == "gputime":
+            preds = pipeline.predict_regions(setup, baseline=baseline) if gputime else []
+            if json_out or report is not None:
+                speedups = pipeline.provisional_speedups(setup) if features and not gputime and summary.rows else None
+                rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code,
+                                            error=outcome.error, speedups=speedups)
+            if report is not None:
+                rep.write_html(report)
+                err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+            if json_out:
+                sys.stdout.write(rep.to_json() + "\n")
+                outcome.finish(summary.rows)
+                return
+            if not summary.rows:
+                console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
+                              "or portcast.region_start/region_end)")
+                outcome.finish([])
+                return
+            print_region_summary(summary.rows, written_files(sinks))
+            if baseline:
+                print_baseline(summary.rows)
+            if gputime:
                 print_features_and_prediction(sinks, None, predict=False)
-                print_gpu_predictions(sinks, psinks, chosen, verbose=verbose, baseline=baseline)
+                print_gpu_predictions(setup, preds, verbose=verbose, baseline=baseline)
             else:
-                print_features_and_prediction(sinks, chosen[1] if chosen else None, predict=features, terms=verbose)
+                print_features_and_prediction(sinks, setup.chosen[1] if setup.chosen else None, predict=features,
+                                              terms=verbose)
         outcome.finish(summary.rows)
 
     @app.command("trace-info")

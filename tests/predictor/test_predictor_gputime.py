@@ -173,3 +173,41 @@ def test_beyond_the_training_range_time_grows_with_the_roofline():
     assert t1000 / t100 == pytest.approx(10.0, rel=1e-9)
     assert t100 / t10 == pytest.approx(10.0, rel=0.05)
     assert m.out_of_range(scaled(1000))
+
+
+@pytest.mark.parametrize("family", ["gbm", "gbm-residual"])
+def test_contributions_sum_to_the_predicted_log_time(family):
+    frame, y = _data()
+    m = GpuTimeModel(family, n_estimators=30).fit(frame, y)
+    probe = pd.concat([frame.iloc[:5], pd.DataFrame([row(threads=1 << 26, thread_records=1 << 33,
+                                                          unique_bytes=1 << 34)])], ignore_index=True)
+    for i in range(len(probe)):
+        c = m.contributions(probe.iloc[[i]])
+        assert c["contribution"].sum() == pytest.approx(m.predict_log(probe.iloc[[i]])[0], abs=1e-9)
+        assert list(c["column"])[:len(m.columns)] == list(m.columns)
+    beyond = m.contributions(probe.iloc[[5]]).set_index("column")["contribution"]
+    if family == "gbm":
+        assert beyond["beyond training range"] > 1.0  # the roofline grows past the clipped inputs
+    else:
+        assert beyond["SIMT estimate"] == pytest.approx(math.log(2e-5))
+
+
+def test_contributions_of_one_stump_by_hand():
+    frame, y = _data()
+    m = GpuTimeModel("gbm", n_estimators=1, max_depth=1, min_samples_leaf=1).fit(frame, y)
+    left, right, feat, thr, val = m.trees_["_arrays"][0]
+    lr = m.trees_["learning_rate"]
+    x = design(frame.iloc[[0]])[list(m.columns)].to_numpy()[0]
+    leaf = left[0] if x[feat[0]] <= thr[0] else right[0]
+    c = m.contributions(frame.iloc[[0]]).set_index("column")["contribution"]
+    assert c[m.columns[feat[0]]] == pytest.approx(lr * (val[leaf] - val[0]))
+    assert c["start"] == pytest.approx(m.trees_["init"] + lr * val[0])
+    others = [col for k, col in enumerate(m.columns) if k != feat[0]]
+    assert (c[others] == 0).all()
+
+
+def test_contributions_refused_for_the_calibrated_family():
+    frame, y = _data(60)
+    m = GpuTimeModel("simt-calibrated").fit(frame, y)
+    with pytest.raises(GpuTimeModelError, match="tree families"):
+        m.contributions(frame)

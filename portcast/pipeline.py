@@ -1,0 +1,392 @@
+"""The profile pipeline under the command line and the Python API: source -> sinks -> one result per region.
+
+:func:`prepare` builds the sinks a profile run sends every region's trace to (the op-class counter, the hot
+lines, optional trace files, the feature engine, what the GPU-time prediction needs); the caller runs the
+user's script or function with them; :func:`predict_regions` turns what the sinks gathered into each region's
+GPU-time prediction, its physical bounds and the model's term contributions; :func:`build_report` gathers all
+of it into a :class:`portcast.profile_report.ProfileReport` (what ``--json`` prints, ``--report`` writes as
+HTML and ``portcast.profile()`` returns).
+
+    report = portcast.profile(saxpy, (x, y), gpu="p100")   # in Jupyter the report renders inline
+    report.regions[0].prediction["kernel_s"], report.write_html("saxpy.html")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import linecache
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from portcast.errors import UserError
+
+#: op-class groups of the instruction mix a region summary shows (``features.mix`` defines the features)
+MIX_GROUPS = (
+    ("mem", ("LOAD", "STORE")),
+    ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
+    ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
+    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL")),
+    ("other", ("MOVE", "OTHER")),
+)
+#: source lines a report lists per region, by records
+HOT_LINES = 12
+
+
+class SummarySink:
+    """Counts records per operation class for each region invocation (for the summary table)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple] = []  # (RegionInfo, counts per op class)
+        self._counts = None
+
+    def start_region(self, info, static) -> None:
+        from profiler.trace import N_OPS
+
+        self._counts = np.zeros(N_OPS, np.int64)
+
+    def consume(self, chunk) -> None:
+        from profiler.trace import N_OPS
+
+        self._counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
+
+    def end_region(self, info, static) -> None:
+        self.rows.append((info, self._counts))
+        self._counts = None
+
+
+class HotLinesSink:
+    """Records per source line of each region invocation: ``results`` gets, per region, a list of
+    ``{"location", "line", "text", "records", "share"}`` for its :data:`HOT_LINES` busiest lines."""
+
+    def __init__(self, top: int = HOT_LINES) -> None:
+        self.top = top
+        self.results: list[list[dict]] = []
+        self._counts = np.zeros(0, np.int64)
+
+    def start_region(self, info, static) -> None:
+        self._counts = np.zeros(0, np.int64)
+
+    def consume(self, chunk) -> None:
+        if not len(chunk):
+            return
+        c = np.bincount(chunk.pc.astype(np.int64))
+        if len(c) > len(self._counts):
+            c[:len(self._counts)] += self._counts
+            self._counts = c
+        else:
+            self._counts[:len(c)] += c
+
+    def end_region(self, info, static) -> None:
+        total = int(self._counts.sum())
+        per_line: dict[tuple, int] = {}
+        for pc in np.nonzero(self._counts)[0]:
+            e = static.get(int(pc))
+            key = (e.file, int(e.line)) if e is not None else (f"pc {int(pc)}", 0)
+            per_line[key] = per_line.get(key, 0) + int(self._counts[pc])
+        rows = []
+        for (file, line), n in sorted(per_line.items(), key=lambda kv: -kv[1])[:self.top]:
+            text = linecache.getline(file, line).strip() if line else ""
+            rows.append({"location": f"{file}:{line}" if line else file, "file": file, "line": line, "text": text,
+                         "records": n, "share": n / total if total else 0.0})
+        self.results.append(rows)
+
+
+@dataclasses.dataclass
+class ProfileSetup:
+    """The sinks of one profile run and what the results are read from after it."""
+
+    sinks: list
+    summary: SummarySink
+    hot: HotLinesSink
+    chosen: Optional[tuple]  # (kind, path, model) of resolve_model; None without features
+    gpu: str
+    psinks: Any = None  # portcast.gpu_prediction.PredictionSinks, for the GPU-time model
+    trace_sink: Any = None
+
+    @property
+    def features(self):
+        """The feature engine's sink, or None."""
+        from features import FeatureSink
+
+        return next((s for s in self.sinks if isinstance(s, FeatureSink)), None)
+
+    def written(self) -> list:
+        """The trace files written so far."""
+        return [p for s in self.sinks for p in getattr(s, "written", [])]
+
+
+def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: Optional[str] = None,
+            gpu: str = "p100", replace: bool = False, progress=None,
+            notify: Callable[[str], None] | None = None) -> ProfileSetup:
+    """The sinks of a profile run: op-class summary, hot lines, ``progress`` (a sink, optional), Parquet traces
+    under ``trace_dir`` (a folder of an earlier run: this run's go to ``run-<k>`` inside it, said through
+    ``notify``, unless ``replace``), the feature engine and the GPU-time model's sinks (``features``).
+    ``model``: None (the shipped GPU-time model), ``"provisional"`` or a model file. Bad model files and GPU
+    names raise :class:`UserError` here, before anything runs."""
+    chosen = resolve_model(model) if features else None
+    if features:
+        check_gpu(gpu)
+    summary, hot = SummarySink(), HotLinesSink()
+    sinks: list = [summary, hot]
+    if progress is not None:
+        sinks.append(progress)
+    tsink = None
+    if trace_dir is not None:
+        from profiler.tracefile import TraceDirectorySink
+
+        tsink = TraceDirectorySink(trace_dir, replace=replace)
+        if tsink.redirected and notify is not None:
+            notify(f"{trace_dir} holds traces of an earlier run: this run's go to {tsink.folder} "
+                   "(--force replaces them instead)")
+        sinks.append(tsink)
+    psinks = None
+    if features:
+        from features import FeatureSink
+
+        sinks.append(FeatureSink())
+        if chosen[0] == "gputime":
+            from portcast.gpu_prediction import prediction_sinks
+
+            psinks = prediction_sinks(gpu, simulate=chosen[2].needs_simt)
+            sinks.extend(psinks.sinks)
+    return ProfileSetup(sinks, summary, hot, chosen, gpu, psinks, tsink)
+
+
+def resolve_model(model: Optional[str]):
+    """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
+    trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
+    import predictor.gputime as gputime_module
+    import predictor.model_io as model_io
+    from predictor import ModelFileError, load_model
+    from predictor.gputime import FORMAT, GpuTimeModelError, load_gputime_model
+    from profiler.jsonfile import JsonFileError, read_json
+
+    try:
+        if model is None:
+            if not gputime_module.DEFAULT_GPUTIME_MODEL.is_file():  # a checkout without it: the older model, if any
+                return "xapp", None, None
+            path = gputime_module.DEFAULT_GPUTIME_MODEL
+            return "gputime", path, load_gputime_model(path)
+        if model == "provisional":
+            if not model_io.DEFAULT_MODEL_FILE.is_file():
+                raise UserError("--model provisional: the provisional speedup model is not shipped with this checkout")
+            return "xapp", model_io.DEFAULT_MODEL_FILE, load_model(model_io.DEFAULT_MODEL_FILE)
+        path = Path(model)
+        if not path.is_file():
+            raise UserError(f"--model {model}: no such file (give a model file, or 'provisional')")
+        doc = read_json(path, what="Portcast model file")
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        if fmt == FORMAT:
+            return "gputime", path, load_gputime_model(path)
+        return "xapp", path, load_model(path)
+    except (JsonFileError, ModelFileError, GpuTimeModelError) as exc:
+        raise UserError(str(exc)) from None
+
+
+def check_gpu(gpu: str) -> None:
+    """A :class:`UserError` listing the described GPUs when ``gpu`` is not one of them."""
+    from gpu_models.simt.config import ConfigError, load_config, preset_names
+
+    try:
+        load_config(gpu)
+    except (ConfigError, FileNotFoundError, ValueError):
+        raise UserError(f"--gpu {gpu!r}: not a described GPU; choose one of {', '.join(preset_names())}") from None
+
+
+def load_module(spec: str):
+    """A module from a file path (``examples/saxpy.py``) or a dotted name; :class:`UserError` when missing."""
+    if spec.endswith(".py") or os.sep in spec:
+        path = Path(spec)
+        if not path.is_file():
+            raise UserError(f"{spec}: no such module file")
+        name = path.stem
+        sys.path.insert(0, str(path.parent.resolve()))
+        mspec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(mspec)
+        sys.modules[name] = module
+        mspec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(spec)
+    except ImportError as exc:
+        raise UserError(f"cannot import module {spec!r}: {exc}") from None
+
+
+def resolve_function(target: str, args_expr: Optional[str]):
+    """``(function, args)`` of ``MODULE:QUALNAME``: ``args_expr`` evaluated in the module, else the module's
+    ``portcast_inputs()``."""
+    if ":" not in target:
+        raise UserError(f"--function needs MODULE:QUALNAME (e.g. examples/saxpy.py:saxpy), got {target!r}")
+    mod_spec, qual = target.rsplit(":", 1)
+    module = load_module(mod_spec)
+    obj = module
+    for part in qual.split("."):
+        if not hasattr(obj, part):
+            raise UserError(f"{mod_spec} has no attribute {qual!r}")
+        obj = getattr(obj, part)
+    if args_expr is not None:
+        try:
+            args = eval(args_expr, dict(vars(module)))  # the user's own expression, evaluated in their module
+        except Exception as exc:
+            raise UserError(f"--args {args_expr!r}: {type(exc).__name__}: {exc}") from None
+    elif hasattr(module, "portcast_inputs"):
+        args = module.portcast_inputs()
+    else:
+        raise UserError(f"{mod_spec} defines no portcast_inputs(); give the arguments with --args \"(x, y)\"")
+    if not isinstance(args, tuple):
+        args = (args,)
+    return obj, args
+
+
+@dataclasses.dataclass
+class RegionPrediction:
+    """One region's GPU-time prediction (or why there is none) and what explains it."""
+
+    index: int
+    label: str
+    prediction: Any = None  # portcast.gpu_prediction.GpuPrediction
+    bounds: Any = None  # gpu_models.bounds.Bounds
+    contributions: Any = None  # pandas DataFrame of GpuTimeModel.contributions, with training ranges
+    model: Any = None
+    reason: Optional[str] = None  # why no time was predicted
+    notes: list = dataclasses.field(default_factory=list)  # said before the prediction
+
+
+def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[RegionPrediction]:
+    """Each featured region's GPU-time prediction on ``setup.gpu``, its bounds and term contributions (an
+    incomplete region, one without a parallel thread space, or one whose SIMT estimate is missing while no
+    model without it ships gets a ``reason`` instead)."""
+    from portcast.gpu_prediction import predict_region, region_bounds
+    from portcast.report import no_prediction_reason
+
+    fsink = setup.features
+    if fsink is None or setup.chosen is None or setup.chosen[0] != "gputime":
+        return []
+    _, path, model = setup.chosen
+    psinks = setup.psinks
+    out = []
+    for i, (info, series) in enumerate(fsink.results):
+        rp = RegionPrediction(i, f"{info.name} #{info.invocation}")
+        out.append(rp)
+        if not info.complete:
+            rp.reason = "the region did not complete"
+            continue
+        reason = no_prediction_reason(series)
+        if reason is not None:
+            rp.reason = reason
+            continue
+        sim = psinks.simt.results[i] if psinks.simt is not None else float("nan")
+        use, use_path = model, path
+        if model.needs_simt and not sim == sim:  # no SIMT estimate (sample over its bound): the model without it
+            import predictor.gputime as gputime_module
+            from predictor.gputime import load_gputime_model
+
+            use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
+            if not use_path.is_file():
+                rp.reason = "the SIMT estimate was not available and no model without it ships"
+                continue
+            use = load_gputime_model(use_path)
+            rp.notes.append("the region is too large for the SIMT estimate's sample: predicted with the model "
+                            "without it (docs/gputime.md)")
+        p = predict_region(use, setup.gpu, psinks.work.results[i], series, psinks.bytes.results[i], sim,
+                           cpu_s=info.uninstrumented_time_s or None, model_file=str(use_path))
+        rp.prediction, rp.model = p, use
+        rp.bounds = region_bounds(p, series)
+        rp.contributions = model_contributions(use, p)
+    return out
+
+
+def model_contributions(model, p):
+    """The model's term contributions to the log time of prediction ``p`` with each input's training range
+    (None for a family without them)."""
+    import pandas as pd
+
+    if model.family not in ("gbm", "gbm-residual"):
+        return None
+    c = model.contributions(pd.DataFrame([p.inputs]))
+    c["training_min"] = [model.training_ranges.get(k, [np.nan, np.nan])[0] for k in c["column"]]
+    c["training_max"] = [model.training_ranges.get(k, [np.nan, np.nan])[1] for k in c["column"]]
+    return c
+
+
+def build_report(setup: ProfileSetup, predictions: list[RegionPrediction], *, target: str,
+                 exit_code: int = 0, error: BaseException | None = None, speedups: list | None = None):
+    """The :class:`~portcast.profile_report.ProfileReport` of a finished run."""
+    from portcast.profile_report import ProfileReport, region_report
+
+    fsink = setup.features
+    feats = {id(info): k for k, (info, _) in enumerate(fsink.results)} if fsink is not None else {}
+    by_index = {p.index: p for p in predictions}
+    regions = []
+    written = [str(p) for p in setup.written()]
+    for k, (info, counts) in enumerate(setup.summary.rows):
+        fi = feats.get(id(info))
+        series = fsink.results[fi][1] if fi is not None else None
+        regions.append(region_report(
+            info, counts, hot=setup.hot.results[k] if k < len(setup.hot.results) else [],
+            series=series, explanation=fsink.explanations[fi] if fi is not None else None,
+            thread_space=fsink.thread_spaces[fi] if fi is not None else None,
+            pred=by_index.get(fi) if fi is not None else None,
+            trace_files=[w for w in written if _trace_of(w, info)],
+            speedup=next((s for s in (speedups or []) if s.get("region") == info.name
+                          and s.get("invocation") == info.invocation), None)))
+    kind, path, model = setup.chosen or (None, None, None)
+    meta = getattr(model, "metadata", None) or getattr(model, "metadata_", None) or {}
+    return ProfileReport(target=target, gpu=setup.gpu if setup.chosen else None,
+                         model_file=str(path) if path else None, model_kind=kind,
+                         trained_on=str(meta.get("trained_on", "")) or None, exit_code=exit_code,
+                         error=None if error is None else f"{type(error).__name__}: {error}", regions=regions)
+
+
+def _trace_of(path: str, info) -> bool:
+    """Whether a written trace file belongs to region invocation ``info``."""
+    from profiler.tracefile import region_file_name
+
+    return Path(path).name == region_file_name(info)
+
+
+def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
+            script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto", baseline: bool = True,
+            trace_dir: Optional[Path] = None):
+    """Profile a function (``target`` callable, called with ``args``) or a script (``target`` a path: its marked
+    regions) and return the :class:`~portcast.profile_report.ProfileReport`: per region its summary, features,
+    hot lines, thread space and the predicted GPU time on ``gpu`` with its bounds and the model's term
+    contributions. In Jupyter the report renders inline; ``.to_dict()``, ``.write_html(path)`` save it.
+    An exception in the user's code propagates (the traces written so far stay, marked incomplete)."""
+    from profiler.session import profile_script, trace_function
+
+    setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
+    if callable(target):
+        trace_function(target, tuple(args or ()), sinks=setup.sinks, mode=mode, measure_uninstrumented=baseline)
+        name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
+    else:
+        path = Path(target)
+        if not path.is_file():
+            raise UserError(f"{target}: no such script")
+        profile_script(path, list(script_args), sinks=setup.sinks, mode=mode, regions=regions,
+                       measure_uninstrumented=baseline)
+        name = str(path)
+    preds = predict_regions(setup, baseline=baseline)
+    speedups = None
+    if setup.chosen is not None and setup.chosen[0] == "xapp" and setup.features is not None:
+        speedups = provisional_speedups(setup)
+    return build_report(setup, preds, target=name, speedups=speedups)
+
+
+def provisional_speedups(setup: ProfileSetup) -> list:
+    """The provisional speedup model's predictions of the featured regions (``portcast.report.predict_regions``)
+    without printing them."""
+    import io
+
+    from rich.console import Console
+
+    from portcast.report import predict_regions as xapp_predict
+
+    quiet = Console(file=io.StringIO())
+    return xapp_predict(quiet, quiet, setup.chosen[1], setup.features.results, terms=False)

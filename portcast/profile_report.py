@@ -1,0 +1,463 @@
+"""The result of ``portcast profile`` as one object: what ``--json`` prints, what ``--report out.html`` writes
+and what ``portcast.profile(...)`` returns (rendered inline in Jupyter).
+
+A :class:`ProfileReport` holds one :class:`RegionReport` per traced region invocation: its summary (records,
+instruction mix, threads, times, completeness, trace files), its busiest source lines, its features (the key
+ones with their meaning and the training data's range), the lines behind its weak spots, its GPU thread space,
+its library calls, and its GPU-time prediction with the physical bounds and the model's term contributions (or
+why no time was predicted). Everything is plain data: :meth:`ProfileReport.to_dict` is JSON as it is
+(``format`` ``portcast.profile-report``, ``schema_version`` 1; numbers that are not finite become null).
+
+The HTML page (:meth:`ProfileReport.to_html`) is one self-contained file: inline CSS, the plots as inline SVG
+(:mod:`portcast.report_plots`), no script and nothing fetched from the network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any, Optional
+
+FORMAT = "portcast.profile-report"
+SCHEMA_VERSION = 1
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` as JSON-ready data: NumPy scalars and arrays as Python numbers and lists, non-finite floats as
+    None, paths as strings, tuples as lists, frames as lists of row dicts."""
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, pd.DataFrame):
+        return [jsonable(r) for r in x.to_dict(orient="records")]
+    if isinstance(x, pd.Series):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return [jsonable(v) for v in x.tolist()]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(float(x)) else None
+    if isinstance(x, Path):
+        return str(x)
+    if x is None or isinstance(x, str):
+        return x
+    return str(x)
+
+
+@dataclasses.dataclass
+class RegionReport:
+    """One traced region invocation (see the module docstring). Times in seconds."""
+
+    name: str
+    invocation: int
+    complete: bool
+    error: Optional[str]
+    mode: str
+    source: str
+    records: int
+    threads: int
+    wall_time_s: Optional[float]
+    cpu_time_s: Optional[float]
+    cpu_how: str
+    op_counts: dict
+    mix: dict
+    trace_files: list
+    hot_lines: list
+    features: dict
+    key_features: list
+    weak_spots: list
+    thread_space: Optional[dict]
+    library_calls: list
+    prediction: Optional[dict] = None
+    bounds: Optional[dict] = None
+    contributions: Optional[list] = None
+    no_prediction: Optional[str] = None
+    notes: list = dataclasses.field(default_factory=list)
+    speedup_model: Optional[dict] = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} #{self.invocation}"
+
+
+@dataclasses.dataclass
+class ProfileReport:
+    """Every region of one profile run, the target GPU and model, and how the user's code ended."""
+
+    target: str
+    gpu: Optional[str]
+    model_file: Optional[str]
+    model_kind: Optional[str]
+    trained_on: Optional[str]
+    exit_code: int
+    error: Optional[str]
+    regions: list
+    created: str = dataclasses.field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    portcast_version: str = dataclasses.field(default_factory=lambda: _version())
+
+    def to_dict(self) -> dict:
+        """The report as JSON-ready data (:data:`FORMAT`, :data:`SCHEMA_VERSION`)."""
+        d = {"format": FORMAT, "schema_version": SCHEMA_VERSION}
+        d.update(jsonable(dataclasses.asdict(self)))
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    def write_json(self, path) -> Path:
+        from profiler.atomic import atomic_write_text
+
+        atomic_write_text(Path(path), self.to_json() + "\n")
+        return Path(path)
+
+    def to_html(self, full: bool = True) -> str:
+        """The report as HTML: a whole page (``full``) or a fragment for a notebook cell."""
+        return render_html(self, full=full)
+
+    def write_html(self, path) -> Path:
+        """Write the self-contained page (atomically)."""
+        from profiler.atomic import atomic_write_text
+
+        atomic_write_text(Path(path), self.to_html(full=True))
+        return Path(path)
+
+    def _repr_html_(self) -> str:  # Jupyter
+        return self.to_html(full=False)
+
+    def __repr__(self) -> str:
+        parts = []
+        for r in self.regions:
+            p = r.prediction
+            if p:
+                s = f", speedup {p['speedup']:.3g}x" if p.get("speedup") else ""
+                parts.append(f"{r.label}: {_seconds(p['kernel_s'])} on {p['gpu']}{s}")
+            else:
+                parts.append(f"{r.label}: {r.no_prediction or 'no prediction'}")
+        return f"<ProfileReport of {self.target}: " + ("; ".join(parts) or "no region") + ">"
+
+
+def _version() -> str:
+    from portcast import __version__
+
+    return __version__
+
+
+# ----------------------------------------------------------------------------------------- building ---
+def _training_points():
+    """The shipped model's training rows (``portcast.gputime.training_points``), or None when absent."""
+    from predictor.gputime import DEFAULT_TRAINING_POINTS
+
+    if not DEFAULT_TRAINING_POINTS.is_file():
+        return None
+    from portcast.gputime import read_training_points
+
+    return read_training_points(DEFAULT_TRAINING_POINTS)
+
+
+def region_report(info, counts, *, hot, series=None, explanation=None, thread_space=None, pred=None,
+                  trace_files=(), speedup=None) -> RegionReport:
+    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`)."""
+    from portcast.bounds_report import TITLES, bound_lines, meanings
+    from portcast.pipeline import MIX_GROUPS
+    from portcast.report import EXPLAIN_TITLES, KEY_FEATURES, MIN_EXPLAINED, no_prediction_reason
+    from profiler.trace import Op
+
+    total = int(counts.sum())
+    op_counts = {Op(i).name: int(c) for i, c in enumerate(counts)}
+    mix = {name: (sum(op_counts[o] for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
+    feats = {} if series is None else {str(k): jsonable(v) for k, v in series.items()}
+    key = []
+    points = _training_points() if series is not None else None
+    for name, fmt, meaning in KEY_FEATURES:
+        if name in feats:
+            lo = hi = None
+            if points is not None and name in points.columns:
+                lo, hi = float(points[name].min()), float(points[name].max())
+            key.append({"name": name, "value": feats[name], "meaning": meaning, "training_min": lo,
+                        "training_max": hi})
+    weak = []
+    if explanation is not None and not explanation.empty:
+        for feature, rows in explanation.groupby("feature", sort=False):
+            if feature in feats and feats[feature] is not None and feats[feature] < MIN_EXPLAINED:
+                continue
+            for _, r in rows.head(3).iterrows():
+                weak.append({"feature": feature, "what": EXPLAIN_TITLES.get(feature, feature),
+                             "share": float(r["share"]), "location": str(r["location"]),
+                             "text": str(r["text"]).strip()})
+    rep = RegionReport(
+        name=info.name, invocation=int(info.invocation), complete=bool(info.complete), error=info.error,
+        mode=info.mode, source=info.source, records=int(info.n_records), threads=int(info.n_threads),
+        wall_time_s=info.wall_time_s, cpu_time_s=info.uninstrumented_time_s or None,
+        cpu_how=str(info.extra.get("uninstrumented_mode", "")), op_counts=op_counts, mix=mix,
+        trace_files=list(trace_files), hot_lines=jsonable(hot), features=feats, key_features=jsonable(key),
+        weak_spots=weak, thread_space=jsonable(thread_space) if thread_space is not None else None,
+        library_calls=jsonable((info.extra or {}).get("library_work") or []),
+        speedup_model=jsonable(speedup) if speedup else None)
+    if pred is not None:
+        rep.notes = list(pred.notes)
+        rep.no_prediction = pred.reason
+        if pred.prediction is not None:
+            p = pred.prediction.to_dict()
+            p.pop("inputs", None)
+            rep.prediction = jsonable(p)
+            rep.prediction["roofline_s"] = _roofline_s(pred.prediction)
+        if pred.bounds is not None:
+            b = pred.bounds
+            text, shares = meanings(b), b.shares()
+            rep.bounds = jsonable({
+                "gpu": b.gpu, "bound": b.bound, "lower_bound_s": b.total_lower,
+                "resources": [{"resource": r, "title": TITLES[r], "time_s": t, "share": shares[r],
+                               "meaning": text[r]} for r, t in b.times.items()],
+                "lines": bound_lines(b, explanation)})
+        if pred.contributions is not None:
+            rows = []
+            for r in pred.contributions.itertuples(index=False):
+                lo, hi = r.training_min, r.training_max
+                outside = bool(r.value == r.value and lo == lo and not (lo - 1e-12 <= r.value <= hi + 1e-12))
+                rows.append({"column": r.column, "value": r.value, "contribution": r.contribution,
+                             "factor": math.exp(r.contribution), "training_min": lo, "training_max": hi,
+                             "outside": outside})
+            rep.contributions = jsonable(rows)
+    elif series is not None and speedup is None:
+        rep.no_prediction = no_prediction_reason(series)
+    return rep
+
+
+def _roofline_s(p) -> float:
+    """The roofline time of a prediction's work on its GPU (what the report's position plot puts it against)."""
+    import numpy as np
+    import pandas as pd
+
+    from predictor.gputime import design, roofline_log
+
+    return float(np.exp(roofline_log(design(pd.DataFrame([p.inputs])))[0]))
+
+
+# --------------------------------------------------------------------------------------------- HTML ---
+CSS = """
+.portcast-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #222; max-width: 1100px;
+  line-height: 1.4; }
+.portcast-report h1 { font-size: 1.5em; margin: 0.2em 0; }
+.portcast-report h2 { font-size: 1.25em; border-bottom: 2px solid #3b4a5a; padding-bottom: 2px; margin-top: 1.6em; }
+.portcast-report h3 { font-size: 1.05em; margin: 1.2em 0 0.4em; }
+.portcast-report table { border-collapse: collapse; margin: 0.4em 0 0.8em; font-size: 0.9em; }
+.portcast-report th, .portcast-report td { border: 1px solid #ccc; padding: 3px 8px; vertical-align: top; }
+.portcast-report th { background: #eef3f8; text-align: left; }
+.portcast-report td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.portcast-report code, .portcast-report pre { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.92em; }
+.portcast-report .headline { font-size: 1.15em; background: #f3f8f1; border-left: 5px solid #2ca02c; padding: 8px 12px; }
+.portcast-report .headline.none { background: #fbf3ea; border-left-color: #ff7f0e; }
+.portcast-report .note { color: #8a5a00; }
+.portcast-report .dim { color: #666; font-size: 0.9em; }
+.portcast-report tr.bound td { font-weight: bold; background: #fff7e6; }
+.portcast-report td.outside { color: #b00; }
+.portcast-report .plots { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+.portcast-report .plots svg { max-width: 100%; height: auto; }
+"""
+
+
+def _e(x) -> str:
+    return html.escape("" if x is None else str(x))
+
+
+def _seconds(t) -> str:
+    if t is None:
+        return "-"
+    from portcast.bounds_report import format_seconds
+
+    return format_seconds(t)
+
+
+def _num(v, fmt: str = "{:.4g}") -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    return fmt.format(v)
+
+
+def _table(headers, rows, num=()) -> str:
+    """An HTML table; ``num``: indices of right-aligned numeric columns; a row may be ``(cells, css class)``."""
+    out = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr>"]
+    for row in rows:
+        cls = ""
+        if isinstance(row, tuple) and len(row) == 2 and isinstance(row[0], list):
+            row, cls = row
+        cells = "".join(f"<td class=\"num\">{c}</td>" if k in num else f"<td>{c}</td>" for k, c in enumerate(row))
+        out.append(f"<tr class=\"{cls}\">{cells}</tr>" if cls else f"<tr>{cells}</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def render_html(report: ProfileReport, full: bool = True) -> str:
+    """The report as HTML (see :meth:`ProfileReport.to_html`)."""
+    parts = [f"<div class=\"portcast-report\"><h1>Portcast profile of <code>{_e(report.target)}</code></h1>"]
+    gpu = f"target GPU <b>{_e(report.gpu)}</b>; " if report.gpu else ""
+    parts.append(f"<p class=\"dim\">{gpu}Portcast {_e(report.portcast_version)}; {_e(report.created)}</p>")
+    if report.error:
+        parts.append(f"<p class=\"note\">The script raised <code>{_e(report.error)}</code>: the report covers what "
+                     "ran before it (regions open at that moment are marked incomplete).</p>")
+    elif report.exit_code:
+        parts.append(f"<p class=\"note\">The script exited with status {report.exit_code}.</p>")
+    if not report.regions:
+        parts.append("<p>No marked region was executed.</p>")
+    else:
+        parts.append("<h2>Traced regions</h2>")
+        rows = []
+        for r in report.regions:
+            rows.append([_e(r.name), str(r.invocation), _num(r.records), *(f"{r.mix[k]:.3f}" for k in r.mix),
+                         _num(r.threads), _seconds(r.wall_time_s), _seconds(r.cpu_time_s), _e(r.mode),
+                         "yes" if r.complete else f"no ({_e(r.error)})",
+                         "<br>".join(_e(f) for f in r.trace_files)])
+        first = report.regions[0]
+        parts.append(_table(["region", "inv", "records", *first.mix.keys(), "threads", "traced time",
+                             "CPU time", "mode", "complete", "trace files"], rows,
+                            num=set(range(1, 3 + len(first.mix) + 3))))
+        points = _training_points()
+        for r in report.regions:
+            parts.append(_region_html(r, report, points))
+    if report.model_file:
+        parts.append(f"<p class=\"dim\">Model: <code>{_e(report.model_file)}</code>"
+                     + (f"; trained on {_e(report.trained_on)}" if report.trained_on else "")
+                     + ". Its held-out errors are in docs/gputime.md of Portcast.</p>")
+    parts.append("</div>")
+    body = "\n".join(parts)
+    if not full:
+        return f"<style>{CSS}</style>\n{body}"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>Portcast profile of {_e(report.target)}</title><style>{CSS}</style></head>\n"
+            f"<body>\n{body}\n</body></html>\n")
+
+
+def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
+    from portcast import report_plots as plots
+
+    out = [f"<h2 id=\"region-{_e(r.name)}-{r.invocation}\">Region {_e(r.label)}</h2>"]
+    out.append(f"<p class=\"dim\">{_e(r.source)}</p>")
+    p = r.prediction
+    for n in r.notes:
+        out.append(f"<p class=\"note\">{_e(n)}</p>")
+    if p:
+        sp = ""
+        if p.get("speedup"):
+            how = f" ({_e(r.cpu_how)})" if r.cpu_how else ""
+            sp = (f"<br>CPU time here{how}: {_seconds(p['cpu_s'])} &rarr; <b>speedup {p['speedup']:.3g}x</b>; "
+                  f"with the copies over the host link ({_bytes(p['read_bytes'])} in, {_bytes(p['written_bytes'])} "
+                  f"out: {_seconds(p['transfer_s'])}): speedup {p['speedup_with_transfers']:.3g}x")
+        else:
+            sp = (f"<br>No speedup: the region's CPU time was not measured; copies over the host link would take "
+                  f"{_seconds(p['transfer_s'])}")
+        out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_name'])} ({_e(p['gpu'])}, "
+                   f"{_e(p['generation'])}): <b>{_seconds(p['kernel_s'])}</b>{sp}</p>")
+        if p.get("extrapolated"):
+            out.append(f"<p class=\"note\">No GPU of the {_e(p['generation'])} generation has measured points: the "
+                       "prediction for it is extrapolated from older generations.</p>")
+        if p.get("out_of_range"):
+            out.append(f"<p class=\"note\">Outside the training range in {_e(', '.join(p['out_of_range']))}: treat "
+                       "the time as a rough guide.</p>")
+    elif r.speedup_model and r.speedup_model.get("predicted_speedup") is not None:
+        out.append(f"<p class=\"headline\">Predicted speedup (provisional model, trained on simulated GPU times): "
+                   f"<b>{r.speedup_model['predicted_speedup']:.3g}x</b></p>")
+    elif r.no_prediction:
+        out.append(f"<p class=\"headline none\">No GPU time predicted: {_e(r.no_prediction)}.</p>")
+    if r.bounds:
+        b = r.bounds
+        out.append(f"<h3>What bounds the GPU time on {_e(b['gpu'])}</h3>")
+        rows = [([_e(x["title"]) + (" *" if x["resource"] == b["bound"] else ""), _seconds(x["time_s"]),
+                  f"{x['share']:.0%}", _e(x["meaning"])], "bound" if x["resource"] == b["bound"] else "")
+                for x in b["resources"]]
+        out.append(_table(["resource", "time", "share of largest", "what it counts"], rows, num={1, 2}))
+        ratio = p["kernel_s"] / b["lower_bound_s"] if p and b["lower_bound_s"] else None
+        out.append(f"<p>* bound: no kernel doing this work runs faster than {_seconds(b['lower_bound_s'])}"
+                   + (f"; the predicted time is {ratio:.3g}x that." if ratio else ".") + "</p>")
+        if b["lines"]:
+            out.append(_table(["what", "share", "line", "source"],
+                              [[_e(x["what"]), f"{x['share']:.0%}", _e(x["location"]), f"<code>{_e(x['text'])}</code>"]
+                               for x in b["lines"]], num={1}))
+    if r.contributions:
+        out.append("<h3>The prediction's terms</h3><p class=\"dim\">The gradient-boosted model's prediction, split "
+                   "into what each input adds to the log of the time (each tree's path credits every split to its "
+                   "input): the base time times every factor (exp of the contribution) is the prediction. Values "
+                   "and training ranges are the model's inputs (natural logs of seconds and counts, or rates).</p>")
+        rows = []
+        for c in sorted(r.contributions, key=lambda c: (c["column"] != "start", -abs(c["contribution"] or 0))):
+            factor = f"{_seconds(c['factor'])} (base)" if c["column"] == "start" else f"{c['factor']:.3g}x"
+            rows.append([_e(c["column"]), _num(c["value"]), _num(c["training_min"]), _num(c["training_max"]),
+                         f"{c['contribution']:+.3f}", factor, "outside the training range" if c["outside"] else ""])
+        tbl = _table(["input", "value", "training min", "training max", "contribution (log s)", "factor", ""],
+                     rows, num={1, 2, 3, 4, 5})
+        svg = plots.contributions_svg(r.contributions)
+        out.append(f"<div class=\"plots\"><div>{tbl}</div>{svg or ''}</div>")
+    if p and points is not None:
+        out.append("<h3>Where the region sits against the training data</h3>")
+        out.append(plots.position_svg(points, p["gpu"], p["roofline_s"], p["kernel_s"],
+                                      r.features.get("warp_simdEfficiency"), r.features.get("warp_coalescing"),
+                                      r.label))
+    if r.key_features:
+        out.append("<h3>GPU-relevant features</h3>")
+        rows = []
+        for k in r.key_features:
+            rng = "" if k["training_min"] is None else f"{_num(k['training_min'])} &ndash; {_num(k['training_max'])}"
+            rows.append([f"<code>{_e(k['name'])}</code>", _num(k["value"]), rng, _e(k["meaning"])])
+        out.append(_table(["feature", "value", "training range", "meaning"], rows, num={1, 2}))
+    if r.hot_lines:
+        out.append("<h3>Hot lines</h3>")
+        out.append(_table(["line", "records", "share", "source"],
+                          [[_e(_short(h["location"])), _num(h["records"]), f"{h['share']:.1%}",
+                            f"<code>{_e(h['text'])}</code>"] for h in r.hot_lines], num={1, 2}))
+    if r.weak_spots:
+        out.append("<h3>Lines behind the weak spots</h3>")
+        out.append(_table(["what", "share", "line", "source"],
+                          [[_e(w["what"]), f"{w['share']:.0%}", _e(_short(w["location"])),
+                            f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={1}))
+    ts = r.thread_space
+    if ts is not None:
+        out.append("<h3>GPU thread space</h3>")
+        loops = ts.get("loops") or []
+        if ts.get("how", "none") == "none" or not loops:
+            out.append("<p>None: no loop of the region can run its iterations as independent GPU threads.</p>")
+        else:
+            from portcast.report import _verdict_text
+
+            out.append(_table(["loop", "where", "dims", "launches", "threads", "verdict"],
+                              [[f"<code>{_e(lp.get('header', ''))}</code>", _e(_short(lp.get("location", ""))),
+                                _e(lp.get("dims", "")), _num(lp.get("launches")), _num(lp.get("threads")),
+                                _e(_verdict_text(lp))] for lp in loops], num={3, 4}))
+    if r.library_calls:
+        out.append("<h3>Library calls not traced element by element (work estimated)</h3>")
+        out.append(_table(["call", "location", "calls", "estimated flops", "bytes"],
+                          [[_e(w.get("call")), _e(w.get("location")), _num(w.get("calls")),
+                            _num(w.get("flops"), "{:.3g}"), _bytes(w.get("bytes") or 0)] for w in r.library_calls],
+                          num={2, 3, 4}))
+    figs = [plots.mix_svg(r.op_counts)]
+    if r.features:
+        figs += [plots.reuse_svg(r.features), plots.stride_svg(r.features)]
+    out.append("<h3>Instruction mix and memory behaviour</h3><div class=\"plots\">"
+               + "".join(f for f in figs if f) + "</div>")
+    return "\n".join(out)
+
+
+def _short(loc: str) -> str:
+    from portcast.report import _short as short
+
+    return short(loc)
+
+
+def _bytes(n) -> str:
+    from portcast.bounds_report import format_bytes
+
+    return format_bytes(n)
