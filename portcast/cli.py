@@ -60,8 +60,109 @@ def _plain_flags() -> None:
     TyperOption.display_type_rich = display_type_rich
 
 
+def _json_everywhere() -> None:
+    """Give every command without a ``--json`` of its own one that prints its output as JSON
+    (:func:`portcast.commands._common.json_output`: its tables as records, its other lines as messages)."""
+    import functools
+    import inspect
+
+    from portcast.commands._common import json_output
+
+    def wrap(info, name: str) -> None:
+        fn = info.callback
+        sig = inspect.signature(fn, eval_str=True)
+        if "json_out" in sig.parameters:
+            return
+        option = typer.Option(False, "--json", help="Print the output as one JSON document (tables as records) "
+                                                    "instead of tables.")
+
+        @functools.wraps(fn)
+        def with_json(*args, json_out: bool = False, **kwargs):
+            if not json_out:
+                return fn(*args, **kwargs)
+            return json_output(name, lambda: fn(*args, **kwargs))
+
+        param = inspect.Parameter("json_out", inspect.Parameter.KEYWORD_ONLY, default=option, annotation=bool)
+        with_json.__signature__ = sig.replace(parameters=[*sig.parameters.values(), param])
+        with_json.__annotations__ = {**getattr(fn, "__annotations__", {}), "json_out": bool}
+        info.callback = with_json
+
+    def command_name(info) -> str:
+        return info.name or info.callback.__name__.replace("_", "-")
+
+    for info in app.registered_commands:
+        wrap(info, command_name(info))
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:
+            wrap(info, f"{group.name} {command_name(info)}")
+
+
+#: parameters that name files or folders a command writes
+OUTPUT_PARAMS = ("out", "out_dir", "plot", "counters_out")
+
+
+def _force_everywhere() -> None:
+    """Give every command that writes files (:data:`OUTPUT_PARAMS`) and has no ``--force`` of its own one, and
+    check its outputs before it runs: an output that is one of its input files is refused whatever; an
+    existing file, or a folder with files in it, is replaced only with ``--force``."""
+    import functools
+    import inspect
+    from pathlib import Path
+
+    from portcast.commands._common import UserError, check_output, user_errors
+
+    def is_path(annotation) -> bool:
+        return annotation is Path or Path in getattr(annotation, "__args__", ())
+
+    def wrap(info) -> None:
+        fn = info.callback
+        sig = inspect.signature(fn, eval_str=True)
+        outs = [n for n in OUTPUT_PARAMS if n in sig.parameters]
+        if not outs or "force" in sig.parameters:
+            return
+        ins = [n for n, p in sig.parameters.items() if n not in outs and (is_path(p.annotation) or
+               p.annotation in (list[Path],) or "List[pathlib.Path]" in str(p.annotation))]
+        option = typer.Option(False, "--force", help="Replace existing output files (or write into a folder that "
+                                                     "has files).")
+
+        @functools.wraps(fn)
+        def checked(*args, force: bool = False, **kwargs):
+            bound = sig.bind_partial(*args, **kwargs)
+            inputs = []
+            for n in ins:
+                v = bound.arguments.get(n)
+                inputs.extend(v if isinstance(v, (list, tuple)) else [v])
+            with user_errors():
+                for n in outs:
+                    out = bound.arguments.get(n)
+                    if out is None:
+                        continue
+                    flag = "--" + n.replace("_", "-")
+                    out = Path(out)
+                    if out.is_dir():
+                        if any(out.iterdir()) and not force:
+                            raise UserError(f"{flag} {out} is a folder with files in it: pass --force to write "
+                                            "into it (files of the same names are replaced)")
+                        continue
+                    check_output(out, inputs=[i for i in inputs if i is not None], force=force, what=flag)
+            return fn(*args, **kwargs)
+
+        param = inspect.Parameter("force", inspect.Parameter.KEYWORD_ONLY, default=option, annotation=bool)
+        checked.__signature__ = sig.replace(parameters=[*sig.parameters.values(), param])
+        checked.__annotations__ = {**getattr(fn, "__annotations__", {}), "force": bool}
+        info.callback = checked
+
+    for info in app.registered_commands:
+        wrap(info)
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:
+            wrap(info)
+
+
 _plain_flags()
 _register_all()
+_force_everywhere()
+_json_everywhere()
 
 
 def main() -> None:

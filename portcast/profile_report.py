@@ -183,8 +183,9 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     for name, fmt, meaning in KEY_FEATURES:
         if name in feats:
             lo = hi = None
-            if points is not None and name in points.columns:
-                lo, hi = float(points[name].min()), float(points[name].max())
+            col = {"warp_threads": "threads"}.get(name, name)  # the training rows' thread count
+            if points is not None and col in points.columns:
+                lo, hi = float(points[col].min()), float(points[col].max())
             key.append({"name": name, "value": feats[name], "meaning": meaning, "training_min": lo,
                         "training_max": hi})
     weak = []

@@ -96,7 +96,7 @@ def test_cli_writes_a_readable_table(tmp_path):
     assert list(table.point) == ["tiny", "small"]  # medium and large have more work items
     assert (table.how == "njit").all() and (table.cpu_s > 0).all()
     assert table.attrs["sidecar"]["command"].startswith("portcast measured cpu-times --port " + PORT)
-    res = CliRunner().invoke(app, ["measured", "cpu-times", "--port", "nope", "--out", str(out)])
+    res = CliRunner().invoke(app, ["measured", "cpu-times", "--port", "nope", "--out", str(tmp_path / "new.csv")])
     assert res.exit_code == 2 and "unknown port(s) nope" in res.output
     res = CliRunner().invoke(app, ["measured", "cpu-times", "--port", PORT, "--out", str(tmp_path / "x.txt")])
     assert res.exit_code == 2 and "--out must be a .csv path" in res.output

@@ -79,3 +79,51 @@ def test_no_command_writes_into_the_working_directory_by_default(tmp_path, monke
         res = runner.invoke(app, args)
         assert res.exit_code == 2 and "--out" in res.output, (args, res.output)
     assert list(tmp_path.iterdir()) == []
+
+
+def _command_options():
+    import typer.main
+
+    def walk(c, pre=()):
+        subs = getattr(c, "commands", None)
+        if subs:
+            for n, s in subs.items():
+                yield from walk(s, (*pre, n))
+        else:
+            yield " ".join(pre), [o for p in c.params for o in getattr(p, "opts", [])]
+
+    return list(walk(typer.main.get_command(app)))
+
+
+def test_every_command_that_writes_has_force():
+    writes = {name: opts for name, opts in _command_options()
+              if {"--out", "--out-dir", "--plot", "--counters-out"} & set(opts)}
+    assert len(writes) >= 25
+    assert [name for name, opts in writes.items() if "--force" not in opts] == []
+
+
+def test_scale_synthetic_replaces_its_dataset_only_with_force(tmp_path):
+    out = tmp_path / "s.csv"
+    assert runner.invoke(app, ["scale", "synthetic", "--out", str(out), "--per-archetype", "2"]).exit_code == 0
+    first = out.read_bytes()
+    res = runner.invoke(app, ["scale", "synthetic", "--out", str(out), "--per-archetype", "3"])
+    assert res.exit_code == 2 and f"--out {out} exists: pass --force to replace it" in _flat(res)
+    assert out.read_bytes() == first
+    res = runner.invoke(app, ["scale", "synthetic", "--out", str(out), "--per-archetype", "3", "--force"])
+    assert res.exit_code == 0 and out.read_bytes() != first
+
+
+def test_import_never_writes_over_the_file_it_reads(tmp_path):
+    lk = tmp_path / "run.lackey"
+    lk.write_text("I  04000000,3\n L 7ff000100,8\n")
+    before = lk.read_bytes()
+    res = runner.invoke(app, ["import", "lackey", str(lk), "--out", str(lk), "--force"])
+    assert res.exit_code == 2 and "would destroy the input" in _flat(res)
+    assert lk.read_bytes() == before
+
+
+def test_a_folder_with_files_is_written_into_only_with_force(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    res = runner.invoke(app, ["measured", "tables", "--out-dir", str(tmp_path)])
+    assert res.exit_code == 2 and f"--out-dir {tmp_path} is a folder with files in it: pass --force" in _flat(res)
+    assert (tmp_path / "keep.txt").read_text() == "mine" and len(list(tmp_path.iterdir())) == 1

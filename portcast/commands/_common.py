@@ -21,20 +21,144 @@ class _Console(Console):
     wraps prose at word boundaries to the terminal's width (so a number is never split by the terminal)."""
 
     @property
-    def width(self) -> int:
-        return super().width if self.is_terminal else PIPED_WIDTH
+    def size(self):
+        """The terminal's size; when the output is not a terminal, :data:`PIPED_WIDTH` columns (what every
+        layout reads: ``width`` and ``options`` derive from it)."""
+        from rich.console import ConsoleDimensions
 
-    @width.setter
-    def width(self, value: int) -> None:
-        Console.width.fset(self, value)
+        got = Console.size.fget(self)
+        return got if self.is_terminal else ConsoleDimensions(PIPED_WIDTH, got.height)
+
+    @size.setter
+    def size(self, new) -> None:
+        Console.size.fset(self, new)
+
+    #: while a command runs with ``--json``: what it printed, kept instead of shown (:func:`json_output`)
+    collected: list | None = None
 
     def print(self, *objects, **kwargs) -> None:
+        if self.collected is not None:
+            self.collected.extend(objects)
+            return
         kwargs["soft_wrap"] = not self.is_terminal
+        if self.is_terminal:
+            objects = tuple(x for obj in objects for x in self._fit(obj))
         super().print(*objects, **kwargs)
+
+    def _fit(self, obj) -> list:
+        """A table too wide for the terminal even with every wrappable column wrapped (Rich would cut its
+        cells with an ellipsis) as one field/value table per row instead; anything else as it is."""
+        from rich.measure import Measurement
+        from rich.table import Table
+
+        if not isinstance(obj, Table):
+            return [obj]
+        for c in obj.columns:  # a long word (a path) wraps onto the next line instead of ending in an ellipsis
+            if c.overflow == "ellipsis":
+                c.overflow = "fold"
+        if not obj.show_header or len(obj.columns) < 3:
+            return [obj]
+        # measured without the terminal's limit (a table's own measure is clamped to the width it is given)
+        if Measurement.get(self, self.options.update_width(1 << 16), obj).minimum <= self.width:
+            return [obj]
+        heads = [c.header for c in obj.columns]
+        n = max((len(c._cells) for c in obj.columns), default=0)
+        out = [] if obj.title is None else [obj.title]
+        for i in range(n):
+            cells = [c._cells[i] if i < len(c._cells) else "" for c in obj.columns]
+            t = Table(show_header=False, box=obj.box, title=None)
+            t.add_column("field", no_wrap=True, style="bold")
+            t.add_column("value", overflow="fold")
+            for h, v in zip(heads, cells):
+                t.add_row(h, v)
+            out.append(t)
+        return out
 
 
 console = _Console()
 err_console = _Console(stderr=True)
+
+#: the document ``--json`` prints for a command without a structured result of its own
+COMMAND_OUTPUT_FORMAT = "portcast.command-output"
+
+
+def _plain(obj) -> str:
+    """A printed object as plain text (markup removed; a table or panel rendered as a terminal would)."""
+    from rich.text import Text
+
+    if isinstance(obj, str):
+        try:
+            return Text.from_markup(obj).plain
+        except Exception:  # not markup after all (a path with brackets)
+            return obj
+    if isinstance(obj, Text):
+        return obj.plain
+    plain = Console(width=PIPED_WIDTH, file=__import__("io").StringIO(), color_system=None)
+    with plain.capture() as cap:
+        plain.print(obj)
+    return cap.get().rstrip("\n")
+
+
+def _cell_value(text: str):
+    """A table cell as JSON: an int or float when it is one number (thousands separators allowed), else text."""
+    t = text.strip()
+    bare = t.replace(",", "")
+    for kind in (int, float):
+        try:
+            v = kind(bare)
+        except ValueError:
+            continue
+        if kind is float and v != v:
+            return None
+        return v
+    return t
+
+
+def table_record(table) -> dict:
+    """A Rich table as ``{"title", "columns", "rows"}``, each row a mapping column -> value
+    (:func:`_cell_value`); a table without a header (field/value pairs) gives its rows as lists."""
+    cols = [_plain(c.header) or f"column {k + 1}" for k, c in enumerate(table.columns)]
+    cells = [[_plain(x) for x in c._cells] for c in table.columns]
+    n = max((len(c) for c in cells), default=0)
+    rows = []
+    for i in range(n):
+        vals = [_cell_value(c[i]) if i < len(c) else None for c in cells]
+        rows.append(dict(zip(cols, vals)) if table.show_header else vals)
+    return {"title": _plain(table.title) if table.title else None, "columns": cols if table.show_header else None,
+            "rows": rows}
+
+
+def json_output(command: str, run) -> None:
+    """Run a command with ``--json``: what it would print on stdout is kept (tables as records, other lines as
+    messages) and printed as one JSON document when it ends normally; stdout carries nothing else (prints of
+    a profiled script go to stderr). Warnings and errors still go to stderr; a failing command prints no JSON."""
+    import json
+    import sys
+
+    from rich.table import Table
+
+    console.collected = []
+    out = sys.stdout
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            run()
+    except typer.Exit as exc:
+        if exc.exit_code:
+            raise
+    finally:
+        got, console.collected = console.collected, None
+    tables, messages = [], []
+    for obj in got:
+        if isinstance(obj, Table):
+            tables.append(table_record(obj))
+        else:
+            text = _plain(obj)
+            if text.strip():
+                messages.append(text)
+    doc = {"format": COMMAND_OUTPUT_FORMAT, "schema_version": 1, "command": command, "tables": tables,
+           "messages": messages}
+    out.write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+    out.flush()
 
 
 

@@ -102,12 +102,8 @@ def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = 
 
 
 def _out():
-    """The output console, at least 160 columns wide when not writing to a terminal (so tables never wrap)."""
-    if console.is_terminal:
-        return console
-    from rich.console import Console
-
-    return Console(width=max(console.width, 160), file=sys.stdout)
+    """The output console (laid out at a fixed width when not a terminal; see ``_common._Console``)."""
+    return console
 
 
 def mix_fractions(counts: np.ndarray) -> dict[str, float]:

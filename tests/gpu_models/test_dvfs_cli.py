@@ -111,6 +111,7 @@ def test_plot_commands(tmp_path):
     res = runner.invoke(app, ["dvfs", "plot", "--source", "titanx", "--kernel", "backprop@3505", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert "<svg" in out.read_text()
+    out = tmp_path / "c.svg"  # a new file: an existing one is refused before the input is looked at
     res = runner.invoke(app, ["dvfs", "plot", "--source", "titanx", "--kernel", "nothing@1", "--out", str(out)])
     assert res.exit_code == 2 and "unknown Titan X kernel" in res.output
     res = runner.invoke(app, ["dvfs", "plot", "--kernel", "nothing", "--out", str(out)])

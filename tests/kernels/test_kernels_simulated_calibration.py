@@ -176,6 +176,7 @@ def test_cli_calibrate_simulate(tmp_path):
     t = pd.read_csv(out)
     assert t["kernel"].tolist() == ["saxpy"] and t["gpu_name"].tolist() == ["simulated: h100"]
     assert t["repeats"].tolist() == [2]
+    out = out.with_name("other.csv")  # a new file: an existing one is refused before the input is looked at
     res = runner.invoke(app, ["calibrate", "--simulate", "h999", "--kernels", "saxpy", "--out", str(out)])
     assert res.exit_code == 2 and "unknown GPU preset 'h999'" in res.output
     res = runner.invoke(app, ["calibrate", "--simulate", "h100", "--kernels", "saxpy", "--sizes", "small",
