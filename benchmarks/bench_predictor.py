@@ -16,8 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from predictor import InteractionSearchRegressor
-from predictor import _kernels
+from predictor import InteractionSearchRegressor, _kernels
 from predictor.interaction import random_splits, term_masks
 
 N, P = 104, 39

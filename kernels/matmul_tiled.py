@@ -13,8 +13,8 @@ import numpy as np
 from numba import cuda
 
 from ._corpus_a import blocks_for
-from .spec import GpuPort, KernelSpec
 from .matmul_naive import _from_device, _to_device, make_inputs  # same data and transfers; only the kernel differs
+from .spec import GpuPort, KernelSpec
 
 TILE = 16
 

@@ -12,11 +12,11 @@
 from __future__ import annotations
 
 from portcast.gpu_prediction import GpuPrediction, predict_function  # noqa: F401
+from portcast.pipeline import profile  # noqa: E402,F401
 from profiler.session import Baseline, TraceResult, measure_uninstrumented, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 
-from portcast.pipeline import profile  # noqa: E402,F401
 #: ``portcast.api.predict_gpu_time(fn, args, gpu=...)``: :func:`portcast.gpu_prediction.predict_function`.
 predict_gpu_time = predict_function
 

@@ -21,7 +21,6 @@ latency (:data:`PCIE_BANDWIDTH_B_PER_S`, :data:`PCIE_LATENCY_S`). Its rows say s
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text
 import copy
 import datetime as _dt
 import importlib.metadata
@@ -35,6 +34,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from profiler.atomic import atomic_write_text
 from profiler.jsonfile import read_json
 
 CALIBRATION_SCHEMA_VERSION = 1

@@ -24,7 +24,6 @@ Loading checks every field and raises :class:`ModelFileError` naming the file an
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text
 import datetime as _dt
 import json
 import math
@@ -33,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from profiler.atomic import atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 from .interaction import TRANSFORMS, WEIGHTINGS, InteractionSearchRegressor, term_names

@@ -33,7 +33,6 @@ import operator
 import numba
 import numpy as np
 from numba import types
-from numba.core import errors as numba_errors
 from numba.extending import intrinsic, overload
 
 from . import runtime as rt

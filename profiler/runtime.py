@@ -25,13 +25,13 @@ from __future__ import annotations
 import array
 import threading
 
-import numpy as np
 import numba
-from numba import types
-from numba.core import errors as numba_errors
-from numba.core import cgutils
-from numba.extending import intrinsic
+import numpy as np
 from llvmlite import ir as llvm_ir
+from numba import types
+from numba.core import cgutils
+from numba.core import errors as numba_errors
+from numba.extending import intrinsic
 
 from .trace import COLUMN_DTYPES, COLUMN_NAMES, RECORD_COLUMNS, Op, TraceChunk, TraceError
 

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from portcast.at_size import (COUNT_FEATURES, DERIVED, AtSize, default_sizes, extrapolate, fit_counts,
-                              is_rate)
+from portcast.at_size import COUNT_FEATURES, DERIVED, AtSize, default_sizes, extrapolate, fit_counts, is_rate
 
 # ---- fit_counts on synthetic rows
 

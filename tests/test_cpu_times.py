@@ -10,8 +10,15 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.cpu_times import (COLUMNS, CPU_TIMES_SCHEMA_VERSION, host_description, read_cpu_times, time_point,
-                                time_points, write_cpu_times)
+from portcast.cpu_times import (
+    COLUMNS,
+    CPU_TIMES_SCHEMA_VERSION,
+    host_description,
+    read_cpu_times,
+    time_point,
+    time_points,
+    write_cpu_times,
+)
 
 PORT = "aiwc/kmeans/invert_mapping"  # a small region: compiles in about a second
 

@@ -32,8 +32,6 @@ file, the row and the field in the message.
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text as _atomic_write_text
-
 import dataclasses
 import json
 import math
@@ -43,6 +41,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+from profiler.atomic import atomic_write_text as _atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.dvfs.counters"

@@ -16,7 +16,6 @@ tested on the synthetic generator (:mod:`gpu_models.synthetic`).
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ import numpy as np
 from gpu_models.counters import COUNTER_NAMES, counters_from_ptx
 from gpu_models.dataset import ScalingDataset, load_titanx
 from gpu_models.scaling.model import ScalingModel, prediction_errors, write_json_atomic
+from profiler.atomic import atomic_write_text
 
 RESULTS_SCHEMA = "portcast.scaling_evaluation"
 RESULTS_VERSION = 1

@@ -12,8 +12,6 @@ The same machinery models power: ``target="power"`` only labels what the value a
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_json
-
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,7 @@ from threadpoolctl import threadpool_limits
 from gpu_models.dataset import Grid
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
 from gpu_models.scaling.surfaces import chain_surface, cu_scaling, frequency_features, split_frequency_features
+from profiler.atomic import atomic_write_json
 from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA_NAME = "portcast.scaling_model"

@@ -40,7 +40,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gpu_models.dvfs.counters import CounterRecord
 from gpu_models.dvfs.timeline import Execution, derive_counters
-from gpu_models.simt.config import GPUConfig, SECTOR_BYTES
+from gpu_models.simt.config import SECTOR_BYTES, GPUConfig
 from gpu_models.simt.threads import WarpStreams
 
 _INF = np.int64(1) << np.int64(62)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from gpu_models.dataset import ScalingDataset
 from gpu_models.simt.config import GPUConfig
-from gpu_models.simt.model import N_STATS, S_CYCLES, _kernel_args, _run, _result
+from gpu_models.simt.model import N_STATS, _kernel_args, _result, _run
 from gpu_models.simt.threads import WarpStreams
 
 

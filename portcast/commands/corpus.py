@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from ._common import UserError, console, err_console, progress_bar as _progress, split_list as _split, user_errors
+from ._common import UserError, console, err_console, user_errors
+from ._common import progress_bar as _progress
+from ._common import split_list as _split
 
 #: Exit status of ``portcast calibrate`` on a machine without a usable NVIDIA GPU.
 EXIT_NO_GPU = 3
@@ -45,8 +47,15 @@ def calibrate_cmd(
 
     With --simulate PRESET the GPU side is Portcast's SIMT timing model instead (docs/kernels.md).
     """
-    from portcast.calibrate import (CudaBackend, DEFAULT_SIZES, NoGpuError, SIMULATED_DEFAULT_SIZES,
-                                    SimulatedBackend, calibrate, write_calibration)
+    from portcast.calibrate import (
+        DEFAULT_SIZES,
+        SIMULATED_DEFAULT_SIZES,
+        CudaBackend,
+        NoGpuError,
+        SimulatedBackend,
+        calibrate,
+        write_calibration,
+    )
 
     errors = [ValueError]
     if simulate is not None:

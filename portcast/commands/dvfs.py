@@ -53,9 +53,8 @@ def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_
     clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
     """
     from gpu_models.dvfs.counters import load_counters
-    from profiler.tracefile import is_trace_file
-
     from portcast.commands.simulate import is_script
+    from profiler.tracefile import is_trace_file
 
     if is_script(counters) or is_trace_file(counters, strict=True):
         # a region's trace, or a script whose marked regions are traced: run the SIMT timing model for the counters

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_path
-
 from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
 import typer
+
+from profiler.atomic import atomic_path
 
 from ._common import UserError, check_output, console, user_errors
 

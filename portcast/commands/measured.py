@@ -139,8 +139,15 @@ def correlate_cmd(
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import (NOT_KERNEL_TIME, calibration_text, correlation_parts, correlation_plot,
-                                   measured_times, pair_times, read_points_table)
+    from portcast.measured import (
+        NOT_KERNEL_TIME,
+        calibration_text,
+        correlation_parts,
+        correlation_plot,
+        measured_times,
+        pair_times,
+        read_points_table,
+    )
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -180,9 +187,20 @@ def tables_cmd(
     import pandas as pd
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import (GPU_LABELS, NOT_KERNEL_TIME, calibration_text, correlation_parts,
-                                   correlation_plot, faithfulness, faithfulness_by_application, markdown_table,
-                                   measured_times, pair_times, read_points_table, summarize)
+    from portcast.measured import (
+        GPU_LABELS,
+        NOT_KERNEL_TIME,
+        calibration_text,
+        correlation_parts,
+        correlation_plot,
+        faithfulness,
+        faithfulness_by_application,
+        markdown_table,
+        measured_times,
+        pair_times,
+        read_points_table,
+        summarize,
+    )
     from profiler.atomic import atomic_path
 
     def write(name, text):

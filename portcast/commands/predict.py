@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text
 import shlex
 import sys
 import warnings
@@ -14,6 +13,7 @@ import pandas as pd
 import typer
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
+from profiler.atomic import atomic_write_text
 from profiler.tracefile import is_trace_file
 
 

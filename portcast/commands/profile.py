@@ -13,7 +13,6 @@ import typer
 from rich.table import Table
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
-
 from portcast.pipeline import MIX_GROUPS, SummarySink  # noqa: E402,F401  (record.py and tests use them here)
 
 
@@ -361,8 +360,8 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
 
     import predictor.gputime as gputime_module
     from portcast.at_size import default_sizes, extrapolate
-    from portcast.gpu_prediction import BytesSink, predict_region, print_gpu_prediction, print_model_line, region_bounds
     from portcast.bounds_report import print_bounds
+    from portcast.gpu_prediction import BytesSink, predict_region, print_gpu_prediction, print_model_line, region_bounds
     from predictor.gputime import load_gputime_model
     from profiler.session import measure_uninstrumented
 
@@ -481,10 +480,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
         GPU-relevant features, the lines behind them, and its predicted GPU time and speedup."""
+        from portcast import pipeline
         from profiler.instrument import SourceUnavailable, UnsupportedConstruct
         from profiler.session import profile_script, trace_function
-
-        from portcast import pipeline
 
         with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
             if mode not in ("auto", "interpreted", "compiled"):

@@ -69,8 +69,13 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     profiler.native.record.StreamDecoder
         The decoder of the run (``regions``, ``exit_code``).
     """
-    from portcast.commands.profile import (build_sinks, print_features_and_prediction, print_region_summary,
-                                           report_if_interrupted, written_files)
+    from portcast.commands.profile import (
+        build_sinks,
+        print_features_and_prediction,
+        print_region_summary,
+        report_if_interrupted,
+        written_files,
+    )
     from profiler.native.record import record_program
 
     sinks, summary = build_sinks(trace_dir, progress=progress, features=features)

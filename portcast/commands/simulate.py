@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_json
-
 from pathlib import Path
 from typing import List, Optional
 
@@ -12,6 +10,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from portcast.commands._common import UserError, console, user_errors
+from profiler.atomic import atomic_write_json
 
 
 def _errors():

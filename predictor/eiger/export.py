@@ -21,7 +21,6 @@ bit-for-bit what the saved one did.
 
 from __future__ import annotations
 
-from profiler.atomic import atomic_write_text as _atomic_write_text
 import json
 import math
 import os
@@ -31,8 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from predictor.eiger.pipeline import (DEFAULT_POOL, INPUT_TRANSFORMS, TARGET_TRANSFORMS, UNARY_FUNCTIONS,
-                                      ClusterModel, EigerError, EigerRegressor, Term)
+from predictor.eiger.pipeline import (
+    DEFAULT_POOL,
+    INPUT_TRANSFORMS,
+    TARGET_TRANSFORMS,
+    UNARY_FUNCTIONS,
+    ClusterModel,
+    EigerError,
+    EigerRegressor,
+    Term,
+)
+from profiler.atomic import atomic_write_text as _atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.eiger.model"
@@ -325,7 +333,7 @@ def export_python(model: EigerRegressor, function_name: str = "predict") -> str:
         if math.isfinite(mdl.upper):
             L += [f"    y = min(y, {_num(mdl.upper)})"]
         L += ["    return y", "", ""]
-    L += [f"_CLUSTERS = (" + ", ".join(f"_cluster{c}" for c in range(len(model.models_))) + ",)", "", "",
+    L += ["_CLUSTERS = (" + ", ".join(f"_cluster{c}" for c in range(len(model.models_))) + ",)", "", "",
           f"def {fn}(x):",
           f'    """Predicted result for one trial (x: {n} metrics in FEATURES order)."""',
           f"    if len(x) != {n}:",
@@ -344,7 +352,7 @@ def export_python(model: EigerRegressor, function_name: str = "predict") -> str:
           "        u[j] = s",
           "    best, best_d = 0, math.inf",
           "    for c, cen in enumerate(CENTROIDS):",
-          f"        d = 0.0",
+          "        d = 0.0",
           f"        for j in range({p}):",
           "            d += (u[j] - cen[j]) ** 2",
           "        if d < best_d:",

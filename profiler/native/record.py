@@ -37,11 +37,11 @@ from __future__ import annotations
 import collections
 import os
 import select
-import sys
 import shlex
-import struct
 import shutil
+import struct
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter

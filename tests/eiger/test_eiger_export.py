@@ -7,8 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from predictor.eiger.export import (export_c, export_python, load_model, model_from_dict, model_to_dict,
-                                    save_model)
+from predictor.eiger.export import export_c, export_python, load_model, model_from_dict, model_to_dict, save_model
 from predictor.eiger.pipeline import EigerError, EigerRegressor
 
 

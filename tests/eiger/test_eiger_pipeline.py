@@ -8,9 +8,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from predictor.eiger.pipeline import (EigerError, EigerRegressor, Term, adjusted_r2, candidate_terms,
-                                      error_metrics, forward_stepwise, kfold_predict,
-                                      leave_one_group_out_predict, varimax, varimax_criterion)
+from predictor.eiger.pipeline import (
+    EigerError,
+    EigerRegressor,
+    Term,
+    adjusted_r2,
+    candidate_terms,
+    error_metrics,
+    forward_stepwise,
+    kfold_predict,
+    leave_one_group_out_predict,
+    varimax,
+    varimax_criterion,
+)
 
 
 def test_adjusted_r2_worked_example():

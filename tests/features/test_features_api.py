@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from featref import bdiv, footprint, records, strides
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from featref import bdiv, footprint, records, strides
 from vectors import v1, v4
 
 import features

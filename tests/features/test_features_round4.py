@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from test_features_ilp_window import _chunk, dep_record, fifo_machine
 
 import features.ilp as ilp_mod
-from features import FeatureEngine, IlpAnalyzer
 import features.regs as regs_mod
+from features import FeatureEngine, IlpAnalyzer
 from features.regs import RegisterTrafficAnalyzer
 from features.synthetic import synthetic_trace
 from profiler.trace import Op, TraceChunk

@@ -12,8 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from gpu_models.bounds import (COMPUTE_OPS, LAUNCH_SECONDS, REQUIRED, RESOURCES, TRANSFER_LATENCY_S, bounds,
-                               transfer_seconds)
+from gpu_models.bounds import (
+    COMPUTE_OPS,
+    LAUNCH_SECONDS,
+    REQUIRED,
+    RESOURCES,
+    TRANSFER_LATENCY_S,
+    bounds,
+    transfer_seconds,
+)
 from gpu_models.simt.config import ConfigError, config_from_json, default_link_gb_per_s, load_config, preset_names
 from portcast.bounds_report import format_seconds, meanings, print_bounds
 

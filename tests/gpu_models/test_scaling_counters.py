@@ -5,8 +5,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_models.counters import (COUNTER_NAMES, PTX_CLASS, counters_from_mix_features, counters_from_op_counts,
-                                 counters_from_ptx, counters_from_trace_chunks)
+from gpu_models.counters import (
+    COUNTER_NAMES,
+    PTX_CLASS,
+    counters_from_mix_features,
+    counters_from_op_counts,
+    counters_from_ptx,
+    counters_from_trace_chunks,
+)
 from gpu_models.dataset import ptx_instruction_names
 from profiler.trace import Op, TraceChunk
 

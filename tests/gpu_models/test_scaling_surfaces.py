@@ -5,8 +5,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from gpu_models.scaling.surfaces import (chain_reference, chain_surface, cu_scaling, engine_scaling,
-                                         frequency_features, memory_scaling, split_frequency_features)
+from gpu_models.scaling.surfaces import (
+    chain_reference,
+    chain_surface,
+    cu_scaling,
+    engine_scaling,
+    frequency_features,
+    memory_scaling,
+    split_frequency_features,
+)
 
 # one kernel, 2 CU counts x 2 core clocks x 2 memory clocks: t[cu][core][mem]
 T = np.array([[[10.0, 8.0], [5.0, 4.0]],

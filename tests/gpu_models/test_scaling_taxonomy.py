@@ -6,8 +6,15 @@ from sklearn.metrics import adjusted_rand_score
 
 from gpu_models.dataset import Grid
 from gpu_models.synthetic import generate
-from gpu_models.taxonomy import (behaviour_name, build_taxonomy, elasticities, pca_scores, performance_matrix,
-                                 plot_dendrogram, spearman_distance)
+from gpu_models.taxonomy import (
+    behaviour_name,
+    build_taxonomy,
+    elasticities,
+    pca_scores,
+    performance_matrix,
+    plot_dendrogram,
+    spearman_distance,
+)
 
 
 def test_performance_matrix_worked_example():

@@ -2,7 +2,6 @@
 
 import json
 
-import numpy as np
 import pytest
 
 from gpu_models.simt.config import ConfigError, config_from_json, load_config, preset_names

@@ -1,11 +1,9 @@
 """Configuration sweeps in the scaling-surface dataset format, the trace pipeline, and CRISP's accuracy."""
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from gpu_models.dataset import KEY_COLUMNS, read_dataset
-from gpu_models.dvfs.counters import load_counters
 from gpu_models.simt import synthetic as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.evaluate import crisp_errors, summary

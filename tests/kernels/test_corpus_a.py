@@ -459,9 +459,9 @@ def _ptx_main(names):
     """Run as a script with the simulator off: launch each port's ``to_device`` + ``launch`` at the tiny size
     with host arrays standing in for device arrays and every kernel launch replaced by a PTX compile."""
     try:
+        import numba.cuda.dispatcher as cuda_dispatcher
         from numba import cuda, typeof
         from numba.cuda.cudadrv import nvvm
-        import numba.cuda.dispatcher as cuda_dispatcher
 
         libdevice = os.environ["PORTCAST_LIBDEVICE"]
         nvvm.get_libdevice = lambda: libdevice

@@ -13,12 +13,35 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.measured import (AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, FLOOR_GRID, NOT_KERNEL_TIME, BoundedSink,
-                               ThreadRecordsSink, WorkSink, amaris_first_launches, calibration_text, correlation,
-                               faithfulness, fit_calibration, fit_floors, measured_times, pair_times,
-                               points_table_extra, read_points_table, sample_threads, simulated_times, slice_config,
-                               split_applications, summarize, trace_point, union_length, wave_blocks,
-                               write_points_table)
+from portcast.measured import (
+    AIWC_DATA,
+    AIWC_GPUS,
+    AMARIS_GPUS,
+    FLOOR_GRID,
+    NOT_KERNEL_TIME,
+    BoundedSink,
+    ThreadRecordsSink,
+    WorkSink,
+    amaris_first_launches,
+    calibration_text,
+    correlation,
+    faithfulness,
+    fit_calibration,
+    fit_floors,
+    measured_times,
+    pair_times,
+    points_table_extra,
+    read_points_table,
+    sample_threads,
+    simulated_times,
+    slice_config,
+    split_applications,
+    summarize,
+    trace_point,
+    union_length,
+    wave_blocks,
+    write_points_table,
+)
 from profiler.session import trace_function
 from profiler.trace import Op
 

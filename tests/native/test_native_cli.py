@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_native_importers import LACKEY, WORKED, WORKED_RECORDS  # shared worked examples
+from test_native_tool import build
 from typer.testing import CliRunner
 
 from portcast.cli import app
@@ -14,9 +16,6 @@ from profiler.native.build import NativeToolError, find_toolchain
 from profiler.native.importers import champsim_records
 from profiler.trace import Op
 from profiler.tracefile import TraceFile
-
-from test_native_importers import LACKEY, WORKED, WORKED_RECORDS  # shared worked examples
-from test_native_tool import build
 
 runner = CliRunner()
 

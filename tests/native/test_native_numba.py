@@ -8,7 +8,14 @@ import numba
 import numpy as np
 import pytest
 
-from profiler.native.numba_markers import REQ_REGION_END, REQ_REGION_START, REQ_THREAD, region_end, region_start, region_thread
+from profiler.native.numba_markers import (
+    REQ_REGION_END,
+    REQ_REGION_START,
+    REQ_THREAD,
+    region_end,
+    region_start,
+    region_thread,
+)
 
 
 @numba.njit

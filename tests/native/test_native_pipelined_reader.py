@@ -9,11 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
 from profiler.native.record import BUF_BYTES, RECORD_BYTES, StreamDecoder, encode_records
 from profiler.trace import TraceError
-
-from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
 
 class FullSink(ChunkSink):

@@ -15,15 +15,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
 import profiler.native.record as record_mod
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, find_toolchain
-from profiler.native.record import (RECORD_BYTES, SHM_SLOT_BYTES, WIRE_COLUMNS, StreamDecoder, decode_file,
-                                    encode_records, record_program)
+from profiler.native.record import (
+    RECORD_BYTES,
+    SHM_SLOT_BYTES,
+    WIRE_COLUMNS,
+    StreamDecoder,
+    decode_file,
+    encode_records,
+    record_program,
+)
 from profiler.trace import COLUMN_NAMES, MemorySink, TraceError
-
-from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
 MSG_RECORDS_SHM = 6
 

@@ -9,8 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictor.gputime import (DESIGN_COLUMNS, INPUT_COLUMNS, GpuTimeModel, GpuTimeModelError, design,
-                               gputime_model_from_dict, load_gputime_model, save_gputime_model)
+from predictor.gputime import (
+    DESIGN_COLUMNS,
+    INPUT_COLUMNS,
+    GpuTimeModel,
+    GpuTimeModelError,
+    design,
+    gputime_model_from_dict,
+    load_gputime_model,
+    save_gputime_model,
+)
 
 
 def row(**over):

@@ -6,10 +6,10 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import profiler_test_kernels as K
 import pytest
 from typer.testing import CliRunner
 
-import profiler_test_kernels as K
 from portcast.cli import app
 from profiler.session import measure_uninstrumented, profile_script, trace_function
 from profiler.trace import MemorySink
@@ -97,8 +97,8 @@ def test_cli_baseline_prints_slowdown():
 
 def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
     import numba
-
     import profiler_parallel_kernels as PK
+
     from profiler import session
 
     b = measure_uninstrumented(PK.scale, (np.arange(1000.0), np.zeros(1000)))
@@ -119,6 +119,7 @@ def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
 
 def test_trace_function_and_cli_report_the_serial_baseline():
     import profiler_parallel_kernels as PK
+
     from profiler.session import SERIAL_NOTE
 
     res = trace_function(PK.scale, (np.arange(10.0), np.zeros(10)), mode="compiled", measure_uninstrumented=True)

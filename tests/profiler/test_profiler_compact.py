@@ -2,13 +2,13 @@
 decoded into record columns at check points. Records must not depend on where the buffer is handed over."""
 
 import numpy as np
+import profiler_compact_kernels as CK
+import profiler_test_kernels as K
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import profiler_compact_kernels as CK
-import profiler_test_kernels as K
 from profiler_testing import ChunkSizes
+
 from profiler import runtime as rt
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, RECORD_COLUMNS, MemorySink, Op, TraceChunk

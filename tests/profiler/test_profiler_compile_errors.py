@@ -4,9 +4,9 @@ Numba's innermost cause at the user's file:line, never the instrumenter's intern
 import os
 
 import numpy as np
+import profiler_failing_kernels as F
 import pytest
 
-import profiler_failing_kernels as F
 from profiler.compile_errors import describe_failure
 from profiler.instrument import UnsupportedConstruct
 from profiler.session import trace_function

@@ -4,10 +4,10 @@ of an array views; conjugation is one ALU operation, ``abs`` of a complex a spec
 
 import numba
 import numpy as np
-import pytest
-
 import profiler_complex_kernels as CK
+import pytest
 from profiler_testing import trace_rows
+
 from profiler import runtime as rt
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink, Op

@@ -9,12 +9,12 @@ those, in the order the sites were rewritten (so adding an expansion never renum
 
 import numba
 import numpy as np
+import profiler_library_kernels as K
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import profiler_library_kernels as K
 from profiler_testing import ChunkSizes, trace_rows
+
 from profiler.instrument import instrument
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink, Op

@@ -8,7 +8,6 @@ import itertools
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from profiler_testing import load_source
 
 from profiler.instrument import merge_records

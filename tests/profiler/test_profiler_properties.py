@@ -7,7 +7,6 @@ import numba
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from profiler_testing import load_source
 
 from profiler.session import trace_function

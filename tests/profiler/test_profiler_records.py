@@ -7,9 +7,9 @@ return register, then variables and expression sites in the order the rewriter m
 """
 
 import numpy as np
+import profiler_test_kernels as K
 import pytest
 
-import profiler_test_kernels as K
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
 

@@ -4,10 +4,10 @@ import textwrap
 import time
 
 import numpy as np
+import profiler_test_kernels as K
 import pytest
 
 import portcast
-import profiler_test_kernels as K
 from profiler.instrument import UnsupportedConstruct
 from profiler.markers import _state
 from profiler.session import profile_script, trace_function

@@ -8,9 +8,9 @@ import math
 
 import numpy as np
 import pytest
+import realistic_programs as P
 
 import features
-import realistic_programs as P
 from portcast.report import no_prediction_reason
 from profiler.session import trace_function
 from profiler.trace import MemorySink
