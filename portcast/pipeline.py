@@ -38,6 +38,14 @@ MIX_GROUPS = (
 HOT_LINES = 12
 
 
+def mix_fractions(counts: np.ndarray) -> dict[str, float]:
+    """Instruction-mix fractions (:data:`MIX_GROUPS`: mem, ctrl, int, fp, other) of per-op-class counts."""
+    from profiler.trace import Op
+
+    total = int(counts.sum())
+    return {name: (sum(int(counts[Op[o]]) for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
+
+
 class SummarySink:
     """Counts records per operation class for each region invocation (for the summary table)."""
 
@@ -244,6 +252,204 @@ def resolve_function(target: str, args_expr: Optional[str]):
     return obj, args
 
 
+def run_traced(sinks: list, *, script: Optional[Path] = None, script_args=(), fn=None, fargs: tuple = (),
+               mode: str = "auto", regions=None, chunk_records: int = 1 << 20, measure_uninstrumented: bool = False):
+    """Run a script's marked regions (``script`` with ``script_args``; only ``regions`` when given) or one call
+    ``fn(*fargs)`` under the tracer, every region invocation sent to ``sinks``. Exceptions of the user's code
+    propagate (the regions open at that moment end incomplete)."""
+    from profiler.session import profile_script, trace_function
+
+    if fn is not None:
+        return trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
+                              measure_uninstrumented=measure_uninstrumented)
+    return profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=regions or None,
+                          chunk_records=chunk_records, measure_uninstrumented=measure_uninstrumented)
+
+
+def is_script(source) -> bool:
+    """Whether a SOURCE argument names a Python script (``.py``) rather than a trace or dataset file."""
+    return str(source).lower().endswith(".py")
+
+
+def marked_names(script: Path) -> list[str]:
+    """Region names the script marks with a constant string (``region("n")``, ``region_start("n")``), for
+    error messages; best effort (a name computed at run time is not seen)."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str):
+            f = node.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            if fname in ("region", "region_start") and node.args[0].value not in names:
+                names.append(node.args[0].value)
+    return names
+
+
+def region_labels(infos) -> list[str]:
+    """Kernel names of traced region invocations: the region name, or ``name#k`` for a region invoked more
+    than once."""
+    from collections import Counter
+
+    count = Counter(i.name for i in infos)
+    return [i.name if count[i.name] == 1 else f"{i.name}#{i.invocation}" for i in infos]
+
+
+def load_streams(source: Path | None = None, block_size: int = 256, *, regions=None, function: str | None = None,
+                 args: str | None = None, script_args=(), mode: str = "auto", trace_dir: Path | None = None,
+                 status=None) -> list:
+    """The one loader of ``portcast simulate``, ``scale`` and ``dvfs``: a trace file, a script or a function ->
+    the warp streams of each region invocation.
+
+    * a trace file (docs/trace-format.md): its one region (:func:`gpu_models.simt.pipeline.load_region`);
+    * a Python script (``.py``): run with ``script_args`` under the profiler (as ``portcast profile SCRIPT --
+      ARGS``); every invocation of its marked regions (only ``regions`` when given) is traced, and each one's
+      streams are built when it ends (:class:`gpu_models.simt.pipeline.StreamsSink`: one region's records in
+      memory at a time, no trace file);
+    * ``function="MODULE:QUALNAME"`` (with ``args``, a Python expression, or the module's
+      ``portcast_inputs()``): that one call is traced, with the resolver of ``portcast profile --function``.
+
+    Parameters
+    ----------
+    source : Path, optional
+        Trace file or script; None with ``function``.
+    block_size : int
+        Threads per block.
+    regions : list of str, optional
+        For a script: trace only these region names.
+    function, args : str, optional
+        ``--function`` / ``--args`` as in ``portcast profile``.
+    script_args : sequence of str
+        ``sys.argv[1:]`` for the script.
+    mode : str
+        Tracing mode (auto | interpreted | compiled).
+    trace_dir : Path, optional
+        For a script or function: also write each region invocation's trace file here (as ``portcast profile
+        -o``); simulating such a file gives exactly the numbers of the region it came from (a later run of the
+        script allocates its arrays elsewhere, so its addresses, and with them cache behaviour, can differ).
+    status : callable, optional
+        ``status(text)`` returns a context manager shown while the work runs (the command's status line).
+
+    Returns
+    -------
+    list of (str, WarpStreams)
+        Kernel name (the region name; ``name#k`` for invocation ``k`` of a region invoked more than once) and
+        streams, in the order the invocations ended. Never empty: no region traced is a :class:`UserError`.
+    """
+    import contextlib
+
+    from gpu_models.simt.pipeline import StreamsSink, load_region
+    from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+
+    status = status or (lambda text: contextlib.nullcontext())
+    if function is not None:
+        if source is not None:
+            raise UserError(f"give either a trace/SCRIPT ({source}) or --function, not both")
+        if regions:
+            raise UserError("--region selects regions of a SCRIPT; a --function call is one region")
+    elif source is None:
+        raise UserError("give a trace file, a SCRIPT.py with marked regions, or --function MODULE:QUALNAME")
+    elif not is_script(source):
+        if regions or script_args or args is not None or trace_dir is not None:
+            raise UserError(f"{source}: --region, --args, --trace-dir and script arguments apply to a SCRIPT.py, "
+                            "not a trace file")
+        with status(f"building warp streams of {source}"):
+            return [load_region(Path(source), block_size)]
+    elif not Path(source).is_file():
+        raise UserError(f"{source}: no such script")
+    elif args is not None:
+        raise UserError("--args gives the arguments of --function, not of a SCRIPT (put those after --)")
+    sink = StreamsSink(block_size)
+    sinks: list = [sink]
+    if trace_dir is not None:
+        from profiler.tracefile import TraceDirectorySink
+
+        sinks.append(TraceDirectorySink(trace_dir, replace=False))
+    what = f"--function {function}" if function is not None else str(source)
+    with status(f"tracing {what} and building warp streams"):
+        try:
+            fn, fargs = resolve_function(function, args) if function is not None else (None, ())
+            run_traced(sinks, script=Path(source) if source is not None else None, script_args=script_args,
+                       fn=fn, fargs=fargs, mode=mode, regions=regions)
+        except (UserError, UnsupportedConstruct, SourceUnavailable):
+            raise
+        except Exception as exc:  # the user's code failed: name it in one line
+            where = f" in region {sink.incomplete[-1].name!r}" if sink.incomplete else ""
+            raise UserError(f"{what} raised {type(exc).__name__}{where}: {exc}") from None
+    if not sink.regions:
+        if regions:
+            marked = marked_names(Path(source))
+            known = f" (the script marks: {', '.join(marked)})" if marked else ""
+            raise UserError(f"{source} executed no marked region named {', '.join(map(repr, regions))}{known}")
+        raise UserError(f"{source} executed no marked region (mark one with @portcast.region(\"name\"), "
+                        "with portcast.region(\"name\"): ..., or portcast.region_start/region_end)")
+    return list(zip(region_labels([i for i, _ in sink.regions]), [s for _, s in sink.regions]))
+
+
+def trace_dataset(trace: Path, gpu: str = "h100", sweep: str | None = None, block_size: int = 256,
+                  name: str | None = None, regions=None, *, status=None, run_sweep=None):
+    """A region's trace (or a script's marked regions) -> its scaling-surface dataset: what
+    ``portcast simulate TRACE --sweep SWEEP --out D`` writes; ``portcast scale`` calls it for a DATA argument
+    that is a trace file or a script, so that a trace and its dataset give the same results.
+
+    Parameters
+    ----------
+    trace : Path
+        Trace file (docs/trace-format.md) or a Python script with marked regions (run without arguments).
+    gpu : str
+        GPU preset or description file.
+    sweep : str, optional
+        Grid text for :meth:`gpu_models.simt.sweep.SweepGrid.parse`; default: the preset's grid.
+    block_size : int
+        Threads per block.
+    name : str, optional
+        Kernel name for the rows of a single region (default: the region name).
+    regions : list of str, optional
+        For a script: only these regions.
+    status : callable, optional
+        As in :func:`load_streams`.
+    run_sweep : callable, optional
+        ``run_sweep(streams, cfg, grid, name)`` -> ScalingDataset (default: :func:`gpu_models.simt.sweep.sweep`
+        without progress; the command passes one with a progress bar).
+
+    Returns
+    -------
+    ScalingDataset
+        One kernel per region invocation.
+    """
+    from gpu_models.simt.config import load_config
+    from gpu_models.simt.sweep import SweepGrid
+
+    if run_sweep is None:
+        from gpu_models.simt.sweep import sweep as plain
+
+        def run_sweep(streams, cfg, grid, name):
+            return plain(streams, cfg, grid, kernel=name)
+
+    cfg = load_config(gpu)
+    grid = SweepGrid.parse(sweep or "default", cfg)
+    loaded = load_streams(trace, block_size, regions=regions, status=status)
+    if name is not None and len(loaded) == 1:
+        loaded = [(name, loaded[0][1])]
+    return concat_datasets([run_sweep(streams, cfg, grid, n) for n, streams in loaded])
+
+
+def concat_datasets(datasets):
+    """Several regions' scaling datasets (same grid and counters) -> one."""
+    import pandas as pd
+
+    from gpu_models.dataset import ScalingDataset
+
+    if len(datasets) == 1:
+        return datasets[0]
+    return ScalingDataset(pd.concat([d.frame for d in datasets], ignore_index=True), source=datasets[0].source)
+
+
 @dataclasses.dataclass
 class RegionPrediction:
     """One region's GPU-time prediction (or why there is none) and what explains it."""
@@ -359,18 +565,16 @@ def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Opti
     hot lines, thread space and the predicted GPU time on ``gpu`` with its bounds and the model's term
     contributions. In Jupyter the report renders inline; ``.to_dict()``, ``.write_html(path)`` save it.
     An exception in the user's code propagates (the traces written so far stay, marked incomplete)."""
-    from profiler.session import profile_script, trace_function
-
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
     if callable(target):
-        trace_function(target, tuple(args or ()), sinks=setup.sinks, mode=mode, measure_uninstrumented=baseline)
+        run_traced(setup.sinks, fn=target, fargs=tuple(args or ()), mode=mode, measure_uninstrumented=baseline)
         name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
     else:
         path = Path(target)
         if not path.is_file():
             raise UserError(f"{target}: no such script")
-        profile_script(path, list(script_args), sinks=setup.sinks, mode=mode, regions=regions,
-                       measure_uninstrumented=baseline)
+        run_traced(setup.sinks, script=path, script_args=script_args, mode=mode, regions=regions,
+                   measure_uninstrumented=baseline)
         name = str(path)
     preds = predict_regions(setup, baseline=baseline)
     speedups = None

@@ -170,13 +170,12 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
                   trace_files=(), speedup=None) -> RegionReport:
     """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`)."""
     from portcast.bounds_report import TITLES, bound_lines, meanings
-    from portcast.pipeline import MIX_GROUPS
+    from portcast.pipeline import mix_fractions
     from portcast.report import EXPLAIN_TITLES, KEY_FEATURES, MIN_EXPLAINED, no_prediction_reason
     from profiler.trace import Op
 
-    total = int(counts.sum())
     op_counts = {Op(i).name: int(c) for i, c in enumerate(counts)}
-    mix = {name: (sum(op_counts[o] for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
+    mix = mix_fractions(counts)
     feats = {} if series is None else {str(k): jsonable(v) for k, v in series.items()}
     key = []
     points = _training_points() if series is not None else None
@@ -257,8 +256,10 @@ CSS = """
 .portcast-report th, .portcast-report td { border: 1px solid #ccc; padding: 3px 8px; vertical-align: top; }
 .portcast-report th { background: #eef3f8; text-align: left; }
 .portcast-report td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.portcast-report code, .portcast-report pre { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 0.92em; }
-.portcast-report .headline { font-size: 1.15em; background: #f3f8f1; border-left: 5px solid #2ca02c; padding: 8px 12px; }
+.portcast-report code, .portcast-report pre { font-family: ui-monospace, Menlo, Consolas, monospace;
+  font-size: 0.92em; }
+.portcast-report .headline { font-size: 1.15em; background: #f3f8f1; border-left: 5px solid #2ca02c;
+  padding: 8px 12px; }
 .portcast-report .headline.none { background: #fbf3ea; border-left-color: #ff7f0e; }
 .portcast-report .note { color: #8a5a00; }
 .portcast-report .dim { color: #666; font-size: 0.9em; }

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
-from portcast.pipeline import MIX_GROUPS, SummarySink  # noqa: E402,F401  (record.py and tests use them here)
+from portcast.pipeline import MIX_GROUPS, SummarySink, load_module, mix_fractions, resolve_function
 
 
 class ProgressSink:
@@ -45,10 +45,9 @@ class ProgressSink:
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
                 replace: bool = False) -> tuple[list, SummarySink]:
-    """The sinks every profiled region is sent to: summary counter, optional progress, optional Parquet
-    files, optional feature engine (computing the features while the region runs, no trace file needed).
-
-    This is the one place to add another consumer of the trace.
+    """The sinks of ``portcast record``'s regions: those of :func:`portcast.pipeline.prepare` without the
+    GPU-time prediction (summary counter, hot lines, optional progress, optional Parquet files), plus the
+    feature engine when ``features``.
 
     Returns
     -------
@@ -56,23 +55,16 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
         All sinks, in the order they receive chunks, and the summary sink among them. The feature sink,
         when asked for, is ``feature_sink(sinks)``.
     """
-    from profiler.tracefile import TraceDirectorySink
+    from portcast.pipeline import prepare
 
-    summary = SummarySink()
-    sinks: list = [summary]
-    if progress:
-        sinks.append(ProgressSink())
-    if trace_dir is not None:
-        tsink = TraceDirectorySink(trace_dir, replace=replace)
-        if tsink.redirected:
-            err_console.print(f"{trace_dir} holds traces of an earlier run: this run's go to {tsink.folder} "
-                              "(--force replaces them instead)", highlight=False, soft_wrap=True)
-        sinks.append(tsink)
+    setup = prepare(trace_dir=trace_dir, features=False, replace=replace,
+                    progress=ProgressSink() if progress else None,
+                    notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
     if features:
         from features import FeatureSink
 
-        sinks.append(FeatureSink())
-    return sinks, summary
+        setup.sinks.append(FeatureSink())
+    return setup.sinks, setup.summary
 
 
 def feature_sink(sinks):
@@ -105,18 +97,6 @@ def _out():
     return console
 
 
-def mix_fractions(counts: np.ndarray) -> dict[str, float]:
-    """Instruction-mix fractions (mem, ctrl, int, fp, other) of per-class counts."""
-    from profiler.trace import Op
-
-    total = int(counts.sum())
-    out = {}
-    for name, ops in MIX_GROUPS:
-        n = sum(int(counts[Op[o]]) for o in ops)
-        out[name] = n / total if total else 0.0
-    return out
-
-
 def written_files(sinks) -> list:
     """The trace files the sinks have written so far."""
     return [p for s in sinks for p in getattr(s, "written", [])]
@@ -144,7 +124,8 @@ def print_region_summary(rows, written=()) -> None:
             out.print(f"wrote {p}", highlight=False, soft_wrap=True)
         return
     table = Table(title="traced regions", show_lines=False)
-    for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode", "complete"):
+    for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode",
+                "complete"):
         table.add_column(col, justify="right" if col not in ("region", "mode", "complete") else "left", no_wrap=True)
     for info, counts in rows:
         mix = mix_fractions(counts)
@@ -188,20 +169,9 @@ def print_baseline(rows) -> None:
             _out().print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
                          f"= {traced / t:.1f}x slowdown", highlight=False, soft_wrap=True)
         else:
-            why = info.extra.get("uninstrumented_error") or "marked blocks are not re-run (their side effects would repeat)"
+            why = (info.extra.get("uninstrumented_error")
+                   or "marked blocks are not re-run (their side effects would repeat)")
             _out().print(f"baseline {label}: not measured ({why})", highlight=False, soft_wrap=True)
-
-
-def _load_module(spec: str):
-    from portcast.pipeline import load_module
-
-    return load_module(spec)
-
-
-def _resolve_function(target: str, args_expr: Optional[str]):
-    from portcast.pipeline import resolve_function
-
-    return resolve_function(target, args_expr)
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -249,7 +219,8 @@ class UserOutcome:
         """After the report: say what happened to the traces, and exit with the script's status."""
         if self.error is not None:
             open_ = [f"{i.name} #{i.invocation}" for i, _ in rows if not i.complete]
-            kept = f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)" if open_ else ""
+            kept = (f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)"
+                    if open_ else "")
             err_console.print(f"the script raised {type(self.error).__name__}: the report above covers what ran "
                               f"before it{kept}", highlight=False, soft_wrap=True)
         elif self.exit_code:
@@ -368,14 +339,15 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     if at_size is None:
         raise UserError("--sizes needs --at-size N (the size to predict at)")
     if function is None or script is not None:
-        raise UserError("--at-size needs --function MODULE:QUALNAME (whose module's portcast_inputs(n) makes inputs of size n)")
+        raise UserError("--at-size needs --function MODULE:QUALNAME (whose module's portcast_inputs(n) makes "
+                        "inputs of size n)")
     if native or args is not None or trace_dir is not None:
         raise UserError("--at-size cannot be combined with --native, --args or --trace-dir")
     if chosen is None or chosen[0] != "gputime":
         raise UserError("--at-size predicts with a GPU-time model (not the provisional speedup model)")
     mod_spec, qual = function.rsplit(":", 1) if ":" in function else (function, "")
-    fn, _ = _resolve_function(function, "()")
-    module = _load_module(mod_spec)
+    fn, _ = resolve_function(function, "()")
+    module = load_module(mod_spec)
     make = getattr(module, "portcast_inputs", None)
     if make is None or not inspect.signature(make).parameters:
         raise UserError(f"{mod_spec}: --at-size needs portcast_inputs(n) that makes the inputs at size n")
@@ -416,7 +388,8 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         cpu = b.seconds
         why = b.error or ""
     work = {k: float(at.counts[k]) for k in WORK_KEYS}
-    rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)), "written_bytes": float(at.counts.get("written_bytes", 0.0))}
+    rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
+          "written_bytes": float(at.counts.get("written_bytes", 0.0))}
     p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
     label = f"{qual} at n = {at_size:,}"
     print_gpu_prediction(out, label, p, cpu_how="njit at n, not traced" if cpu else "", cpu_why=why)
@@ -437,43 +410,50 @@ def register(app: typer.Typer) -> None:
     def profile_cmd(
         script: Optional[Path] = typer.Argument(None, help="Script whose marked regions are traced."),
         script_args: Optional[List[str]] = typer.Argument(None, help="Arguments for the script (after --)."),
-        function: Optional[str] = typer.Option(None, "--function",
-                                               help="Trace one function instead: MODULE:QUALNAME (module file or dotted name)."),
-        args: Optional[str] = typer.Option(None, "--args",
-                                           help="Python expression giving the function's arguments (a tuple), evaluated in its module; "
-                                                "default: the module's portcast_inputs()."),
-        trace_dir: Optional[Path] = typer.Option(None, "--trace-dir", "-o", help="Write one Parquet trace file per region invocation here."),
+        function: Optional[str] = typer.Option(
+            None, "--function", help="Trace one function instead: MODULE:QUALNAME (module file or dotted name)."),
+        args: Optional[str] = typer.Option(
+            None, "--args", help="Python expression giving the function's arguments (a tuple), evaluated in its "
+                                 "module; default: the module's portcast_inputs()."),
+        trace_dir: Optional[Path] = typer.Option(
+            None, "--trace-dir", "-o", help="Write one Parquet trace file per region invocation here."),
         mode: str = typer.Option("auto", "--mode", help="auto | interpreted | compiled"),
-        region: Optional[List[str]] = typer.Option(None, "--region", "-r", help="Trace only this region (repeatable)."),
+        region: Optional[List[str]] = typer.Option(None, "--region", "-r",
+                                                   help="Trace only this region (repeatable)."),
         chunk_records: int = typer.Option(1 << 20, "--chunk-records", help="Records per chunk / Parquet row group."),
         no_progress: bool = typer.Option(False, "--no-progress", help="No live progress display."),
         features: bool = typer.Option(True, "--features/--no-features",
                                       help="Compute each region's features while it runs, and predict its speedup."),
-        model: Optional[str] = typer.Option(None, "--model",
-                                            help="GPU-time model file (portcast measured train-model); default: the shipped one, "
-                                                 "trained on measured GPU times. 'provisional' (or an XAPP speedup model file) "
-                                                 "predicts a speedup with the older model trained on simulated GPU times."),
-        gpu: str = typer.Option("p100", "--gpu",
-                                help="Target GPU (a SIMT preset: portcast simulate --list-gpus); p100 is the newest with measured points."),
-        baseline: Optional[bool] = typer.Option(None, "--baseline/--no-baseline",
-                                      help="Time an uninstrumented run of each function region (njit when Numba can compile "
-                                           "it, on copies of the arguments): the CPU time the speedup is against (default: on; "
-                                           "marked blocks of a script are never re-run)."),
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="Also print the model's inputs and their training ranges."),
-        at_size: Optional[int] = typer.Option(None, "--at-size", min=1,
-                                              help="With --function: predict at this input size without tracing it: trace at "
-                                                   "smaller sizes (the module's portcast_inputs(n)), fit each count against "
-                                                   "size, extrapolate (docs/gputime.md)."),
-        sizes: Optional[str] = typer.Option(None, "--sizes", help="With --at-size: the sizes to trace, e.g. 1000,2000,4000 "
-                                            "(default: four sizes up to at-size/16)."),
-        force: bool = typer.Option(False, "--force", help="Replace the traces an earlier run left in --trace-dir "
-                                   "(default: this run writes to a new run-<k> folder inside it)."),
-        native: bool = typer.Option(False, "--native",
-                                    help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
-                                         "(profiler.native.numba_markers) at machine level."),
-        report: Optional[Path] = typer.Option(None, "--report",
-                                              help="Also write the whole report as one self-contained HTML page (tables, "
-                                                   "source lines, plots; nothing fetched from the network)."),
+        model: Optional[str] = typer.Option(
+            None, "--model", help="GPU-time model file (portcast gpu-time train); default: the shipped one, trained "
+                                  "on measured GPU times. 'provisional' (or an XAPP speedup model file) predicts a "
+                                  "speedup with the older model trained on simulated GPU times."),
+        gpu: str = typer.Option(
+            "p100", "--gpu", help="Target GPU: a preset name (docs/gpus.md lists them) or a description .json; p100 "
+                                  "is the newest with measured points."),
+        baseline: Optional[bool] = typer.Option(
+            None, "--baseline/--no-baseline",
+            help="Time an uninstrumented run of each function region (njit when Numba can compile it, on copies of "
+                 "the arguments): the CPU time the speedup is against (default: on; marked blocks of a script are "
+                 "never re-run)."),
+        verbose: bool = typer.Option(False, "--verbose", "-v",
+                                     help="Also print the model's inputs and their training ranges."),
+        at_size: Optional[int] = typer.Option(
+            None, "--at-size", min=1,
+            help="With --function: predict at this input size without tracing it: trace at smaller sizes (the "
+                 "module's portcast_inputs(n)), fit each count against size, extrapolate (docs/gputime.md)."),
+        sizes: Optional[str] = typer.Option(
+            None, "--sizes", help="With --at-size: the sizes to trace, e.g. 1000,2000,4000 (default: four sizes up "
+                                  "to at-size/16)."),
+        force: bool = typer.Option(
+            False, "--force", help="Replace an existing --report file, and the traces an earlier run left in "
+                                   "--trace-dir (default: this run writes to a new run-<k> folder inside it)."),
+        native: bool = typer.Option(
+            False, "--native", help="Run SCRIPT under Portcast's Valgrind tool and trace its compiled Numba regions "
+                                    "(profiler.native.numba_markers) at machine level."),
+        report: Optional[Path] = typer.Option(
+            None, "--report", help="Also write the whole report as one self-contained HTML page (tables, source "
+                                   "lines, plots; nothing fetched from the network)."),
         json_out: bool = typer.Option(False, "--json",
                                       help="Print the report as JSON on stdout instead of tables (the script's own "
                                            "output goes to stderr)."),
@@ -482,7 +462,6 @@ def register(app: typer.Typer) -> None:
         GPU-relevant features, the lines behind them, and its predicted GPU time and speedup."""
         from portcast import pipeline
         from profiler.instrument import SourceUnavailable, UnsupportedConstruct
-        from profiler.session import profile_script, trace_function
 
         with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
             if mode not in ("auto", "interpreted", "compiled"):
@@ -522,23 +501,21 @@ def register(app: typer.Typer) -> None:
                 if function:
                     if script is not None:
                         raise UserError("give either SCRIPT or --function, not both")
-                    fn, fargs = _resolve_function(function, args)
+                    fn, fargs = resolve_function(function, args)
                     user_file = getattr(getattr(fn, "__code__", None), "co_filename", None) or \
                         getattr(getattr(getattr(fn, "py_func", None), "__code__", None), "co_filename", None)
-                    outcome = run_user_code(lambda: trace_function(fn, fargs, sinks=sinks, mode=mode,
-                                                                   chunk_records=chunk_records,
-                                                                   measure_uninstrumented=baseline), user_file)
+                    outcome = run_user_code(lambda: pipeline.run_traced(
+                        sinks, fn=fn, fargs=fargs, mode=mode, chunk_records=chunk_records,
+                        measure_uninstrumented=baseline), user_file)
                     target = function
                 else:
                     if script is None:
                         raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
                     if not script.is_file():
                         raise UserError(f"{script}: no such script")
-                    outcome = run_user_code(lambda: profile_script(script, list(script_args or []), sinks=sinks,
-                                                                   mode=mode, regions=region,
-                                                                   chunk_records=chunk_records,
-                                                                   measure_uninstrumented=baseline),
-                                            str(script.resolve()))
+                    outcome = run_user_code(lambda: pipeline.run_traced(
+                        sinks, script=script, script_args=script_args, mode=mode, regions=region,
+                        chunk_records=chunk_records, measure_uninstrumented=baseline), str(script.resolve()))
                     target = str(script)
         if outcome.error is not None:
             print_user_traceback(outcome.error, outcome.frames)
@@ -560,7 +537,8 @@ def register(app: typer.Typer) -> None:
                 outcome.finish(summary.rows)
                 return
             if not summary.rows:
-                console.print("no marked region was executed (mark one with @portcast.region, with portcast.region(...), "
+                console.print("no marked region was executed (mark one with @portcast.region, with "
+                              "portcast.region(...), "
                               "or portcast.region_start/region_end)")
                 outcome.finish([])
                 return
@@ -576,7 +554,9 @@ def register(app: typer.Typer) -> None:
         outcome.finish(summary.rows)
 
     @app.command("trace-info")
-    def trace_info_cmd(file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile.")) -> None:
+    def trace_info_cmd(
+        file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile."),
+    ) -> None:
         """Describe a trace file: region metadata, records, instruction mix, static table size."""
         from profiler.trace import N_OPS, Op
         from profiler.tracefile import TraceFile
@@ -595,7 +575,8 @@ def register(app: typer.Typer) -> None:
         for k, v in (
             ("region", info.name), ("invocation", info.invocation), ("records", f"{n:,}"),
             ("row groups", tf.n_row_groups), ("complete", info.complete if info.complete else f"False ({info.error})"),
-            ("mode", info.mode), ("wall time (s)", info.wall_time_s), ("uninstrumented time (s)", info.uninstrumented_time_s),
+            ("mode", info.mode), ("wall time (s)", info.wall_time_s),
+            ("uninstrumented time (s)", info.uninstrumented_time_s),
             ("parallel loop", info.parallel_loop), ("threads", info.n_threads), ("source", info.source),
             ("portcast version", info.portcast_version), ("static instructions", len(tf.static)),
         ):
