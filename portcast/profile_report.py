@@ -321,14 +321,17 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
         parts.append("<h2>Traced regions</h2>")
         rows = []
         for r in report.regions:
-            rows.append([_e(r.name), str(r.invocation), _num(r.records), *(f"{r.mix[k]:.3f}" for k in r.mix),
-                         _num(r.threads), _seconds(r.wall_time_s), _seconds(r.cpu_time_s), _e(r.mode),
-                         "yes" if r.complete else f"no ({_e(r.error)})",
-                         "<br>".join(_e(f) for f in r.trace_files)])
+            p = r.prediction or {}
+            speedup = f"{p['speedup']:.3g}x" if p.get("speedup") else "-"
+            rows.append([f"<a href=\"#{_anchor(r)}\">{_e(r.name)}</a>", str(r.invocation), _num(r.records),
+                         *(f"{r.mix[k]:.3f}" for k in r.mix), _num(r.threads), _seconds(r.wall_time_s),
+                         _seconds(r.cpu_time_s), _seconds(p.get("kernel_s")), speedup, _e(r.mode),
+                         "yes" if r.complete else f"no ({_e(r.error)})", "<br>".join(_e(f) for f in r.trace_files)])
         first = report.regions[0]
         parts.append(_table(["region", "inv", "records", *first.mix.keys(), "threads", "traced time",
-                             "CPU time", "mode", "complete", "trace files"], rows,
-                            num=set(range(1, 3 + len(first.mix) + 3))))
+                             "CPU time", f"GPU time ({report.gpu})" if report.gpu else "GPU time", "speedup",
+                             "mode", "complete", "trace files"], rows,
+                            num=set(range(1, 3 + len(first.mix) + 5))))
         points = _training_points()
         for r in report.regions:
             parts.append(_region_html(r, report, points))
@@ -345,10 +348,17 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
             f"<body>\n{body}\n</body></html>\n")
 
 
+def _anchor(r: RegionReport) -> str:
+    """The id of a region's section (letters, digits, - and _ only)."""
+    import re
+
+    return "region-" + re.sub(r"[^A-Za-z0-9_-]+", "_", r.name) + f"-{r.invocation}"
+
+
 def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
     from portcast import report_plots as plots
 
-    out = [f"<h2 id=\"region-{_e(r.name)}-{r.invocation}\">Region {_e(r.label)}</h2>"]
+    out = [f"<h2 id=\"{_anchor(r)}\">Region {_e(r.label)}</h2>"]
     out.append(f"<p class=\"dim\">{_e(r.source)}</p>")
     p = r.prediction
     for n in r.notes:
