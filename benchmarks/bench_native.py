@@ -385,7 +385,9 @@ def test_import_champsim_throughput(benchmark, tmp_path):
     for i in range(2000):
         k = i % 4
         if k == 0:
-            instrs.append(dict(ip=0x400000 + 4 * i, src_regs=[1, 2], dst_regs=[3], src_mem=[int(rng.integers(1, 1 << 30))]))
+            instrs.append(
+                dict(ip=0x400000 + 4 * i, src_regs=[1, 2], dst_regs=[3], src_mem=[int(rng.integers(1, 1 << 30))])
+            )
         elif k == 1:
             instrs.append(dict(ip=0x400000 + 4 * i, src_regs=[3, 4], dst_regs=[4, 25]))
         elif k == 2:

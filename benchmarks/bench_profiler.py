@@ -65,7 +65,9 @@ def _rate(benchmark, fn, args, mode, rounds=3, sink_type=NullSink):
     """Trace ``fn(*args)`` ``rounds`` times (after a warm-up that compiles); returns (records, best CPU s,
     records per CPU second, best wall s)."""
     sink = sink_type()
-    trace_function(fn, tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args), sinks=[sink_type()], mode=mode)
+    trace_function(
+        fn, tuple(np.copy(a) if isinstance(a, np.ndarray) else a for a in args), sinks=[sink_type()], mode=mode
+    )
     cpu, wall = [], []
 
     def run():
@@ -197,7 +199,9 @@ def test_memory_bound_1e8_records(benchmark):
     sink = NullSink()
     trace_function(saxpy, (2.0, x[:10], y[:10]), sinks=[NullSink()], mode="compiled")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result = benchmark.pedantic(lambda: trace_function(saxpy, (2.0, x, y), sinks=[sink], mode="compiled"), rounds=1, iterations=1)
+    result = benchmark.pedantic(
+        lambda: trace_function(saxpy, (2.0, x, y), sinks=[sink], mode="compiled"), rounds=1, iterations=1
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     benchmark.extra_info.update({"records": result.info.n_records, "peak_rss_mib": peak, "rss_before_mib": before})
     print(f"\n{result.info.n_records:,} records traced; peak RSS {peak:.0f} MiB (inputs {2 * n * 8 / 2**20:.0f} MiB, "

@@ -60,8 +60,11 @@ def test_one_configuration(benchmark, region, gpu):
                                 warp_instructions_per_s=s.n / benchmark.stats.stats.median)
 
 
-_PARTS = {"stream": lambda: sy.stream_kernel(16384, flops=32), "gather": lambda: sy.gather_kernel(4096, loads=4, flops=16),
-          "divergent": lambda: sy.divergent_kernel(2048, 24)}
+_PARTS = {
+    "stream": lambda: sy.stream_kernel(16384, flops=32),
+    "gather": lambda: sy.gather_kernel(4096, loads=4, flops=16),
+    "divergent": lambda: sy.divergent_kernel(2048, 24),
+}
 
 
 @pytest.mark.parametrize("part", sorted(_PARTS))

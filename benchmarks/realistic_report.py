@@ -61,7 +61,7 @@ def run(mode: str):
     rows = []
     for name, (fn, args) in cases().items():
         sink = features.FeatureSink()
-        res = trace_function(fn, args, sinks=[sink], mode=mode)
+        trace_function(fn, args, sinks=[sink], mode=mode)
         info, f = sink.results[0]
         ts = getattr(sink, "thread_spaces", [None])[0]
         if ts is not None and ts["loops"]:

@@ -25,7 +25,8 @@ With ``a = min(n, parallelism)`` active CUs:
 
 Counters at a configuration (what a profiler would read there): ``comp_util = t_comp/t``,
 ``dram_util = t_dram/t``, ``l2_util = t_l2/t``, ``l2_hit = h``, ``occupancy = a/n``, and
-``ops_per_byte`` (log10 of ops per byte moved, at least one byte), each multiplied by log-normal noise of ``counter_noise``.
+``ops_per_byte`` (log10 of ops per byte moved, at least one byte), each multiplied by log-normal noise of
+``counter_noise``.
 """
 
 from __future__ import annotations
@@ -133,8 +134,14 @@ def sample_kernels(n_per_archetype: int = 10, random_state: int | None = 0,
                 p = dict(ops=u(2e10, 4e10), dram_gb=u(0.5, 1.0), l2_gb=u(150, 250),
                          ws_mb=L2_MB / u(6, 14), parallelism=1e6, latency_s=1e-4)
             elif arch == "limited_parallelism":
-                p = dict(ops=ops / 4, dram_gb=u(0.05, 0.2), l2_gb=0.1, ws_mb=0.01, parallelism=float(rng.integers(2, 7)),
-                         latency_s=1e-4)
+                p = dict(
+                    ops=ops / 4,
+                    dram_gb=u(0.05, 0.2),
+                    l2_gb=0.1,
+                    ws_mb=0.01,
+                    parallelism=float(rng.integers(2, 7)),
+                    latency_s=1e-4,
+                )
             elif arch == "insensitive":
                 p = dict(ops=u(1e8, 1e9), dram_gb=0.01, l2_gb=0.01, ws_mb=0.01, parallelism=1e6,
                          latency_s=u(0.2, 0.4))

@@ -21,6 +21,19 @@ from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa
 predict_gpu_time = predict_function
 
 __all__ = [
-    "Baseline", "GpuPrediction", "MemorySink", "RegionInfo", "StaticTable", "TraceChunk", "TraceDirectorySink", "TraceFile", "TraceResult",
-    "measure_uninstrumented", "predict_gpu_time", "profile", "profile_script", "read_trace", "trace_function",
+    "Baseline",
+    "GpuPrediction",
+    "MemorySink",
+    "RegionInfo",
+    "StaticTable",
+    "TraceChunk",
+    "TraceDirectorySink",
+    "TraceFile",
+    "TraceResult",
+    "measure_uninstrumented",
+    "predict_gpu_time",
+    "profile",
+    "profile_script",
+    "read_trace",
+    "trace_function",
 ]

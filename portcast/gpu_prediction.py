@@ -182,7 +182,8 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
 def describe(p: GpuPrediction) -> dict[str, Any]:
     """Short strings for printing: the target, the times and speedups."""
     def t(s):
-        return "-" if s is None else (f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} s")
+        return "-" if s is None else (f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} "
+                                                                                                             "s")
 
     return {"gpu": f"{p.gpu_name} ({p.gpu}, {p.generation})", "kernel": t(p.kernel_s), "transfer": t(p.transfer_s),
             "cpu": t(p.cpu_s)}
@@ -206,7 +207,8 @@ def print_gpu_prediction(console, label: str, p: GpuPrediction, *, cpu_how: str 
         how = f" ({cpu_how})" if cpu_how else ""
         console.print(f"  CPU time of the region here{escape(how)}: {d['cpu']} -> [bold]speedup {p.speedup:.3g}x[/]",
                       highlight=False, soft_wrap=True)
-        console.print(f"  with the copies over the host link ({_bytes(p.read_bytes)} in, {_bytes(p.written_bytes)} out: "
+        console.print(f"  with the copies over the host link ({_bytes(p.read_bytes)} in, {_bytes(p.written_bytes)} "
+                      "out: "
                       f"{d['transfer']}): speedup {p.speedup_with_transfers:.3g}x", highlight=False, soft_wrap=True)
     else:
         console.print(f"  no speedup: the region's CPU time was not measured ({escape(cpu_why or 'not asked for')}); "

@@ -206,7 +206,6 @@ def _score_one_hat(X, y_fit, y_true, w, sub, test_idx, code, tol, high, rest, sp
         e[i] = y_fit[i] * sw[i] - v
     M = np.empty((nt, nt))
     r = np.empty(nt)
-    mdiag = np.empty(nt)
     n_singular = 0
     for s in range(S):
         for a in range(nt):

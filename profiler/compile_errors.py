@@ -88,7 +88,12 @@ def _cause(lines: list[str]) -> tuple[str, int]:
     while k < len(lines) and (_skip(lines[k]) or _FILE.match(lines[k])):
         k += 1
     msg = []
-    while k < len(lines) and lines[k].strip() and not _FILE.match(lines[k]) and not lines[k].strip().startswith("During: "):
+    while (
+        k < len(lines)
+        and lines[k].strip()
+        and not _FILE.match(lines[k])
+        and not lines[k].strip().startswith("During: ")
+    ):
         msg.append(lines[k].strip())
         k += 1
     return " ".join(msg), k

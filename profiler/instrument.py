@@ -274,9 +274,16 @@ class _Interp:
 
     @staticmethod
     def prologue() -> list[str]:
-        return ["_pc_L = _pc_B.L", "_pc_a = _pc_L.append", "_pc_m = _pc_B.mem", "_pc_m1 = _pc_B.m1", "_pc_m2 = _pc_B.m2",
-                "_pc_ma = _pc_B.attr",
-                "_pc_CAP = _pc_B.cap", "_pc_X = _pc_B.lib"]
+        return [
+            "_pc_L = _pc_B.L",
+            "_pc_a = _pc_L.append",
+            "_pc_m = _pc_B.mem",
+            "_pc_m1 = _pc_B.m1",
+            "_pc_m2 = _pc_B.m2",
+            "_pc_ma = _pc_B.attr",
+            "_pc_CAP = _pc_B.cap",
+            "_pc_X = _pc_B.lib",
+        ]
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
@@ -631,7 +638,8 @@ def _check_supported(fdef: ast.FunctionDef, file: str) -> None:
         elif isinstance(node, ast.Starred) and isinstance(node.ctx, ast.Store):
             what = "starred assignment target"
         if what:
-            problems.append(f"{file}:{getattr(node, 'lineno', fdef.lineno)}: {what} is not supported inside a traced region")
+            problems.append(f"{file}:{getattr(node, 'lineno', fdef.lineno)}: {what} is not supported inside a traced "
+                            "region")
     if problems:
         raise UnsupportedConstruct("; ".join(problems))
 
@@ -883,14 +891,14 @@ class _Rewriter:
 
     def e_BinOp(self, node, target, dst):
         sym, oi, of = _BINOPS[type(node.op)]
-        l, lt = self.expr(node.left)
+        lhs, lt = self.expr(node.left)
         r, rt_ = self.expr(node.right)
         out, d = self._dest(target, dst)
         pc = self.pc(node, f"binop:{sym}", [lt, rt_], d)
-        x = self._expand_binop(node, sym, oi, of, pc, l, lt, r, rt_, out, d)
+        x = self._expand_binop(node, sym, oi, of, pc, lhs, lt, r, rt_, out, d)
         if x is not None:
             return x
-        self.emit(f"{out} = {l} {sym} {r}")
+        self.emit(f"{out} = {lhs} {sym} {r}")
         self.emit(self.rtyped(pc, oi, of, [out]))
         return out, d
 
@@ -918,21 +926,21 @@ class _Rewriter:
             self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [out]))
         return out, d
 
-    def _compare(self, node, out, d, l, lt, op, r, rt_):
+    def _compare(self, node, out, d, lhs, lt, op, r, rt_):
         sym = _CMPOPS[type(op)]
         pc = self.pc(node, f"cmp:{sym}", [lt, rt_], d)
         if sym in ("is", "is not", "in", "not in"):
             self.emit(self.be.rec(pc, Op.INT_ALU))
         else:
-            self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [l, r]))
-        self.emit(f"{out} = {l} {sym} {r}")
+            self.emit(self.rtyped(pc, Op.INT_ALU, Op.FP_ALU, [lhs, r]))
+        self.emit(f"{out} = {lhs} {sym} {r}")
 
     def e_Compare(self, node, target, dst):
         out, d = self.tmp(), self.site()
-        l, lt = self.expr(node.left)
+        lhs, lt = self.expr(node.left)
         r, rt_ = self.expr(node.comparators[0])
-        if len(node.ops) > 1 or not self._expand_compare(node, out, d, l, lt, node.ops[0], r, rt_):
-            self._compare(node, out, d, l, lt, node.ops[0], r, rt_)
+        if len(node.ops) > 1 or not self._expand_compare(node, out, d, lhs, lt, node.ops[0], r, rt_):
+            self._compare(node, out, d, lhs, lt, node.ops[0], r, rt_)
         saved = self.out
         for op, comp in zip(node.ops[1:], node.comparators[1:]):
             bpc = self.pc(node, "branch:chain", [d])
@@ -1129,7 +1137,14 @@ class _Rewriter:
         self.cur_store = tgt
         if isinstance(tgt, ast.Name):
             self.emit(f"{tgt.id} = {value}")
-            pc = self.pc(node, "move", [vt], self.var(tgt.id), text=f"{tgt.id} = {ast.unparse(node.value) if hasattr(node, 'value') and node.value is not None else value}")
+            pc = self.pc(
+                node,
+                "move",
+                [vt],
+                self.var(tgt.id),
+                text=f"{tgt.id} = "
+                f"{ast.unparse(node.value) if hasattr(node, 'value') and node.value is not None else value}",
+            )
             self.emit(self.be.rec(pc, Op.MOVE))
         elif isinstance(tgt, ast.Subscript):
             base, bt = self.expr(tgt.value)
@@ -1158,14 +1173,23 @@ class _Rewriter:
             raise UnsupportedConstruct(f"{self.fi.file}:{node.lineno}: assignment to {type(tgt).__name__}")
 
     def s_Assign(self, s):
-        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and not isinstance(s.value, (ast.Name, ast.Constant)):
+        if (
+            len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and not isinstance(s.value, (ast.Name, ast.Constant))
+        ):
             name = s.targets[0].id
             v, t = self.expr(s.value, target=name, dst=self.var(name))
             if v != name:
                 self._store(s.targets[0], v, t, s)
             return
-        if len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)) and isinstance(s.value, ast.Tuple) \
-                and len(s.value.elts) == len(s.targets[0].elts) and not any(isinstance(e, ast.Starred) for e in s.value.elts):
+        if (
+            len(s.targets) == 1
+            and isinstance(s.targets[0], (ast.Tuple, ast.List))
+            and isinstance(s.value, ast.Tuple)
+            and len(s.value.elts) == len(s.targets[0].elts)
+            and not any(isinstance(e, ast.Starred) for e in s.value.elts)
+        ):
             vals = []
             for e in s.value.elts:
                 v, t = self.expr(e)
@@ -1269,7 +1293,12 @@ class _Rewriter:
             if ok and obj is _markers.parallel and len(it.args) == 1:
                 it = it.args[0]
                 ok, obj = (self.resolve(it.func) if isinstance(it, ast.Call) else (False, None))
-            if ok and (obj is range or getattr(obj, "__name__", "") == "prange") and isinstance(it, ast.Call) and not it.keywords:
+            if (
+                ok
+                and (obj is range or getattr(obj, "__name__", "") == "prange")
+                and isinstance(it, ast.Call)
+                and not it.keywords
+            ):
                 parts = [self.expr(a)[0] for a in it.args]
                 iter_src = f"range({', '.join(parts)})"
         elem = self._expand_iter(s) if iter_src is None and it is s.iter else None
@@ -1368,7 +1397,9 @@ class _Rewriter:
             self.emit(line)
         exit_body = self.block(s.orelse) if s.orelse else []
         self.cur = s
-        self.emit_node(ast.If(test=ast.parse(f"not ({c})", mode="eval").body, body=exit_body + [ast.Break()], orelse=[]))
+        self.emit_node(
+            ast.If(test=ast.parse(f"not ({c})", mode="eval").body, body=exit_body + [ast.Break()], orelse=[])
+        )
         if is_tid:
             self.emit(self.be.set_tid(flag))
             self.emit(f"{flag} += 1")
@@ -1635,18 +1666,18 @@ class _Rewriter:
         out = target or self.tmp()
         return self.tmp() if target is not None and target in srcs else out
 
-    def _expand_binop(self, node, sym, oi, of, pc, l, lt, r, rt_, out, d):
+    def _expand_binop(self, node, sym, oi, of, pc, lhs, lt, r, rt_, out, d):
         if not (self._maybe_array(node.left) or self._maybe_array(node.right)):
             return None
-        res = self._capture(out, (l, r))
-        self.emit(f"{res} = {l} {sym} {r}")
-        ops = [(node.left, l, lt), (node.right, r, rt_)]
+        res = self._capture(out, (lhs, r))
+        self.emit(f"{res} = {lhs} {sym} {r}")
+        ops = [(node.left, lhs, lt), (node.right, r, rt_)]
         if sym == "@":
             plan = self._expand_acc(node, "matmul", "@", d, ops, (Op.INT_ALU, Op.FP_ALU), False, pc)
-            self._lib_emit("matmul", plan, res, [l, r])
+            self._lib_emit("matmul", plan, res, [lhs, r])
         else:
             plan = self._expand_map(node, "map", sym, d, ops, (oi, of), False, pc, sym)
-            self._lib_emit_typed(plan, res, [l, r], pc, oi, of, [res])
+            self._lib_emit_typed(plan, res, [lhs, r], pc, oi, of, [res])
         if res != out:
             self.emit(f"{out} = {res}")
         return out, d
@@ -1662,16 +1693,16 @@ class _Rewriter:
             self.emit(f"{out} = {res}")
         return out, d
 
-    def _expand_compare(self, node, out, d, l, lt, op, r, rt_) -> bool:
+    def _expand_compare(self, node, out, d, lhs, lt, op, r, rt_) -> bool:
         sym = _CMPOPS[type(op)]
         if sym in ("is", "is not", "in", "not in") or not (self._maybe_array(node.left)
                                                            or self._maybe_array(node.comparators[0])):
             return False
         pc = self.pc(node, f"cmp:{sym}", [lt, rt_], d)
-        self.emit(f"{out} = {l} {sym} {r}")
-        plan = self._expand_map(node, "map", sym, d, [(node.left, l, lt), (node.comparators[0], r, rt_)],
+        self.emit(f"{out} = {lhs} {sym} {r}")
+        plan = self._expand_map(node, "map", sym, d, [(node.left, lhs, lt), (node.comparators[0], r, rt_)],
                                 (Op.INT_ALU, Op.FP_ALU), True, pc, sym)
-        self._lib_emit_typed(plan, out, [l, r], pc, Op.INT_ALU, Op.FP_ALU, [l, r])
+        self._lib_emit_typed(plan, out, [lhs, r], pc, Op.INT_ALU, Op.FP_ALU, [lhs, r])
         return True
 
     def _expand_inplace(self, node, sym, oi, of, pc, tnode, name, d, vnode, v, vt) -> bool:
@@ -1853,8 +1884,13 @@ class _Rewriter:
         args = [ast.arg("_pc_B"), ast.arg("_pc_S")] + [ast.arg(p) for p in self.fi.params]
         fd = ast.FunctionDef(
             name=self.fi.name,
-            args=ast.arguments(posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-            body=self.out, decorator_list=[], returns=None, type_params=[],
+            args=ast.arguments(
+                posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+            ),
+            body=self.out,
+            decorator_list=[],
+            returns=None,
+            type_params=[],
         )
         ast.copy_location(fd, self.fdef)
         return fd
@@ -1892,7 +1928,9 @@ def function_source(fn) -> tuple[ast.FunctionDef, str]:
         file = inspect.getsourcefile(fn) or fn.__code__.co_filename
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
-        raise SourceUnavailable(f"cannot trace {getattr(fn, '__qualname__', fn)!r}: its source is not available ({exc})") from None
+        raise SourceUnavailable(
+            f"cannot trace {getattr(fn, '__qualname__', fn)!r}: its source is not available ({exc})"
+        ) from None
     src = "".join(lines)
     indent = len(lines[0]) - len(lines[0].lstrip())
     tree = ast.parse(textwrap.dedent(src))
@@ -1923,7 +1961,9 @@ class Instrumenter:
             sig = inspect.signature(fn)
         except (TypeError, ValueError):
             return False
-        return all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
+        return all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values()
+        )
 
     def _namespace(self, fn) -> dict:
         ns = closure_namespace(fn)
@@ -2025,12 +2065,25 @@ class Instrumenter:
             latches = [int(site[k]) for k in ("latch_pc", "outer_latch_pc") if site.get(k)]
             latch = latches[0] if latches else 0
             loop = {
-                "id": len(meta["loops"]) + len(meta["library"]), "how": "library", "function": "", "location": f"{site['file']}:{site['line']}",
-                "header": site["call"], "dims": 1, "nest": [f"{site['file']}:{site['line']}"],
-                "static": kinds.get(site["kind"], "independent"), "atomics": [], "reasons": [], "latch_pc": latch,
+                "id": len(meta["loops"]) + len(meta["library"]),
+                "how": "library",
+                "function": "",
+                "location": f"{site['file']}:{site['line']}",
+                "header": site["call"],
+                "dims": 1,
+                "nest": [f"{site['file']}:{site['line']}"],
+                "static": kinds.get(site["kind"], "independent"),
+                "atomics": [],
+                "reasons": [],
+                "latch_pc": latch,
                 "latch_pcs": latches,
-                "reductions": ([f"{site['call']} (running value, scan)"] if site["kind"] == "scan" else
-                               [f"{site['call']} (accumulator)"]) if site.get("reduction_token") else [],
+                "reductions": (
+                    [f"{site['call']} (running value, scan)"]
+                    if site["kind"] == "scan"
+                    else [f"{site['call']} (accumulator)"]
+                )
+                if site.get("reduction_token")
+                else [],
             }
             meta["library"].append(loop)
             for bpc, npc in site.get("loop_pcs", {}).items():

@@ -399,16 +399,16 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
     (the accumulator a reduction across them), -1 after the loops."""
     ond = D[0]
     ind = D[1 + MAXD]
-    O = 1
+    n_outer = 1
     for d in range(ond):
-        O *= D[1 + d]
+        n_outer *= D[1 + d]
     R = 1
     for d in range(ind):
         R *= D[2 + MAXD + d]
     slot = P[P_SLOT]
     S[slot] += 1
-    S[slot + 1] += O * R
-    if O == 0:
+    S[slot + 1] += n_outer * R
+    if n_outer == 0:
         return p, k
     threads = P[P_THREADS] != 0
     per_outer = ond > 0
@@ -419,7 +419,7 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
     for s in range(3):
         oaddr[s] = D[A_OFF + s * A_SLOT + 1]
     oz = (D[A_OFF + 2] << SIZE_SHIFT) | HAS_ADDR
-    for o in range(O):
+    for o in range(n_outer):
         p, k = _check(B, S, p, k)
         if p < 0:
             return p, k
@@ -454,7 +454,7 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
         if per_outer:
             if flags & F_STORE_OUT:
                 p = _reca(B, p, P[P_STORE] | oz, oaddr[0])
-            p = _latch(B, p, P, o < O - 1)
+            p = _latch(B, p, P, o < n_outer - 1)
         _advance(oidx, oaddr, D, ond, 0, 3, A_OFF + 3, A_SLOT, 1)
     if threads and per_outer:
         k = _tidpt(B, k, p, -1)

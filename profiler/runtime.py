@@ -809,7 +809,8 @@ def _mem_part(obj, idx):
     if isinstance(obj, types.BaseTuple):
         return None
     if not isinstance(obj, types.Array):
-        raise numba_errors.TypingError(f"portcast compiled tracing supports element access of NumPy arrays and tuples, not {obj}")
+        raise numba_errors.TypingError("portcast compiled tracing supports element access of NumPy arrays and tuples, "
+                                       f"not {obj}")
     if isinstance(idx, types.BaseTuple):
         element = all(_is_int(t) for t in idx.types) and len(idx.types) == obj.ndim
     else:

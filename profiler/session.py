@@ -146,7 +146,11 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
             buf.flush()
         finally:
             info.complete = False
-            info.error = "interrupted (KeyboardInterrupt)" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+            info.error = (
+                "interrupted (KeyboardInterrupt)"
+                if isinstance(exc, KeyboardInterrupt)
+                else f"{type(exc).__name__}: {exc}"
+            )
             _finish(tracer, info, prog, buf)
         if hasattr(exc, "add_note"):
             exc.add_note(
@@ -480,15 +484,20 @@ class ScriptTransformer(ast.NodeTransformer):
         for st in body:
             for n in ast.walk(st):
                 if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
-                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: return/yield inside a marked block is not supported")
+                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: return/yield inside a marked block is not "
+                                                   "supported")
                 if isinstance(n, (ast.Break, ast.Continue)) and not _inside_loop(body, n):
-                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: break/continue leaving a marked block is not supported")
+                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: break/continue leaving a marked block is "
+                                                   "not supported")
         used, assigned = _names(body)
-        spec = BlockSpec(len(self.blocks), "", self.file, line, copy.deepcopy(body), self.func_stack[-1], used, assigned)
+        spec = BlockSpec(
+            len(self.blocks), "", self.file, line, copy.deepcopy(body), self.func_stack[-1], used, assigned
+        )
         self.blocks.append(spec)
         name_src = ast.unparse(name_node)
         scope = "globals()" if self.func_stack[-1] == "<module>" else "locals()"
-        src = [f"if _pc_session.wants({name_src}):", f"    _pc_r = _pc_session.run_block({name_src}, {spec.block_id}, {scope}, globals())"]
+        src = [f"if _pc_session.wants({name_src}):", f"    _pc_r = _pc_session.run_block({name_src}, {spec.block_id}, "
+                                                     f"{scope}, globals())"]
         for a in assigned:
             src.append(f"    if {a!r} in _pc_r: {a} = _pc_r[{a!r}]")
         src.append("else:\n    pass")
@@ -516,7 +525,8 @@ class ScriptTransformer(ast.NodeTransformer):
                           and ast.unparse(_marker_call(stmts[k], "region_end")) == ast.unparse(nm)), None)
                 if j is None:
                     raise ins.UnsupportedConstruct(
-                        f"{self.file}:{s.lineno}: region_start({ast.unparse(nm)}) has no matching region_end in the same block"
+                        f"{self.file}:{s.lineno}: region_start({ast.unparse(nm)}) has no matching region_end in the "
+                        "same block"
                     )
                 body = stmts[i + 1:j]
                 out.append(self._block(nm, body, s.lineno, stmts[i:j + 1]))
@@ -524,7 +534,8 @@ class ScriptTransformer(ast.NodeTransformer):
                 continue
             nm = _marker_call(s, "region_end")
             if nm is not None:
-                raise ins.UnsupportedConstruct(f"{self.file}:{s.lineno}: region_end({ast.unparse(nm)}) without a region_start before it in the same block")
+                raise ins.UnsupportedConstruct(f"{self.file}:{s.lineno}: region_end({ast.unparse(nm)}) without a "
+                                               "region_start before it in the same block")
             out.append(s)
             i += 1
         return out
@@ -543,7 +554,11 @@ class ScriptTransformer(ast.NodeTransformer):
 
     def visit_With(self, node):
         self.generic_visit(node)
-        if len(node.items) == 1 and ins._is_region_call(node.items[0].context_expr) and node.items[0].optional_vars is None:
+        if (
+            len(node.items) == 1
+            and ins._is_region_call(node.items[0].context_expr)
+            and node.items[0].optional_vars is None
+        ):
             return self._block(node.items[0].context_expr.args[0], node.body, node.lineno, [node])
         return node
 
@@ -610,9 +625,17 @@ class Session:
         baseline = _measure(fn, positional) if self.measure_uninstrumented else None
         self._depth += 1
         try:
-            value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
-                                      f"{self.source or base.__module__}:{base.__qualname__}", self._next_invocation(name),
-                                      baseline=baseline)
+            value, info = _run_region(
+                name,
+                prog,
+                positional,
+                self.sinks,
+                self.chunk_records,
+                used,
+                f"{self.source or base.__module__}:{base.__qualname__}",
+                self._next_invocation(name),
+                baseline=baseline,
+            )
         finally:
             self._depth -= 1
         self.infos.append(info)
@@ -666,7 +689,8 @@ class Session:
     # marker calls executed outside a transformed script: nothing can be traced there
     def enter_block(self, name):
         if self.wants(name):
-            _notice(f"region {name!r}: with-blocks are traced only in the profiled script itself; this one runs untraced")
+            _notice(f"region {name!r}: with-blocks are traced only in the profiled script itself; this one runs "
+                    "untraced")
 
     def exit_block(self, name, exc):
         pass
@@ -691,8 +715,16 @@ def _dict_return(body, outs):
     return [R().visit(s) for s in body]
 
 
-def profile_script(path, argv: Sequence[str] = (), *, sinks: Iterable = (), mode: str = "auto", regions=None,
-                   chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False) -> list[RegionInfo]:
+def profile_script(
+    path,
+    argv: Sequence[str] = (),
+    *,
+    sinks: Iterable = (),
+    mode: str = "auto",
+    regions=None,
+    chunk_records: int = DEFAULT_CHUNK_RECORDS,
+    measure_uninstrumented: bool = False,
+) -> list[RegionInfo]:
     """Run a script as ``__main__`` and trace every marked region it executes, every invocation.
 
     Parameters

@@ -650,7 +650,9 @@ def _conditional_update(stmt, v: str) -> bool:
     if not isinstance(stmt, ast.If) or stmt.orelse:
         return False
     t = stmt.test
-    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
+    if not (
+        isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))
+    ):
         return False
     left, right = t.left, t.comparators[0]
     if not ((_is_name(left, v) and v not in _names(right)) or (_is_name(right, v) and v not in _names(left))):
@@ -1023,8 +1025,11 @@ class Analysis:
         loops = [lf]
         verdicts = [verdict or loop_verdict(f, lf)]
         while True:
-            body = [s for s in loops[-1].node.body
-                    if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)) and not isinstance(s, ast.Pass)]
+            body = [
+                s
+                for s in loops[-1].node.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)) and not isinstance(s, ast.Pass)
+            ]
             if len(body) != 1 or not isinstance(body[0], ast.For) or loops[-1].node.orelse:
                 break
             outer_names = set().union(*(_target_names(lp.node.target) for lp in loops))
@@ -1038,8 +1043,8 @@ class Analysis:
             verdicts.append(v)
         k = len(self.kernels)
         self.kernels.append(KernelLoop(f, loops, how, verdicts))
-        for pos, l in enumerate(loops):
-            self.roles[(f.key, l.key)] = (k, pos, len(loops))
+        for pos, lp in enumerate(loops):
+            self.roles[(f.key, lp.key)] = (k, pos, len(loops))
 
     def _conflicts(self) -> None:
         """Functions called from inside a kernel loop run inside its threads: their own kernel loops (a
@@ -1070,8 +1075,8 @@ class Analysis:
             self.kernels = keep
             self.roles = {}
             for i, k in enumerate(self.kernels):
-                for pos, l in enumerate(k.loops):
-                    self.roles[(k.func.key, l.key)] = (i, pos, len(k.loops))
+                for pos, lp in enumerate(k.loops):
+                    self.roles[(k.func.key, lp.key)] = (i, pos, len(k.loops))
             if not self.kernels:
                 self.how = "none"
 

@@ -260,11 +260,15 @@ class TraceFile:
             bad_pc[inside] = ~known[pc[inside]]
         else:  # no static table (a synthetic or imported trace without source information): ids are opaque
             bad_pc = pc < 0
-        checks = ((chunk.op >= N_OPS, lambda i: f"op code {int(chunk.op[i])} is not an operation class (0..{N_OPS - 1})"),
-                  (chunk.taken > 1, lambda i: f"branch outcome {int(chunk.taken[i])} is not 0 or 1"),
-                  (chunk.size < 0, lambda i: f"size {int(chunk.size[i])} is negative"),
-                  (bad_pc, lambda i: f"static id {int(pc[i])} is not in the file's static table "
-                                     f"({len(self.static)} entries)"))
+        checks = (
+            (chunk.op >= N_OPS, lambda i: f"op code {int(chunk.op[i])} is not an operation class (0..{N_OPS - 1})"),
+            (chunk.taken > 1, lambda i: f"branch outcome {int(chunk.taken[i])} is not 0 or 1"),
+            (chunk.size < 0, lambda i: f"size {int(chunk.size[i])} is negative"),
+            (
+                bad_pc,
+                lambda i: f"static id {int(pc[i])} is not in the file's static table ({len(self.static)} entries)",
+            ),
+        )
         first = None
         for mask, what in checks:
             hits = np.flatnonzero(mask)

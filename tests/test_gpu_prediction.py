@@ -178,7 +178,9 @@ def test_a_region_too_large_for_the_simt_sample_uses_the_model_without_it(monkey
     res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--", "3000"])
     assert res.exit_code == 0, res.output
     out = _flat(res.output)
-    assert "saxpy #0: the region is too large for the SIMT estimate's sample: predicted with the model without it" in out
+    assert (
+        "saxpy #0: the region is too large for the SIMT estimate's sample: predicted with the model without it" in out
+    )
     assert "gputime-nosimt.json" in out and "predicted kernel time" in out
 
 

@@ -46,7 +46,10 @@ def test_folds(frame):
     gpus = G.folds(frame, "gpu")
     assert [n for n, _, _ in gpus] == sorted(frame["preset"].unique())
     (name, tr, te), = G.folds(frame, "pascal")
-    assert set(frame["generation"].iloc[te]) == {"Pascal"} and set(frame["generation"].iloc[tr]) == {"Kepler", "Maxwell"}
+    assert set(frame["generation"].iloc[te]) == {"Pascal"} and set(frame["generation"].iloc[tr]) == {
+        "Kepler",
+        "Maxwell",
+    }
     with pytest.raises(ValueError, match="split must be one of"):
         G.folds(frame, "kernel")
 

@@ -181,7 +181,8 @@ class CounterRecord:
         bound(["adjusted_lcp", "store_stall"], "total", "adjusted critical path and store stalls longer than the total")
         bound(["load_stall"], "adjusted_lcp", "load stalls longer than the adjusted critical path")
         bound(["load_outstanding"], "total", "load-outstanding time longer than the total")
-        bound(["load_outstanding", "store_stall"], "total", "load-outstanding time and store stalls longer than the total")
+        bound(["load_outstanding", "store_stall"], "total", "load-outstanding time and store stalls longer than the "
+                                                            "total")
         bound(["load_stall"], "load_outstanding", "load stalls longer than the load-outstanding time")
         bound(["lead"], "total", "leading-load time longer than the total")
         bound(["crit"], "total", "critical path longer than the total")
@@ -244,7 +245,8 @@ def load_counters(path: str | os.PathLike, default_base_mhz: float | None = None
                 raise CounterError(f"{p}: schema is {doc.get('schema')!r}, expected {SCHEMA!r}")
             ver = doc.get("schema_version", SCHEMA_VERSION)
             if ver != SCHEMA_VERSION:
-                raise CounterError(f"{p}: schema_version {ver!r} is not supported (this Portcast reads {SCHEMA_VERSION})")
+                raise CounterError(f"{p}: schema_version {ver!r} is not supported (this Portcast reads "
+                                   f"{SCHEMA_VERSION})")
             if "records" not in doc:
                 raise CounterError(f"{p}: missing 'records' list")
             rows = doc["records"]
@@ -266,7 +268,9 @@ def load_counters(path: str | os.PathLike, default_base_mhz: float | None = None
         if df.empty:
             raise CounterError(f"{p}: no records")
         # file line of each data row (comment and blank lines are skipped by the reader)
-        content = [n + 1 for n, ln in enumerate(p.read_text().splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
+        content = [
+            n + 1 for n, ln in enumerate(p.read_text().splitlines()) if ln.strip() and not ln.lstrip().startswith("#")
+        ]
         line_no = content[1:] + [None] * max(0, len(df) - len(content) + 1)
         out = []
         for i, row in enumerate(df.to_dict("records")):
@@ -301,7 +305,9 @@ def save_counters(records: Iterable[CounterRecord], path: str | os.PathLike) -> 
         doc = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "records": [r.to_dict() for r in recs]}
         atomic_write_text(p, json.dumps(doc, indent=2) + "\n")
     elif p.suffix.lower() == ".csv":
-        df = pd.DataFrame([{f: (r.name if f == "name" else getattr(r, f)) for f in FIELDS} for r in recs], columns=list(FIELDS))
+        df = pd.DataFrame(
+            [{f: (r.name if f == "name" else getattr(r, f)) for f in FIELDS} for r in recs], columns=list(FIELDS)
+        )
         atomic_write_text(p, f"# {SCHEMA} schema_version={SCHEMA_VERSION}\n" + df.to_csv(index=False, na_rep=""))
     else:
         raise CounterError(f"{p}: counter files must end in .json or .csv")

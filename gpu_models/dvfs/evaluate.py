@@ -136,7 +136,8 @@ def titanx_curves(data_dir: str | Path = DATA_DIR) -> pd.DataFrame:
             raise CounterError(f"{path}: missing column(s) {sorted(missing)}")
         bad = df.index[~(df["time"] > 0)]
         if len(bad):
-            raise CounterError(f"{path} line {bad[0] + 2}: field 'time' must be positive (got {df['time'].iloc[bad[0]]})")
+            raise CounterError(f"{path} line {bad[0] + 2}: field 'time' must be positive (got "
+                               f"{df['time'].iloc[bad[0]]})")
         df = df.groupby(["benchmark", "mem_clock_mhz", "core_clock_mhz"], as_index=False, sort=True)["time"].mean()
         df.insert(0, "suite", suite_name)
         frames.append(df)
@@ -270,9 +271,19 @@ def titanx_accuracy(
         for form in FORMS:
             p = _form_predict(form, params[form], t0, r[top_k:])
             if form == "linear":
-                fit = {"fit_memory": 1.0 - params[form] / t0, "fit_lcp": np.nan, "fit_lcp_comp": np.nan, "fit_store": np.nan}
+                fit = {
+                    "fit_memory": 1.0 - params[form] / t0,
+                    "fit_lcp": np.nan,
+                    "fit_lcp_comp": np.nan,
+                    "fit_store": np.nan,
+                }
             elif form == "crisp":
-                fit = {"fit_memory": np.nan, "fit_lcp": params[form][0] / t0, "fit_lcp_comp": params[form][1] / t0, "fit_store": params[form][2] / t0}
+                fit = {
+                    "fit_memory": np.nan,
+                    "fit_lcp": params[form][0] / t0,
+                    "fit_lcp_comp": params[form][1] / t0,
+                    "fit_store": params[form][2] / t0,
+                }
             else:
                 fit = {"fit_memory": 0.0, "fit_lcp": np.nan, "fit_lcp_comp": np.nan, "fit_store": np.nan}
             for fm, tv, pv in zip(f[top_k:], t[top_k:], p):
@@ -342,7 +353,9 @@ def titanx_top_step(curves: pd.DataFrame | None = None) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------------------------- control
-def synthetic_program(per_phase: int = 6, n: int = 4000, seed: int = 7, power: PowerModel | None = None) -> list[TimelineInterval]:
+def synthetic_program(
+    per_phase: int = 6, n: int = 4000, seed: int = 7, power: PowerModel | None = None
+) -> list[TimelineInterval]:
     """A program of intervals for the controller: a phase of ``per_phase`` intervals of every profile.
 
     Each interval's SM dynamic power at the nominal state is ``dynamic_w * (0.2 + 0.8 * issue share)``
@@ -368,7 +381,9 @@ def synthetic_program(per_phase: int = 6, n: int = 4000, seed: int = 7, power: P
             tl = generate(prof, seed + 1000 * p + j)
             ex = simulate(tl, pw.nominal.mhz)
             share = float(np.mean(ex.state == 0))
-            out.append(TimelineInterval(f"{prof.name}-{j}", tl, pw.dynamic_w * (0.2 + 0.8 * share), SYNTH_MISS_LATENCY_NS))
+            out.append(
+                TimelineInterval(f"{prof.name}-{j}", tl, pw.dynamic_w * (0.2 + 0.8 * share), SYNTH_MISS_LATENCY_NS)
+            )
     return out
 
 
@@ -420,7 +435,6 @@ def control_table(
 
 def _oracle(ivs, objective, pw, slowdown):
     ps = default_pstates()
-    top = ps[-1]
     time = energy = bt = be = 0.0
     for iv in ivs:
         ts = np.array([iv.run(p.mhz)[0] for p in ps])
@@ -457,7 +471,9 @@ def _md(df: pd.DataFrame, floatfmt: str = "{:.1f}") -> str:
 
 
 def _pivot_mape(df: pd.DataFrame, index: str, column: str) -> pd.DataFrame:
-    t = df.assign(abs_err=df["err_pct"].abs()).pivot_table(index=index, columns=column, values="abs_err", aggfunc="mean")
+    t = df.assign(abs_err=df["err_pct"].abs()).pivot_table(
+        index=index, columns=column, values="abs_err", aggfunc="mean"
+    )
     return t
 
 
@@ -508,7 +524,9 @@ class Report:
         q = _pivot_mape(self.synth, "kernel", "model")[order].reset_index()
         sg = self.synth[self.synth["target_mhz"] == min(self.synth["target_mhz"])]
         worst = sg.assign(a=sg["err_pct"]).pivot_table(index="kernel", columns="model", values="a")
-        q["max_abs_err_any_model"] = self.synth.assign(a=self.synth["err_pct"].abs()).groupby("kernel")["a"].max().values
+        q["max_abs_err_any_model"] = (
+            self.synth.assign(a=self.synth["err_pct"].abs()).groupby("kernel")["a"].max().values
+        )
         out.append(_md(q) + "\n")
         out.append("Signed error at the lowest target (negative = underprediction):\n")
         out.append(_md(worst[order].reset_index()) + "\n")

@@ -56,7 +56,9 @@ def linear_time(total: float, memory: float, r) -> np.ndarray:
     return (total - m) * np.asarray(r, dtype=np.float64) + m
 
 
-def crisp_time(total: float, lcp: float, lcp_comp: float, store_stall: float, r, higher_clock_variant: bool = True) -> np.ndarray:
+def crisp_time(
+    total: float, lcp: float, lcp_comp: float, store_stall: float, r, higher_clock_variant: bool = True
+) -> np.ndarray:
     """Eq. 3-5 (and Sec. 5.2 for ``r < 1`` when ``higher_clock_variant``).
 
     Parameters
@@ -158,27 +160,32 @@ class DvfsModel:
 
 MODELS: dict[str, DvfsModel] = {
     "stall": DvfsModel(
-        "stall", ("load_stall",),
+        "stall",
+        ("load_stall",),
         lambda c, r: linear_time(c.total, c.load_stall, r),
         "Stall time: T_Memory = cycles stalled with a load miss outstanding.",
     ),
     "miss": DvfsModel(
-        "miss", ("miss_count", "miss_latency"),
+        "miss",
+        ("miss_count", "miss_latency"),
         lambda c, r: linear_time(c.total, c.miss_count * c.miss_latency, r),
         "Miss model: contributor misses x a fixed memory latency.",
     ),
     "lead": DvfsModel(
-        "lead", ("lead",),
+        "lead",
+        ("lead",),
         lambda c, r: linear_time(c.total, c.lead, r),
         "Leading load: summed latency of loads issued with no leading load outstanding.",
     ),
     "crit": DvfsModel(
-        "crit", ("crit",),
+        "crit",
+        ("crit",),
         lambda c, r: linear_time(c.total, c.crit, r),
         "Critical path: longest chain of memory requests (timestamp counters).",
     ),
     "crisp": DvfsModel(
-        "crisp", ("lcp", "lcp_comp", "store_stall"),
+        "crisp",
+        ("lcp", "lcp_comp", "store_stall"),
         lambda c, r: crisp_time(c.total, c.lcp, c.lcp_comp, c.store_stall, r),
         "CRISP: load critical path with overlapped computation, compute/store path with store stalls.",
         # the paper's three hardware counters (Sec. 3.6): LCP = adjusted LCP, overlapped = adjusted - stalls
@@ -186,8 +193,11 @@ MODELS: dict[str, DvfsModel] = {
         lambda c, r: crisp_time(c.total, c.adjusted_lcp, max(c.adjusted_lcp - c.load_stall, 0.0), c.store_stall, r),
     ),
     "crisp-l": DvfsModel(
-        "crisp-l", ("load_outstanding", "load_stall", "store_stall"),
-        lambda c, r: crisp_time(c.total, c.load_outstanding, max(c.load_outstanding - c.load_stall, 0.0), c.store_stall, r),
+        "crisp-l",
+        ("load_outstanding", "load_stall", "store_stall"),
+        lambda c, r: crisp_time(
+            c.total, c.load_outstanding, max(c.load_outstanding - c.load_stall, 0.0), c.store_stall, r
+        ),
         "CRISP-L: CRISP with all load-outstanding time as the load critical path.",
     ),
 }

@@ -126,7 +126,9 @@ def plot_synthetic_kernel(name: str, timeline, path, base_mhz: float = 700.0, mi
     truth = np.array([simulate(timeline, f).total_ns for f in clocks])
     rec = derive_counters(simulate(timeline, base_mhz), miss_latency_ns, name)
     preds = predict_all(rec, clocks)
-    return plot_time_vs_clock(clocks, truth, preds, path, title=f"{name} (counters at {base_mhz:.0f} MHz)", base_mhz=base_mhz)
+    return plot_time_vs_clock(
+        clocks, truth, preds, path, title=f"{name} (counters at {base_mhz:.0f} MHz)", base_mhz=base_mhz
+    )
 
 
 def plot_titanx_kernel(kernel: str, path, top_k: int = 4, curves=None) -> Path:
@@ -154,7 +156,11 @@ def plot_titanx_kernel(kernel: str, path, top_k: int = 4, curves=None) -> Path:
     f = g["core_clock_mhz"].to_numpy(float)
     t = g["time"].to_numpy(float)
     r = f[0] / f
-    params = {"proportional": None, "linear": fit_linear(r[:top_k], t[:top_k], t[0]), "crisp": fit_crisp(r[:top_k], t[:top_k], t[0])}
+    params = {
+        "proportional": None,
+        "linear": fit_linear(r[:top_k], t[:top_k], t[0]),
+        "crisp": fit_crisp(r[:top_k], t[:top_k], t[0]),
+    }
     preds = {form: _form_predict(form, params[form], t[0], r) for form in FORMS}
     return plot_time_vs_clock(f, t, preds, path, title=f"{kernel} (GTX Titan X, fitted on top {top_k} clocks)",
                               base_mhz=f[0], fit_mhz=f[:top_k])

@@ -50,8 +50,18 @@ PROFILES: tuple[KernelProfile, ...] = (
     KernelProfile("compute", load_frac=0.002, consumer_distance=400.0),
     KernelProfile("overlap", load_frac=0.01, consumer_distance=300.0),
     KernelProfile("chase", load_frac=0.02, consumer_distance=30.0, chain_frac=0.8),
-    KernelProfile("store", load_frac=0.01, consumer_distance=60.0, store_burst_every=400, store_burst_len=48, store_ns=120.0),
-    KernelProfile("mixed", load_frac=0.03, consumer_distance=80.0, chain_frac=0.3, store_burst_every=1000, store_burst_len=32, store_ns=150.0),
+    KernelProfile(
+        "store", load_frac=0.01, consumer_distance=60.0, store_burst_every=400, store_burst_len=48, store_ns=120.0
+    ),
+    KernelProfile(
+        "mixed",
+        load_frac=0.03,
+        consumer_distance=80.0,
+        chain_frac=0.3,
+        store_burst_every=1000,
+        store_burst_len=32,
+        store_ns=150.0,
+    ),
 )
 
 

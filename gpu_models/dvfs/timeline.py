@@ -380,7 +380,9 @@ def _check_execution(ex: Execution) -> None:
         raise TimelineError("execution has no cycles")
     bad = np.flatnonzero((state < ISSUE) | (state > STORE_STALL))
     if bad.size:
-        raise TimelineError(f"cycle {bad[0]}: state {state[bad[0]]} is not 0 (issue), 1 (load stall) or 2 (store stall)")
+        raise TimelineError(
+            f"cycle {bad[0]}: state {state[bad[0]]} is not 0 (issue), 1 (load stall) or 2 (store stall)"
+        )
     if li.shape != lr.shape:
         raise TimelineError("load_issue and load_ready must have the same length")
     bad = np.flatnonzero((li < 0) | (lr <= li) | (lr > state.shape[0]))

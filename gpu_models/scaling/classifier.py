@@ -92,11 +92,11 @@ class SigmoidMLPClassifier:
         n, n_in = Xn.shape
         n_out = Y.shape[1]
         W1, b1, W2, b2 = self._unpack(theta, n_in, n_hid, n_out)
-        H, O = self.forward(Xn, W1, b1, W2, b2)
+        H, P = self.forward(Xn, W1, b1, W2, b2)
         eps = 1e-12
-        loss = -np.sum(Y * np.log(O + eps) + (1 - Y) * np.log(1 - O + eps)) / n
+        loss = -np.sum(Y * np.log(P + eps) + (1 - Y) * np.log(1 - P + eps)) / n
         loss += 0.5 * self.alpha / n * (np.sum(W1 * W1) + np.sum(W2 * W2))
-        dZ2 = (O - Y) / n                       # d loss / d pre-activation of the sigmoid outputs
+        dZ2 = (P - Y) / n                       # d loss / d pre-activation of the sigmoid outputs
         gW2 = H.T @ dZ2 + self.alpha / n * W2
         gb2 = dZ2.sum(axis=0)
         dZ1 = (dZ2 @ W2.T) * H * (1 - H)

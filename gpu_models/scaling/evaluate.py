@@ -304,7 +304,8 @@ def _summarise(table, s: EvalSettings, grid) -> dict:
     heat = table[table.study == "heatmap"]
     return {
         "schema": RESULTS_SCHEMA, "version": RESULTS_VERSION, "settings": _jsonable(asdict(s)),
-        "data": "GTX Titan X DVFS (gpuPTXModel, BSD-3): 140 microbenchmarks + 25 real kernels, 16 core x 2 memory clocks",
+        "data": "GTX Titan X DVFS (gpuPTXModel, BSD-3): 140 microbenchmarks + 25 real kernels, 16 core x 2 memory "
+                "clocks",
         "by_k": rows,
         "heatmap_k": s.heat_k,
         "heatmap_mean_pct": float(heat["mean_error_pct"].mean()) if len(heat) else None,
@@ -342,7 +343,8 @@ def _markdown(summary: dict) -> str:
             lines.append(f"| {r['target']} | {r['k']} | {_fmt(r['learned_pct'])} | {_fmt(r['oracle_pct'])} |")
     lines.append("")
     lines.append(f"Heat map (k={summary['heatmap_k']}, all base configurations): mean "
-                 f"{_fmt(summary['heatmap_mean_pct'])} %, best {summary['heatmap_best']}, worst {summary['heatmap_worst']}.")
+                 f"{_fmt(summary['heatmap_mean_pct'])} %, best {summary['heatmap_best']}, worst "
+                 f"{summary['heatmap_worst']}.")
     for kind, v in summary["alt_counters"].items():
         lines.append(f"Counters '{kind}' instead of '{summary['settings']['counters']}' (k={summary['heatmap_k']}, "
                      f"same bases): {_fmt(v)} % vs {_fmt(summary['alt_counters_main'])} %.")

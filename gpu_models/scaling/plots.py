@@ -45,8 +45,9 @@ def heatmap(errors: dict, grid, k: int, path) -> Path:
     """Mean validation error per base configuration (core clock x memory clock; one panel per SM count)."""
     plt = _plt()
     n_cu = len(grid.sm_counts)
-    fig, axes = plt.subplots(n_cu, 1, figsize=(max(6, 0.55 * len(grid.core_mhz) + 2), 1.2 + 0.6 * len(grid.mem_mhz) * n_cu),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        n_cu, 1, figsize=(max(6, 0.55 * len(grid.core_mhz) + 2), 1.2 + 0.6 * len(grid.mem_mhz) * n_cu), squeeze=False
+    )
     vals = np.full(grid.shape, np.nan)
     for base, e in errors.items():
         vals[grid.index(*base)] = 100 * e

@@ -469,9 +469,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                     for kk in range((m2 - 1) * rec2, m2 * rec2):
                                         c2[kk] = 0
                                 # the sector at the L2 (written out for speed): data time t_ret in ns.
-                                # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
-                                # time c * period so that the servers see requests in time order; the request is served at the later of
-                                # its booked slot and its departure dep_c * period.
+                                # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free
+                                # time) at the simulation time c * period so that the servers see requests in time
+                                # order; the request is served at the later of its booked slot and its departure dep_c *
+                                # period.
                                 now_ns = c * period
                                 t_ns = dep_c * period
                                 lb0 = now_ns if now_ns > st[0] else st[0]
@@ -555,9 +556,9 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                 for kk in range((m2 - 1) * rec2, m2 * rec2):
                                     c2[kk] = 0
                             # the sector at the L2 (written out for speed): acknowledgement time t_ack in ns.
-                            # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time) at the simulation
-                            # time c * period so that the servers see requests in time order; the request is served at the later of
-                            # its booked slot and its departure dep_c * period.
+                            # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time)
+                            # at the simulation time c * period so that the servers see requests in time order; the
+                            # request is served at the later of its booked slot and its departure dep_c * period.
                             now_ns = c * period
                             t_ns = dep_c * period
                             lb0 = now_ns if now_ns > st[0] else st[0]

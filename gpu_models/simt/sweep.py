@@ -1,10 +1,10 @@
 """Configuration sweeps: one region over a grid of SM count x core clock x memory clock.
 
 The warp streams (and their coalesced sector lists) are built once per trace; each configuration then runs
-only the timing kernel. Configurations run in parallel on worker threads (the timing kernel releases the GIL). The result is a scaling-surface
-dataset (:mod:`gpu_models.dataset`): one row per configuration with ``kernel, sm_count, core_mhz, mem_mhz,
-time`` (seconds), ``power`` (W, dynamic), ``group`` (``simt:<gpu>``) and the Table II-style counters of
-:func:`gpu_models.simt.model.table2_counters` as counter columns.
+only the timing kernel. Configurations run in parallel on worker threads (the timing kernel releases the GIL).
+The result is a scaling-surface dataset (:mod:`gpu_models.dataset`): one row per configuration with
+``kernel, sm_count, core_mhz, mem_mhz, time`` (seconds), ``power`` (W, dynamic), ``group`` (``simt:<gpu>``)
+and the Table II-style counters of :func:`gpu_models.simt.model.table2_counters` as counter columns.
 """
 
 from __future__ import annotations

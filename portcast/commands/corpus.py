@@ -27,21 +27,27 @@ def _points(kernels, sizes, default_sizes):
 
 def calibrate_cmd(
     out: Path = typer.Option(..., "--out", help="CSV file to write (a JSON sidecar is written next to it)."),
-    kernels: Optional[List[str]] = typer.Option(None, "--kernels",
-                                                help="Kernel names (repeat or comma-separate); default all."),
+    kernels: Optional[List[str]] = typer.Option(
+        None, "--kernels", help="Kernel names (repeat or comma-separate); default all."
+    ),
     sizes: Optional[List[str]] = typer.Option(None, "--sizes", help="Size names; default small,medium,large."),
     repeats: int = typer.Option(10, "--repeats", min=1, help="Timed repetitions per point."),
     warmup: int = typer.Option(2, "--warmup", min=0, help="Untimed repetitions per point (compile + warm caches)."),
     seed: int = typer.Option(0, "--seed", help="Input seed."),
     simulate: Optional[str] = typer.Option(
-        None, "--simulate", metavar="PRESET",
+        None,
+        "--simulate",
+        metavar="PRESET",
         help="No GPU: take GPU times from Portcast's SIMT timing model of this preset (e.g. h100) plus a PCIe "
-             "transfer model; default sizes then small,medium. Rows say gpu_name='simulated: PRESET'."),
+        "transfer model; default sizes then small,medium. Rows say gpu_name='simulated: PRESET'.",
+    ),
     block_size: int = typer.Option(256, "--block-size", min=1, help="Threads per block (with --simulate)."),
     max_records: Optional[float] = typer.Option(
-        None, "--max-records",
+        None,
+        "--max-records",
         help="With --simulate: skip points whose trace has more thread instructions than this (counts from the "
-             "shipped feature table, kernels/data/corpus_features.parquet); tracing holds a region's records in memory."),
+        "shipped feature table, kernels/data/corpus_features.parquet); tracing holds a region's records in memory.",
+    ),
 ) -> None:
     """Time every corpus kernel's CPU region (numba.njit, one thread) and GPU port (CUDA events) on this machine.
 

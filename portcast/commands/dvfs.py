@@ -78,12 +78,18 @@ def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_
 
 @dvfs_app.command("predict")
 def predict_cmd(
-    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md), or a trace file (.parquet) or SCRIPT.py with marked regions (run without arguments): its counters then come from the SIMT timing model."),
+    counters: Path = typer.Option(..., "--counters", help="Counter file (.json or .csv, see docs/dvfs.md), or a trace "
+                                                          "file (.parquet) or SCRIPT.py with marked regions (run "
+                                                          "without arguments): its counters then come from the SIMT "
+                                                          "timing model."),
     targets: str = typer.Option(..., "--targets", help="Target core clocks in MHz, comma-separated."),
-    base_mhz: Optional[float] = typer.Option(None, "--base-mhz", help="Base clock of the counters (fills records without one)."),
-    model: str = typer.Option("all", "--model", help="Model(s): all, or a comma list of stall,miss,lead,crit,crisp,crisp-l."),
+    base_mhz: Optional[float] = typer.Option(None, "--base-mhz", help="Base clock of the counters (fills records "
+                                                                      "without one)."),
+    model: str = typer.Option("all", "--model", help="Model(s): all, or a comma list of "
+                                                     "stall,miss,lead,crit,crisp,crisp-l."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the predictions as .csv or .json."),
-    gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
+    gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing "
+                                                    "model)."),
     block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
     region: Optional[List[str]] = typer.Option(None, "--region", "-r",
                                                help="For a SCRIPT.py input: only this marked region (repeatable)."),
@@ -116,7 +122,9 @@ def predict_cmd(
         console.print(table)
         if out is not None:
             if out.suffix.lower() == ".csv":
-                atomic_write_text(out, f"# portcast.dvfs.predictions schema_version={SCHEMA_VERSION}\n" + df.to_csv(index=False))
+                atomic_write_text(
+                    out, f"# portcast.dvfs.predictions schema_version={SCHEMA_VERSION}\n" + df.to_csv(index=False)
+                )
             elif out.suffix.lower() == ".json":
                 doc = {"schema": "portcast.dvfs.predictions", "schema_version": SCHEMA_VERSION, "predictions": rows}
                 atomic_write_text(out, json.dumps(doc, indent=2) + "\n")
@@ -142,19 +150,35 @@ def _pstates(text: Optional[str]):
 
 @dvfs_app.command("control")
 def control_cmd(
-    counters: Optional[Path] = typer.Option(None, "--counters", help="Per-interval counters (.json/.csv), each at its base clock, or a trace file (.parquet): its counters then come from the SIMT timing model at the GPU's clock."),
-    synthetic: bool = typer.Option(False, "--synthetic", help="Closed-loop simulation on the synthetic program, every model."),
+    counters: Optional[Path] = typer.Option(
+        None,
+        "--counters",
+        help="Per-interval counters (.json/.csv), each at its "
+        "base clock, or a trace file (.parquet): its "
+        "counters then come from the SIMT timing model at "
+        "the GPU's clock.",
+    ),
+    synthetic: bool = typer.Option(
+        False, "--synthetic", help="Closed-loop simulation on the synthetic program, every model."
+    ),
     model: str = typer.Option("crisp", "--model", help="Predictor for --counters decisions."),
-    objective: str = typer.Option("edp", "--objective", help="edp, ed2p, or energy (minimum energy within --slowdown)."),
+    objective: str = typer.Option(
+        "edp", "--objective", help="edp, ed2p, or energy (minimum energy within --slowdown)."
+    ),
     slowdown: float = typer.Option(0.01, "--slowdown", help="Allowed slowdown for --objective energy (fraction)."),
-    pstates: Optional[str] = typer.Option(None, "--pstates", help="P-states as MHZ:VOLT,... (default 100-700 MHz, 0.55-1.0 V)."),
+    pstates: Optional[str] = typer.Option(
+        None, "--pstates", help="P-states as MHZ:VOLT,... (default 100-700 MHz, 0.55-1.0 V)."
+    ),
     dynamic_w: float = typer.Option(60.0, "--dynamic-w", help="SM dynamic power at the top state (W)."),
     static_w: float = typer.Option(30.0, "--static-w", help="SM static power at the top state (W)."),
     other_w: float = typer.Option(20.0, "--other-w", help="Power of the unscaled rest of the GPU (W)."),
-    gpu: str = typer.Option("gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."),
+    gpu: str = typer.Option(
+        "gtx480", "--gpu", help="GPU preset or description file for a trace input (SIMT timing model)."
+    ),
     block_size: int = typer.Option(256, "--block-size", help="Threads per block for a trace input."),
-    region: Optional[List[str]] = typer.Option(None, "--region", "-r",
-                                               help="For a SCRIPT.py input: only this marked region (repeatable)."),
+    region: Optional[List[str]] = typer.Option(
+        None, "--region", "-r", help="For a SCRIPT.py input: only this marked region (repeatable)."
+    ),
 ) -> None:
     """Pick a P-state per interval (minimum EDP, ED^2P, or energy under a slowdown bound)."""
     with _errors():
@@ -182,8 +206,14 @@ def control_cmd(
                 table.add_column(c, justify="right")
             for r in df.itertuples(index=False):
                 tr = "" if isinstance(r.transitions, float) and math.isnan(r.transitions) else str(int(r.transitions))
-                table.add_row(r.model, f"{r.energy_saving_pct:.1f}", f"{r.time_change_pct:+.1f}", f"{r.edp_saving_pct:.1f}",
-                              f"{r.ed2p_saving_pct:.1f}", tr)
+                table.add_row(
+                    r.model,
+                    f"{r.energy_saving_pct:.1f}",
+                    f"{r.time_change_pct:+.1f}",
+                    f"{r.edp_saving_pct:.1f}",
+                    f"{r.ed2p_saving_pct:.1f}",
+                    tr,
+                )
             console.print(table)
             return
         recs = _load(counters, None, gpu, block_size, region)
@@ -193,16 +223,24 @@ def control_cmd(
         for i, rec in enumerate(recs):
             d = decide(rec, ps, pw, model, objective, slowdown)
             k = ps.index(d.chosen)
-            table.add_row(rec.name or str(i), f"{rec.base_mhz:g}", f"{d.chosen.mhz:g}", f"{d.chosen.volt:.3f}",
-                          f"{d.predicted_time[k] / d.predicted_time[-1]:.3f}", f"{d.predicted_energy[k] / d.predicted_energy[-1]:.3f}")
+            table.add_row(
+                rec.name or str(i),
+                f"{rec.base_mhz:g}",
+                f"{d.chosen.mhz:g}",
+                f"{d.chosen.volt:.3f}",
+                f"{d.predicted_time[k] / d.predicted_time[-1]:.3f}",
+                f"{d.predicted_energy[k] / d.predicted_energy[-1]:.3f}",
+            )
         console.print(table)
 
 
 @dvfs_app.command("evaluate")
 def evaluate_cmd(
-    out: Path = typer.Option(..., "--out", help="Markdown file to (re)write the generated tables into (the committed one: docs/dvfs.md)."),
+    out: Path = typer.Option(..., "--out", help="Markdown file to (re)write the generated tables into (the committed "
+                                                "one: docs/dvfs.md)."),
     top_k: int = typer.Option(4, "--top-k", help="Titan X: number of top clocks to fit the model forms to."),
-    csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the raw per-prediction tables as CSV here."),
+    csv_dir: Optional[Path] = typer.Option(None, "--csv-dir", help="Also write the raw per-prediction tables as CSV "
+                                                                   "here."),
 ) -> None:
     """Regenerate the evaluation tables (synthetic timelines, controller, GTX Titan X)."""
     with _errors():
@@ -212,7 +250,11 @@ def evaluate_cmd(
         if not 2 <= top_k <= 15:
             raise UserError(f"--top-k must be between 2 and 15 (got {top_k})")
         extra = tuple(k for k in (3, 6) if k != top_k)
-        stages = ["synthetic timelines", "controller"] + [f"Titan X fits (top {k})" for k in sorted({top_k, *extra})] + ["Titan X shapes"]
+        stages = (
+            ["synthetic timelines", "controller"]
+            + [f"Titan X fits (top {k})" for k in sorted({top_k, *extra})]
+            + ["Titan X shapes"]
+        )
         with Progress(console=console, transient=True) as prog:
             task = prog.add_task("evaluating", total=len(stages))
 
@@ -234,7 +276,8 @@ def evaluate_cmd(
 
 @dvfs_app.command("plot")
 def plot_cmd(
-    kernel: str = typer.Option(..., "--kernel", help="Synthetic kernel (e.g. overlap-0) or Titan X curve (e.g. backprop@3505)."),
+    kernel: str = typer.Option(..., "--kernel", help="Synthetic kernel (e.g. overlap-0) or Titan X curve (e.g. "
+                                                     "backprop@3505)."),
     out: Path = typer.Option(..., "--out", help="Output .png or .svg."),
     source: str = typer.Option("synthetic", "--source", help="synthetic or titanx."),
     top_k: int = typer.Option(4, "--top-k", help="Titan X: top clocks to fit to."),

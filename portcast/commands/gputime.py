@@ -99,11 +99,23 @@ def evaluate_cmd(
             pred.to_parquet(tmp, index=False, compression="zstd")
         write("evaluation.md", G.evaluation_markdown(scores, frame))
         best = "gradient boosting (all inputs)"
-        write("per-application.md", "\n\n".join(
-            [f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s) for s in ("application", "gpu")]
-            + ["**Leave one application out, SIMT, per-GPU scale + constant**\n\n"
-               + G.per_fold_markdown(pred, "SIMT, per-GPU scale + constant", "application")]) + "\n")
-        G.evaluation_plot(pred, ["SIMT model alone", "SIMT, per-GPU scale + constant", best], out_dir / "evaluation.png")
+        write(
+            "per-application.md",
+            "\n\n".join(
+                [
+                    f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s)
+                    for s in ("application", "gpu")
+                ]
+                + [
+                    "**Leave one application out, SIMT, per-GPU scale + constant**\n\n"
+                    + G.per_fold_markdown(pred, "SIMT, per-GPU scale + constant", "application")
+                ]
+            )
+            + "\n",
+        )
+        G.evaluation_plot(
+            pred, ["SIMT model alone", "SIMT, per-GPU scale + constant", best], out_dir / "evaluation.png"
+        )
     console.print(f"wrote evaluation.md, per-application.md, scores.csv, predictions.parquet and evaluation.png to "
                   f"{out_dir}")
     if cpu_frame is None:

@@ -143,8 +143,12 @@ def summarize_cv(cv: pd.DataFrame) -> dict:
 
 
 def train(
-    data: Path = typer.Option(..., "--data", help="Features table (.csv, .csv.gz, .parquet, .json), one row per point."),
-    target: str = typer.Option("speedup", "--target", help="Column with the measured speedup (> 0); with --calibration default speedup_kernel."),
+    data: Path = typer.Option(
+        ..., "--data", help="Features table (.csv, .csv.gz, .parquet, .json), one row per point."
+    ),
+    target: str = typer.Option(
+        "speedup", "--target", help="Column with the measured speedup (> 0); with --calibration default speedup_kernel."
+    ),
     out: Path = typer.Option(..., "--out", help="Model file to write (JSON)."),
     k: int = typer.Option(4, "--k", help="Features per model (2^k interaction terms)."),
     transform: str = typer.Option("none", "--transform", help="Response transform: none, log or sqrt."),
@@ -152,29 +156,44 @@ def train(
     n_splits: int = typer.Option(100, "--n-splits", help="Random validation splits per subset."),
     validation_size: int = typer.Option(12, "--validation-size", help="Points in each internal test set."),
     search: str = typer.Option("exhaustive", "--search", help="exhaustive or two-stage."),
-    features: Optional[str] = typer.Option(None, "--features", help="Comma-separated candidate features (default: every numeric column but the target)."),
+    features: Optional[str] = typer.Option(
+        None, "--features", help="Comma-separated candidate features (default: every numeric column but the target)."
+    ),
     exclude: Optional[str] = typer.Option(None, "--exclude", help="Comma-separated columns to leave out."),
     platform: Optional[str] = typer.Option(None, "--platform", help="Platform name stored in the model metadata."),
     backend: str = typer.Option("local", "--backend", help="local or dask."),
     scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address (with --backend dask)."),
     random_state: int = typer.Option(0, "--random-state", help="Seed of the validation splits."),
     calibration: Optional[Path] = typer.Option(
-        None, "--calibration",
+        None,
+        "--calibration",
         help="Calibration CSV (`portcast calibrate`): --data is then a feature table (`portcast characterize`) and "
-             "the two are joined on (kernel, size); key columns kernel, size, n, category are not features."),
+        "the two are joined on (kernel, size); key columns kernel, size, n, category are not features.",
+    ),
     cv: Optional[str] = typer.Option(
-        None, "--cv", help="Also cross-validate the whole search leaving one value of this column out at a time "
-                           "(e.g. kernel); the errors go into the model metadata."),
+        None,
+        "--cv",
+        help="Also cross-validate the whole search leaving one value of this column out at a time "
+        "(e.g. kernel); the errors go into the model metadata.",
+    ),
     cv_out: Optional[Path] = typer.Option(None, "--cv-out", help="Write the cross-validation predictions to this CSV."),
     exclude_kernels: Optional[str] = typer.Option(
-        None, "--exclude-kernels", help="Comma-separated values of the kernel column whose rows are left out of "
-                                        "training (recorded in the model metadata)."),
+        None,
+        "--exclude-kernels",
+        help="Comma-separated values of the kernel column whose rows are left out of "
+        "training (recorded in the model metadata).",
+    ),
     require: Optional[str] = typer.Option(
-        None, "--require", help="Comma-separated features every candidate model must contain (e.g. the available "
-                                "parallelism)."),
-    clip: bool = typer.Option(True, "--clip/--no-clip",
-                              help="Clip each feature to its training range before predicting (the interaction "
-                                   "terms cannot then grow without bound outside the data); --no-clip as in XAPP."),
+        None,
+        "--require",
+        help="Comma-separated features every candidate model must contain (e.g. the available parallelism).",
+    ),
+    clip: bool = typer.Option(
+        True,
+        "--clip/--no-clip",
+        help="Clip each feature to its training range before predicting (the interaction "
+        "terms cannot then grow without bound outside the data); --no-clip as in XAPP.",
+    ),
     force: bool = typer.Option(False, "--force", help="Replace existing --out / --cv-out files."),
 ) -> None:
     """Fit the XAPP interaction model on a features table and save it as a JSON model file."""
@@ -247,11 +266,19 @@ def train(
             raise UserError(f"{data}: target {target!r} is missing or non-numeric at row {row} (data row {row + 2})")
 
         def make():
-            return InteractionSearchRegressor(k=k, transform=transform, weighting=weighting, n_splits=n_splits,
-                                              validation_size=validation_size, search=search, backend=backend,
-                                              scheduler_address=scheduler, random_state=random_state,
-                                              required=tuple(c.strip() for c in (require or "").split(",") if c.strip()),
-                                              clip_features=clip)
+            return InteractionSearchRegressor(
+                k=k,
+                transform=transform,
+                weighting=weighting,
+                n_splits=n_splits,
+                validation_size=validation_size,
+                search=search,
+                backend=backend,
+                scheduler_address=scheduler,
+                random_state=random_state,
+                required=tuple(c.strip() for c in (require or "").split(",") if c.strip()),
+                clip_features=clip,
+            )
 
         est = make()
         with _progress() as prog, warnings.catch_warnings(record=True) as caught:
@@ -305,10 +332,12 @@ def _print_explanation(expl: pd.DataFrame, label: str, model=None) -> None:
 
 
 def predict(
-    input: Path = typer.Argument(..., help="Features file (.csv/.parquet/.json, one row per region) or a Portcast trace (.parquet)."),
+    input: Path = typer.Argument(..., help="Features file (.csv/.parquet/.json, one row per region) or a Portcast "
+                                           "trace (.parquet)."),
     model: Optional[Path] = typer.Option(None, "--model", help="Model file written by `portcast train` (default: the "
                                          "shipped speedup model, docs/predictor.md)."),
-    id_column: Optional[str] = typer.Option(None, "--id-column", help="Column naming each row (default: region/name/kernel if present)."),
+    id_column: Optional[str] = typer.Option(None, "--id-column", help="Column naming each row (default: "
+                                                                      "region/name/kernel if present)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write predictions to this CSV."),
     quiet: bool = typer.Option(False, "--quiet", help="Only the table of predictions, no explanation."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
@@ -379,7 +408,9 @@ def evaluate_aiwc_cmd(
     n_outer: int = typer.Option(20, "--n-outer", help="Random outer splits."),
     n_splits: int = typer.Option(10, "--n-splits", help="Validation splits inside each search (paper: 100)."),
     k: int = typer.Option(4, "--k", help="Features per XAPP model."),
-    platform: Optional[list[str]] = typer.Option(None, "--platform", help="CPU:GPU pair (repeatable); default i7-6700k:gtx1080ti and xeon_es-2697v2:k40c."),
+    platform: Optional[list[str]] = typer.Option(
+        None, "--platform", help="CPU:GPU pair (repeatable); default i7-6700k:gtx1080ti and xeon_es-2697v2:k40c."
+    ),
     random_state: int = typer.Option(0, "--random-state"),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines."),
 ) -> None:
@@ -411,7 +442,8 @@ def evaluate_aiwc_cmd(
     s = aiwc.summarize(res)
     fin = s[s["model"] == aiwc.FINAL]
     for _, r in fin.iterrows():
-        console.print(f"{r['platform']} {r['protocol']}: final model weighted error {r['weighted_error_mean'] * 100:.0f}%"
+        console.print(f"{r['platform']} {r['protocol']}: final model weighted error "
+                      f"{r['weighted_error_mean'] * 100:.0f}%"
                       f" ± {r['weighted_error_std'] * 100:.0f}%", highlight=False)
     console.print(f"wrote {out}", highlight=False)
 

@@ -68,7 +68,9 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
                             f"({cols0}); only data with the same counters can be combined")
         f = ds.frame.copy()
         clash = sorted(set(ds.kernels) & seen)
-        if clash and (is_script(item) or is_trace_file(item)) and len(ds.kernels) == 1:  # two traces of a region: name by file
+        if (
+            clash and (is_script(item) or is_trace_file(item)) and len(ds.kernels) == 1
+        ):  # two traces of a region: name by file
             f["kernel"] = f"{ds.kernels[0]}@{Path(item).stem}"
             clash = sorted(set(f["kernel"]) & seen)
         if clash:
@@ -94,7 +96,8 @@ _GPU_OPT = typer.Option("h100", "--gpu", help="For a trace: GPU preset (h100, gt
 _SWEEP_OPT = typer.Option("default", "--sweep",
                           help="For a trace: 'default' (the preset's 8x8x7 grid) or 'SMS;CORES;MEMS' comma lists.")
 _BLOCK_OPT = typer.Option(256, "--block-size", help="For a trace: threads per block.")
-_REGION_OPT = typer.Option(None, "--region", "-r", help="For a SCRIPT.py DATA: sweep only this marked region (repeatable).")
+_REGION_OPT = typer.Option(None, "--region", "-r", help="For a SCRIPT.py DATA: sweep only this marked region "
+                                                        "(repeatable).")
 
 
 def _parse_base(text: str | None, ds) -> tuple[int, float, float]:
@@ -156,7 +159,8 @@ def train(
 def predict(
     model_path: Path = typer.Argument(..., help="Model file from 'portcast scale train'."),
     data: list[str] = typer.Argument(..., help="Dataset with each kernel's row at the model's base configuration, "
-                                               "or a region's trace file or SCRIPT.py (swept on the SIMT timing model); several "
+                                               "or a region's trace file or SCRIPT.py (swept on the SIMT timing "
+                                               "model); several "
                                                "are combined."),
     kernel: list[str] = typer.Option(None, "--kernel", "-k", help="Kernel(s) to predict (default: all)."),
     out: Path = typer.Option(None, "--out", "-o", help="Write all predictions to this CSV."),
@@ -256,7 +260,8 @@ def place(
 
 @scale_app.command("evaluate")
 def evaluate(
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for figures and tables (the committed ones: docs/figures/scaling)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for figures and tables (the committed ones: "
+                                                      "docs/figures/scaling)."),
     fmt: str = typer.Option("png", "--format", help="png, svg or png,svg."),
     quick: bool = typer.Option(False, help="Fewer bases, folds and cluster counts (seconds instead of minutes)."),
     counters: str = typer.Option("classes", help="'classes' (7 fractions) or 'ptx' (101 fractions)."),

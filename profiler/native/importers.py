@@ -401,11 +401,29 @@ def import_champsim(path: str | os.PathLike, sinks: Iterable, *, name: str | Non
                 n = block.shape[0]
                 out = TraceChunk.empty(7 * n)
                 k, next_pc = _champsim_kernel(
-                    block["ip"].astype(np.int64), block["is_branch"], block["branch_taken"],
-                    np.ascontiguousarray(block["destination_registers"]), np.ascontiguousarray(block["source_registers"]),
-                    block["destination_memory"].astype(np.int64), block["source_memory"].astype(np.int64),
-                    np.int32(access_size), reg_token, reg_version, pc_map, next_pc,
-                    out.pc, out.op, out.taken, out.src1, out.src2, out.src3, out.dst, out.addr, out.size, counters)
+                    block["ip"].astype(np.int64),
+                    block["is_branch"],
+                    block["branch_taken"],
+                    np.ascontiguousarray(block["destination_registers"]),
+                    np.ascontiguousarray(block["source_registers"]),
+                    block["destination_memory"].astype(np.int64),
+                    block["source_memory"].astype(np.int64),
+                    np.int32(access_size),
+                    reg_token,
+                    reg_version,
+                    pc_map,
+                    next_pc,
+                    out.pc,
+                    out.op,
+                    out.taken,
+                    out.src1,
+                    out.src2,
+                    out.src3,
+                    out.dst,
+                    out.addr,
+                    out.size,
+                    counters,
+                )
                 emitter.emit(out.slice(0, k))
                 offset += len(data)
                 n_instr += n
@@ -530,7 +548,14 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
             return
         compute = bool(loads) and bool(stores)
         for j, (a, s) in enumerate(loads):
-            add(pc_of(iaddr, SLOT_LOAD0 + min(j, 3)), int(Op.LOAD), 0, TEMP_TOKEN_BASE + min(j, 3) if compute else 0, a, s)
+            add(
+                pc_of(iaddr, SLOT_LOAD0 + min(j, 3)),
+                int(Op.LOAD),
+                0,
+                TEMP_TOKEN_BASE + min(j, 3) if compute else 0,
+                a,
+                s,
+            )
         ctok = 0
         if compute:
             ctok = TEMP_TOKEN_BASE + 4
@@ -556,7 +581,9 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
                     try:
                         line = raw_line.decode("ascii")
                     except UnicodeDecodeError as exc:
-                        raise TraceError(f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)") from None
+                        raise TraceError(
+                            f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)"
+                        ) from None
                     stripped = line.rstrip("\r\n")
                     if not stripped.strip() or stripped.startswith("=="):
                         continue
@@ -568,7 +595,8 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
                         n_instr += 1
                     elif len(stripped) > 3 and stripped[0] == " " and stripped[1] in "LSM" and stripped[2] == " ":
                         if cur_addr is None:
-                            raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction line")
+                            raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction "
+                                             "line")
                         a, s = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
                         cur_acc.append((stripped[1], a, s))
                     else:

@@ -290,10 +290,14 @@ class StreamDecoder:
         pmin, pmax, tmax = _pump.extent(pcs, tids)
         top = int(pmax) + 1
         if top > len(self._pc_seen):
-            self._pc_seen = np.concatenate([self._pc_seen, np.zeros(max(top, 2 * len(self._pc_seen)) - len(self._pc_seen), bool)])
+            self._pc_seen = np.concatenate(
+                [self._pc_seen, np.zeros(max(top, 2 * len(self._pc_seen)) - len(self._pc_seen), bool)]
+            )
         if pmin >= 0 and tmax < (1 << 26):  # the common case, in one compiled pass
             if tmax + 1 > len(self._tid_seen):
-                self._tid_seen = np.concatenate([self._tid_seen, np.zeros(max(int(tmax) + 1, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)])
+                self._tid_seen = np.concatenate(
+                    [self._tid_seen, np.zeros(max(int(tmax) + 1, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)]
+                )
             _pump.mark_seen(pcs, tids, self._pc_seen, self._tid_seen)
         else:
             self._mark_seen_slow(pcs, tids)
@@ -308,7 +312,9 @@ class StreamDecoder:
             tmax = int(t.max()) + 1
             if tmax <= (1 << 26):
                 if tmax > len(self._tid_seen):
-                    self._tid_seen = np.concatenate([self._tid_seen, np.zeros(max(tmax, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)])
+                    self._tid_seen = np.concatenate(
+                        [self._tid_seen, np.zeros(max(tmax, 2 * len(self._tid_seen)) - len(self._tid_seen), bool)]
+                    )
                 self._tid_seen[t] = True
             else:
                 self._tids_big.update(np.unique(t).tolist())
@@ -369,7 +375,9 @@ class StreamDecoder:
             else:
                 payload = _read_full(f, length)
                 if len(payload) < length:
-                    raise TraceError(f"trace stream byte {offset}: truncated message ({len(payload)} of {length} bytes)")
+                    raise TraceError(
+                        f"trace stream byte {offset}: truncated message ({len(payload)} of {length} bytes)"
+                    )
             self.feed(mtype, payload, offset)
             offset += 8 + length
 

@@ -130,7 +130,11 @@ def run(rows, meta, cuts=(), budget=None):
     lo = 0
     for cut in sorted(set(cuts)) + [len(rows)]:
         if cut > lo:
-            c.consume(ch.slice(lo, cut) if hasattr(ch, "slice") else TraceChunk(**{k: v[lo:cut] for k, v in ch.columns().items()}))
+            c.consume(
+                ch.slice(lo, cut)
+                if hasattr(ch, "slice")
+                else TraceChunk(**{k: v[lo:cut] for k, v in ch.columns().items()})
+            )
             lo = cut
     return c
 
@@ -211,11 +215,19 @@ def test_a_carried_register_a_reduction_and_an_atomic_update():
     """Three threads of one launch: r4 flows from thread 0 to 1 (carried), token 5 is the reduction, pcs 6/7
     update the same 8 bytes (atomic), pc 8 writes what thread 0 read (write after read)."""
     rows = [
-        (1, ALU, (0, 0, 0), 4, 0, 0, 0), (6, LOAD, (0, 0, 0), 0, 800, 8, 0), (7, STORE, (0, 0, 0), 0, 800, 8, 0),
-        (4, LOAD, (0, 0, 0), 0, 900, 4, 0), (11, ALU, (5, 0, 0), 5, 0, 0, 0), (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 0),
+        (1, ALU, (0, 0, 0), 4, 0, 0, 0),
+        (6, LOAD, (0, 0, 0), 0, 800, 8, 0),
+        (7, STORE, (0, 0, 0), 0, 800, 8, 0),
+        (4, LOAD, (0, 0, 0), 0, 900, 4, 0),
+        (11, ALU, (5, 0, 0), 5, 0, 0, 0),
+        (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 0),
         (3, ALU, (3, 0, 0), 3, 0, 0, 0),
-        (12, ALU, (4, 3, 0), 0, 0, 0, 1), (6, LOAD, (0, 0, 0), 0, 800, 8, 1), (7, STORE, (0, 0, 0), 0, 800, 8, 1),
-        (11, ALU, (5, 0, 0), 5, 0, 0, 1), (8, STORE, (0, 0, 0), 0, 902, 1, 1), (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 1),
+        (12, ALU, (4, 3, 0), 0, 0, 0, 1),
+        (6, LOAD, (0, 0, 0), 0, 800, 8, 1),
+        (7, STORE, (0, 0, 0), 0, 800, 8, 1),
+        (11, ALU, (5, 0, 0), 5, 0, 0, 1),
+        (8, STORE, (0, 0, 0), 0, 902, 1, 1),
+        (2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 1),
         (1, ALU, (0, 0, 0), 0, 0, 0, -1),
     ]
     c = run(rows, META)
@@ -236,8 +248,13 @@ def test_threads_storing_the_same_value_race_benignly():
     element, and a third reads it: same-value races, not dependences. A stored loaded value is a dependence."""
     rows = [(1, ALU, (0, 0, 0), 3, 0, 0, -1)]
     rows += [(11, ALU, (3, 0, 0), 2, 0, 0, t) for t in range(1)]
-    rows += [(8, STORE, (2, 0, 0), 0, 400, 4, 0), (8, STORE, (2, 0, 0), 0, 400, 4, 1),
-             (5, LOAD, (0, 0, 0), 0, 400, 4, 2), (5, LOAD, (0, 0, 0), 1, 500, 4, 2), (12, STORE, (1, 0, 0), 0, 400, 4, 2)]
+    rows += [
+        (8, STORE, (2, 0, 0), 0, 400, 4, 0),
+        (8, STORE, (2, 0, 0), 0, 400, 4, 1),
+        (5, LOAD, (0, 0, 0), 0, 400, 4, 2),
+        (5, LOAD, (0, 0, 0), 1, 500, 4, 2),
+        (12, STORE, (1, 0, 0), 0, 400, 4, 2),
+    ]
     c = run(rows, META)
     assert c.report(None)["loops"][-1]["counts"]["same_value_race"] == 2
     assert c.result()["ts_sameValueRaces"] == 2.0

@@ -28,7 +28,9 @@ def fig6_csv(tmp_path):
 
 def test_predict_writes_every_model(tmp_path, fig6_csv):
     out = tmp_path / "pred.json"
-    res = runner.invoke(app, ["dvfs", "predict", "--counters", str(fig6_csv), "--targets", "500,2000", "--out", str(out)])
+    res = runner.invoke(
+        app, ["dvfs", "predict", "--counters", str(fig6_csv), "--targets", "500,2000", "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(out.read_text())
     assert doc["schema"] == "portcast.dvfs.predictions" and doc["schema_version"] == 1
@@ -84,7 +86,11 @@ def test_control_decisions(tmp_path):
     p.write_text("name,base_mhz,total,crit\nmem,700,100,100\ncomp,700,100,0\nhalf,700,100,50\n")
     res = runner.invoke(app, ["dvfs", "control", "--counters", str(p), "--model", "crit", "--objective", "edp"])
     assert res.exit_code == 0, res.output
-    rows = {line.split("│")[1].strip(): line.split("│")[3].strip() for line in res.output.splitlines() if line.count("│") >= 6}
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[3].strip()
+        for line in res.output.splitlines()
+        if line.count("│") >= 6
+    }
     assert rows == {"mem": "100", "comp": "700", "half": "600"}
     res = runner.invoke(app, ["dvfs", "control", "--counters", str(p), "--objective", "fast"])
     assert res.exit_code == 2 and "--objective must be one of" in res.output
@@ -97,7 +103,9 @@ def test_control_decisions(tmp_path):
 def test_control_custom_pstates(tmp_path):
     p = tmp_path / "iv.json"
     p.write_text(json.dumps([{"name": "mem", "base_mhz": 1000, "total": 10, "crit": 10}]))
-    res = runner.invoke(app, ["dvfs", "control", "--counters", str(p), "--model", "crit", "--pstates", "500:0.8,1000:1.0"])
+    res = runner.invoke(
+        app, ["dvfs", "control", "--counters", str(p), "--model", "crit", "--pstates", "500:0.8,1000:1.0"]
+    )
     assert res.exit_code == 0, res.output
     assert "500" in res.output.split("mem")[1]
 

@@ -60,7 +60,8 @@ def test_csv_rejects_bad_values(tmp_path, row, message):
 def test_csv_line_numbers_skip_comments(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text("# comment\nname,base_mhz,total,lcp,lcp_comp\nok,700,10,5,1\nbad,700,10,5,6\n")
-    with pytest.raises(CounterError, match=r"line 4: field 'lcp_comp': overlapped computation longer than the load critical path"):
+    with pytest.raises(CounterError, match=r"line 4: field 'lcp_comp': overlapped computation longer than the load "
+                                           r"critical path"):
         load_counters(path)
 
 

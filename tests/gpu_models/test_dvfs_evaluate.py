@@ -56,7 +56,9 @@ def test_titanx_curves_shape():
 
 def test_titanx_loader_rejects_bad_time(tmp_path):
     for s in ("micro", "real"):
-        (tmp_path / f"{s}_long.csv").write_text("benchmark,mem_clock_mhz,core_clock_mhz,time\nk,810,595,1.0\nk,810,633,-2\n")
+        (tmp_path / f"{s}_long.csv").write_text(
+            "benchmark,mem_clock_mhz,core_clock_mhz,time\nk,810,595,1.0\nk,810,633,-2\n"
+        )
     with pytest.raises(ev.CounterError, match="line 3: field 'time' must be positive"):
         ev.titanx_curves(tmp_path)
 
@@ -106,7 +108,9 @@ def test_proportional_form_is_t0_times_ratio():
 
 
 def _fig6():
-    kinds = [LOAD] + [COMPUTE] * 6 + [COMPUTE] * 4 + [LOAD, COMPUTE, LOAD] + [COMPUTE] * 8 + [LOAD, COMPUTE, STORE, STORE]
+    kinds = (
+        [LOAD] + [COMPUTE] * 6 + [COMPUTE] * 4 + [LOAD, COMPUTE, LOAD] + [COMPUTE] * 8 + [LOAD, COMPUTE, STORE, STORE]
+    )
     lat = [8.0] + [0.0] * 10 + [5.0, 0.0, 12.0] + [0.0] * 8 + [5.0, 0.0, 2.0, 2.0]
     deps = [[] for _ in kinds]
     deps[7] = [0]

@@ -38,9 +38,9 @@ def test_forward_matches_loop_reference(n_in, n_hid, n_out, seed):
     W1, b1 = rng.normal(size=(n_in, n_hid)), rng.normal(size=n_hid)
     W2, b2 = rng.normal(size=(n_hid, n_out)), rng.normal(size=n_out)
     X = rng.uniform(-1, 2, size=(3, n_in))
-    _, O = SigmoidMLPClassifier.forward(X, W1, b1, W2, b2)
+    _, P = SigmoidMLPClassifier.forward(X, W1, b1, W2, b2)
     for r in range(3):
-        np.testing.assert_allclose(O[r], _slow_forward(X[r], W1, b1, W2, b2), rtol=1e-12)
+        np.testing.assert_allclose(P[r], _slow_forward(X[r], W1, b1, W2, b2), rtol=1e-12)
 
 
 @settings(max_examples=20, deadline=None)

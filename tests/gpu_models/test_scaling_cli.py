@@ -45,7 +45,9 @@ def test_power_model_via_cli(tmp_path, syn_csv):
 
 
 def test_taxonomy_and_synthetic_commands(tmp_path, syn_csv):
-    r = runner.invoke(app, ["scale", "taxonomy", str(syn_csv), "--clusters", "3", "-o", str(tmp_path), "--format", "svg"])
+    r = runner.invoke(
+        app, ["scale", "taxonomy", str(syn_csv), "--clusters", "3", "-o", str(tmp_path), "--format", "svg"]
+    )
     assert r.exit_code == 0, r.output
     assert (tmp_path / "taxonomy_syn_time.svg").exists()
     t = pd.read_csv(tmp_path / "taxonomy_syn_time.csv")

@@ -61,13 +61,15 @@ def test_missing_column_and_empty_kernel_and_duplicates():
     with pytest.raises(DatasetError, match="row 2, column 'kernel': expected a non-empty name"):
         validate_frame(f)
     f = pd.concat([_frame(), _frame().iloc[[5]]], ignore_index=True)
-    with pytest.raises(DatasetError, match=r"row 8, columns kernel/sm_count/core_mhz/mem_mhz: configuration \(b, 4, 1000, 800\)"):
+    with pytest.raises(DatasetError, match=r"row 8, columns kernel/sm_count/core_mhz/mem_mhz: configuration \(b, 4, "
+                                           r"1000, 800\)"):
         validate_frame(f)
 
 
 def test_incomplete_grid_names_kernel_and_configuration():
     f = _frame().drop(index=6).reset_index(drop=True)  # b, 8 SMs, 500 MHz
-    with pytest.raises(DatasetError, match="kernel 'b' has no row for configuration sm_count=8, core_mhz=500, mem_mhz=800"):
+    with pytest.raises(DatasetError, match="kernel 'b' has no row for configuration sm_count=8, core_mhz=500, "
+                                           "mem_mhz=800"):
         ScalingDataset(f).cube()
 
 
@@ -83,7 +85,8 @@ def test_file_round_trip(tmp_path, suffix):
 def test_csv_errors_report_file_and_line(tmp_path):
     p = tmp_path / "bad.csv"
     p.write_text("kernel,sm_count,core_mhz,mem_mhz,time,power\nk,4,500,800,1.0,3\nk,4,600,800,oops,3\n")
-    with pytest.raises(DatasetError, match=r"bad.csv: row 1 \(line 3\), column 'time': expected a positive finite number, got 'oops'"):
+    with pytest.raises(DatasetError, match=r"bad.csv: row 1 \(line 3\), column 'time': expected a positive finite "
+                                           r"number, got 'oops'"):
         read_dataset(p)
     with pytest.raises(DatasetError, match="unsupported suffix"):
         read_dataset(tmp_path / "x.txt" if (tmp_path / "x.txt").write_text("") == 0 else p)

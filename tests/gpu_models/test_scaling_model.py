@@ -17,7 +17,9 @@ BASE = (16, 700.0, 925.0)
 @pytest.fixture(scope="module")
 def synthetic_split():
     """SYNTHETIC train/test kernels from the analytic generator (independent seeds)."""
-    return generate(n_per_archetype=5, random_state=0, **GRID_KW), generate(n_per_archetype=3, random_state=11, **GRID_KW)
+    return generate(n_per_archetype=5, random_state=0, **GRID_KW), generate(
+        n_per_archetype=3, random_state=11, **GRID_KW
+    )
 
 
 def test_single_cluster_worked_example():
@@ -71,7 +73,9 @@ def test_cu_path_generalises_on_synthetic_kernels(synthetic_split):
         bi = m.base_index_
         b = Yte[:, bi[0], bi[1], bi[2]]
         errs[k] = prediction_errors(m.predict_surface(Xte, b), Yte, bi).mean()
-        errs[(k, "oracle")] = prediction_errors(m.predict_surface(Xte, b, clusters=m.oracle_clusters(Yte)), Yte, bi).mean()
+        errs[(k, "oracle")] = prediction_errors(
+            m.predict_surface(Xte, b, clusters=m.oracle_clusters(Yte)), Yte, bi
+        ).mean()
     assert errs[1] > 0.5            # one mean surface cannot describe six behaviours
     assert errs[6] < 0.06           # the learned classifier picks the right behaviour from the counters
     assert abs(errs[6] - errs[(6, "oracle")]) < 0.005

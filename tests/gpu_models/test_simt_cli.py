@@ -64,7 +64,9 @@ def test_missing_trace():
 def test_dvfs_predict_takes_a_trace_directly(trace_file, tmp_path):
     """`portcast dvfs predict --counters TRACE` runs the timing model; same numbers as going through a counter file."""
     cnt, direct, via = tmp_path / "c.json", tmp_path / "direct.json", tmp_path / "via.json"
-    assert runner.invoke(app, ["simulate", str(trace_file), "--gpu", "gtx480", "--counters-out", str(cnt)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["simulate", str(trace_file), "--gpu", "gtx480", "--counters-out", str(cnt)]).exit_code == 0
+    )
     res = runner.invoke(app, ["dvfs", "predict", "--counters", str(trace_file), "--gpu", "gtx480",
                               "--targets", "350,500", "--out", str(direct)])
     assert res.exit_code == 0, res.output

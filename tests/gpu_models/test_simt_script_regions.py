@@ -97,7 +97,9 @@ def test_script_region_gives_exactly_its_trace_files_numbers(script, tmp_path):
     assert r.exit_code == 0, r.output
     traces = _traces(tmp_path / "t")
     assert list(traces) == ["gather"]
-    r = runner.invoke(app, ["simulate", str(traces["gather"]), "--gpu", "gtx480", "--out", str(b), "--counters-out", str(cb)])
+    r = runner.invoke(
+        app, ["simulate", str(traces["gather"]), "--gpu", "gtx480", "--out", str(b), "--counters-out", str(cb)]
+    )
     assert r.exit_code == 0, r.output
     da, db = json.loads(a.read_text()), json.loads(b.read_text())
     assert da == db
@@ -144,8 +146,22 @@ def test_several_regions_single_run_json_lists_runs(script, tmp_path):
 
 def test_function_equals_its_trace(script, tmp_path):
     a, b = tmp_path / "f.json", tmp_path / "t.json"
-    r = runner.invoke(app, ["simulate", "--function", f"{script}:axpy", "--args", "portcast_inputs(700)", "--gpu", "h100",
-                            "--out", str(a), "--trace-dir", str(tmp_path / "t")])
+    r = runner.invoke(
+        app,
+        [
+            "simulate",
+            "--function",
+            f"{script}:axpy",
+            "--args",
+            "portcast_inputs(700)",
+            "--gpu",
+            "h100",
+            "--out",
+            str(a),
+            "--trace-dir",
+            str(tmp_path / "t"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     (trace,) = _traces(tmp_path / "t").values()
     r = runner.invoke(app, ["simulate", str(trace), "--gpu", "h100", "--out", str(b)])

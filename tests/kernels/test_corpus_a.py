@@ -1,4 +1,5 @@
-"""Dense, reduction and special-function kernels: CPU region (plain Python) == numba.njit(CPU region) == GPU port (CUDA simulator)
+"""Dense, reduction and special-function kernels: CPU region (plain Python) == numba.njit(CPU region) ==
+GPU port (CUDA simulator)
 == an independent NumPy/SciPy reference, at the ``tiny`` size; plus hand-checked worked examples."""
 
 from __future__ import annotations

@@ -272,7 +272,9 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["measured", "correlate", "--floor", "--table", str(tmp_path / "s.parquet"),
                                    "--csv", str(tmp_path / "pairs2.csv")])
     assert res.exit_code == 0 and "fitted per GPU: Tesla K40 0.0 us" in res.output
-    res = CliRunner().invoke(app, ["measured", "correlate", "--floor", "--scale", "--table", str(tmp_path / "s.parquet")])
+    res = CliRunner().invoke(
+        app, ["measured", "correlate", "--floor", "--scale", "--table", str(tmp_path / "s.parquet")]
+    )
     assert res.exit_code == 0 and "fitted per GPU: Tesla K40 x1.00 + 0.0 us" in res.output
     assert "held-out" in res.output
     # ports a..d are applications of their own here: a, c train, b, d are held out; the CSV has both halves

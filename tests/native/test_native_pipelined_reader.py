@@ -76,7 +76,11 @@ def test_pipelined_reader_matches_feed(tmp_path_factory, regions, chunk_records,
     assert sink.statics == ref.statics
     assert [(i.name, i.invocation, i.n_records, i.complete, i.n_threads) for i in sink.ended] == \
         [(i.name, i.invocation, i.n_records, i.complete, i.n_threads) for i in ref.ended]
-    assert (dec.exit_code, dec.total_instructions) == (rdec.exit_code, rdec.total_instructions) == (0, sum(map(sum, regions)))
+    assert (
+        (dec.exit_code, dec.total_instructions)
+        == (rdec.exit_code, rdec.total_instructions)
+        == (0, sum(map(sum, regions)))
+    )
     assert [r for c in sink.chunks for r in c] == _block(0, sum(map(sum, regions))).records()
 
 

@@ -124,8 +124,12 @@ def test_counts_per_function_agree_with_cachegrind(tool_env, whole):
     checked = 0
     for fn in ("k_saxpy", "k_histogram", "k_branchy", "k_special", "k_matmul"):
         sel = funcs == fn
-        mine = {"Ir": int((starts & sel).sum()), "Dr": int(((chunk.op == Op.LOAD) & sel).sum()),
-                "Dw": int(((chunk.op == Op.STORE) & sel & ~rmw).sum()), "Bc": int(((chunk.op == Op.BRANCH) & sel).sum())}
+        mine = {
+            "Ir": int((starts & sel).sum()),
+            "Dr": int(((chunk.op == Op.LOAD) & sel).sum()),
+            "Dw": int(((chunk.op == Op.STORE) & sel & ~rmw).sum()),
+            "Bc": int(((chunk.op == Op.BRANCH) & sel).sum()),
+        }
         theirs = {k: cg[fn][k] for k in mine}
         assert mine == theirs, fn
         checked += mine["Ir"]
@@ -516,7 +520,8 @@ def test_missing_compiler_is_named(monkeypatch, capsys):
     from profiler.native import build
 
     monkeypatch.setenv("CC", "portcast-no-such-cc")
-    with pytest.raises(NativeToolError, match=r"cannot build Portcast's Valgrind tool; missing: the C compiler 'portcast-no-such-cc'"):
+    with pytest.raises(NativeToolError, match=r"cannot build Portcast's Valgrind tool; missing: the C compiler "
+                                              r"'portcast-no-such-cc'"):
         ensure_tool()
     assert build.main([]) == 2
     assert "error: cannot build Portcast's Valgrind tool; missing: the C compiler" in capsys.readouterr().err

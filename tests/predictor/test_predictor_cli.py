@@ -86,9 +86,15 @@ def test_predict_many_rows_to_csv(trained):
         (["predict", "--model", "{d}/nope.json", "{d}/train.csv"], "No such file or directory"),
         (["predict", "--model", "{d}/train.csv", "{d}/train.csv"], "not a Portcast model file"),
         (["predict", "--model", "{d}/model.json", "{d}/bad.csv"], "lacks the model's feature column"),
-        (["predict", "--model", "{d}/model.json", "{d}/nan.csv"], "column 'ilp' is missing, non-numeric or non-finite at row 1"),
+        (
+            ["predict", "--model", "{d}/model.json", "{d}/nan.csv"],
+            "column 'ilp' is missing, non-numeric or non-finite at row 1",
+        ),
         (["train", "--data", "{d}/train.csv", "--target", "time", "--out", "{d}/x.json"], "no target column 'time'"),
-        (["train", "--data", "{d}/train.csv", "--transform", "cube", "--out", "{d}/x.json"], "transform must be one of"),
+        (
+            ["train", "--data", "{d}/train.csv", "--transform", "cube", "--out", "{d}/x.json"],
+            "transform must be one of",
+        ),
         (["train", "--data", "{d}/train.csv", "--features", "ilp,zzz", "--out", "{d}/x.json"], "no feature column"),
         (["train", "--data", "{d}/model.txt", "--out", "{d}/x.json"], "unsupported feature table type"),
     ],

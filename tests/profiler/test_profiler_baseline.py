@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.parametrize("mode", ["interpreted", "compiled"])
 def test_trace_function_measures_njit_baseline_on_copies(mode, tmp_path):
     x, y = np.arange(6.0), np.ones(6)
-    res = trace_function(K.saxpy, (2.0, x, y), sinks=[TraceDirectorySink(tmp_path)], mode=mode, measure_uninstrumented=True)
+    res = trace_function(
+        K.saxpy, (2.0, x, y), sinks=[TraceDirectorySink(tmp_path)], mode=mode, measure_uninstrumented=True
+    )
     t = res.info.uninstrumented_time_s
     assert isinstance(t, float) and 0.0 < t < 1.0
     assert res.info.extra["uninstrumented_mode"] == "njit"
@@ -92,7 +94,8 @@ def test_cli_baseline_prints_slowdown():
                                  "(2.0, np.ones(100), np.ones(100))", "--no-progress", "--no-features", "--baseline"])
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
-    assert re.search(r"baseline saxpy #\d+: uninstrumented [0-9.e-]+ ms \(njit\); traced [0-9.e-]+ ms = [0-9.]+x slowdown", flat), flat
+    assert re.search(r"baseline saxpy #\d+: uninstrumented [0-9.e-]+ ms \(njit\); traced [0-9.e-]+ ms = [0-9.]+x "
+                     r"slowdown", flat), flat
 
 
 def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
@@ -126,7 +129,9 @@ def test_trace_function_and_cli_report_the_serial_baseline():
     assert res.info.extra["uninstrumented_mode"] == "njit" and res.info.extra["uninstrumented_note"] == SERIAL_NOTE
     assert res.value.tolist() == [2.0 * k for k in range(10)]
     path = Path(PK.__file__)
-    r = CliRunner().invoke(app, ["profile", "--function", f"{path}:scale", "--no-progress", "--no-features", "--baseline"])
+    r = CliRunner().invoke(
+        app, ["profile", "--function", f"{path}:scale", "--no-progress", "--no-features", "--baseline"]
+    )
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
     assert re.search(r"baseline scale #\d+: uninstrumented [0-9.e-]+ ms \(njit; serial: the function is parallel=True; "

@@ -114,16 +114,30 @@ def _reference_decode(codes, addrs, trow, tval, tid):
     return out, tid
 
 
-record = st.tuples(st.integers(1, 40), st.integers(0, 15), st.integers(0, 1), st.booleans(), st.sampled_from([1, 2, 4, 8, 16]),
-                   st.integers(0, 2**47))
+record = st.tuples(
+    st.integers(1, 40),
+    st.integers(0, 15),
+    st.integers(0, 1),
+    st.booleans(),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.integers(0, 2**47),
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(recs=st.lists(record, max_size=40), changes=st.lists(st.tuples(st.integers(0, 45), st.integers(-1, 10**12)), max_size=8),
-       tid0=st.integers(-1, 5))
+@given(
+    recs=st.lists(record, max_size=40),
+    changes=st.lists(st.tuples(st.integers(0, 45), st.integers(-1, 10**12)), max_size=8),
+    tid0=st.integers(-1, 5),
+)
 def test_expand_codes_matches_reference(recs, changes, tid0):
-    codes = np.array([(size << rt.SIZE_SHIFT if has else 0) | pc << rt.PC_SHIFT | (rt.HAS_ADDR if has else 0) | op << 1 | tk
-                      for pc, op, tk, has, size, _ in recs], dtype=np.int64)
+    codes = np.array(
+        [
+            (size << rt.SIZE_SHIFT if has else 0) | pc << rt.PC_SHIFT | (rt.HAS_ADDR if has else 0) | op << 1 | tk
+            for pc, op, tk, has, size, _ in recs
+        ],
+        dtype=np.int64,
+    )
     addrs = np.array([a for *_, a in recs], dtype=np.int64)
     changes = sorted(changes, key=lambda t: t[0])
     trow = np.array([r for r, _ in changes], dtype=np.int64)
@@ -154,10 +168,14 @@ def test_interpreted_two_index_fast_path_and_its_fallbacks():
     assert (chunk.addr[in_a] - base).tolist() == [(2 * 4 + 1) * 8, (2 * 4 + 2) * 8, (0 * 4 + 1) * 8, (2 * 4 + 2) * 8]
     assert set(chunk.size[in_a].tolist()) == {8}
     # c[k, 1] is a view: one OTHER record per iteration, no address
-    views = [i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and "c[k, 1]" in res.static[p].text]
+    views = [
+        i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and "c[k, 1]" in res.static[p].text
+    ]
     assert len(views) == 2 and all(chunk.op[i] == Op.OTHER and chunk.addr[i] == 0 for i in views)
     # the dict element has a synthetic address, 8 bytes
-    dict_loads = [i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and res.static[p].text == "d[1, 2]"]
+    dict_loads = [
+        i for i, p in enumerate(chunk.pc.tolist()) if res.static[p].kind == "load" and res.static[p].text == "d[1, 2]"
+    ]
     assert len(dict_loads) == 1 and chunk.op[dict_loads[0]] == Op.LOAD and chunk.size[dict_loads[0]] == 8
     assert chunk.addr[dict_loads[0]] >= rt.SYNTHETIC_BASE
 

@@ -28,7 +28,8 @@ def region(fn):
 CASES = {
     "numpy function": (
         F.filtered, lambda: (np.arange(4.0), np.zeros(4)),
-        lambda: f"{SHORT}:{line_of(F.spectrum, 'np.fft')} (in spectrum): Unknown attribute 'fft' of type Module(numpy.fft)",
+        lambda: f"{SHORT}:{line_of(F.spectrum, 'np.fft')} (in spectrum): Unknown attribute 'fft' of type "
+                "Module(numpy.fft)",
     ),
     "numpy keyword": (
         F.median_rows, lambda: (np.ones((3, 2)),),

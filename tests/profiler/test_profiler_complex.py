@@ -101,7 +101,9 @@ def test_fft_traces_compiled_in_auto_mode_with_the_interpreted_records(capsys):
     ref = _relative(ci, (xi, pi_))
     ops = ci.op[ci.size > 0]
     assert set(ci.size[ci.size > 0].tolist()) == {8, 16}  # power[k] (float64) and x[k] (complex128)
-    assert np.count_nonzero(ops == S) == 32 * 5 * 2 // 2 + 32 + 2 * 12  # butterflies, power, bit-reversal swaps (12 pairs)
+    assert (
+        np.count_nonzero(ops == S) == 32 * 5 * 2 // 2 + 32 + 2 * 12
+    )  # butterflies, power, bit-reversal swaps (12 pairs)
     capsys.readouterr()
     for chunk_records in (1, 7, 1 << 20):
         xc, pc_ = x0.copy(), np.zeros(32)

@@ -51,19 +51,39 @@ def test_l2_norm_exact_records(mode):
     r = "np.sum(x * x)"
     want = []
     for e in range(3):
-        want += [(f"{m}: load x", L, 0, 6, 1, 0, 7, px + 8 * e, 8, e), (f"{m}: load x", L, 0, 6, 1, 0, 8, px + 8 * e, 8, e),
-                 (f"{m}: *", FM, 0, 7, 8, 0, 9, 0, 0, e), (f"{m}: store", S, 0, 9, 6, 3, 0, t + 8 * e, 8, e)]
+        want += [
+            (f"{m}: load x", L, 0, 6, 1, 0, 7, px + 8 * e, 8, e),
+            (f"{m}: load x", L, 0, 6, 1, 0, 8, px + 8 * e, 8, e),
+            (f"{m}: *", FM, 0, 7, 8, 0, 9, 0, 0, e),
+            (f"{m}: store", S, 0, 9, 6, 3, 0, t + 8 * e, 8, e),
+        ]
         want += latch(m, 6, int(e < 2), e)
     want.append((f"{r}: set up the accumulator", MV, 0, 0, 0, 0, 12, 0, 0, -1))
     for e in range(3):
-        want += [(f"{r}: load x * x", L, 0, 10, 3, 0, 13, t + 8 * e, 8, e), (f"{r}: accumulate", FA, 0, 12, 13, 0, 12, 0, 0, e)]
+        want += [
+            (f"{r}: load x * x", L, 0, 10, 3, 0, 13, t + 8 * e, 8, e),
+            (f"{r}: accumulate", FA, 0, 12, 13, 0, 12, 0, 0, e),
+        ]
         want += latch(r, 10, int(e < 2), e)
     want += [(f"{r}: result", MV, 0, 12, 0, 0, 4, 0, 0, -1), ("np.sqrt(np.sum(x * x))", FS, 0, 4, 0, 0, 5, 0, 0, -1)]
     assert rows == want
     assert res.info.n_threads == 3
     assert res.info.extra["library_expanded"] == [
-        {"call": m, "location": f"{K.__file__}:{K.l2.__code__.co_firstlineno + 1}", "kind": "map", "calls": 1, "elements": 3},
-        {"call": r, "location": f"{K.__file__}:{K.l2.__code__.co_firstlineno + 1}", "kind": "reduce", "calls": 1, "elements": 3}]
+        {
+            "call": m,
+            "location": f"{K.__file__}:{K.l2.__code__.co_firstlineno + 1}",
+            "kind": "map",
+            "calls": 1,
+            "elements": 3,
+        },
+        {
+            "call": r,
+            "location": f"{K.__file__}:{K.l2.__code__.co_firstlineno + 1}",
+            "kind": "reduce",
+            "calls": 1,
+            "elements": 3,
+        },
+    ]
     assert res.info.extra["library_work"] == []
 
 
@@ -102,8 +122,11 @@ def test_broadcast_operand_is_loaded_when_its_element_changes(mode):
         i, j = divmod(e, 3)
         if j == 0:
             want.append(("a * b: load a", L, 0, 5, 1, 0, 6, a.ctypes.data + 8 * i, 8, e))
-        want += [("a * b: load b", L, 0, 5, 2, 0, 7, b.ctypes.data + 8 * j, 8, e), ("a * b: *", FM, 0, 6, 7, 0, 8, 0, 0, e),
-                 ("a * b: store", S, 0, 8, 5, 4, 0, out.ctypes.data + 8 * e, 8, e)]
+        want += [
+            ("a * b: load b", L, 0, 5, 2, 0, 7, b.ctypes.data + 8 * j, 8, e),
+            ("a * b: *", FM, 0, 6, 7, 0, 8, 0, 0, e),
+            ("a * b: store", S, 0, 8, 5, 4, 0, out.ctypes.data + 8 * e, 8, e),
+        ]
         want += latch("a * b", 5, int(e < 5), e)
     assert rows == want
 
@@ -116,7 +139,10 @@ def test_array_scalar_operand_is_a_register(mode):
     assert out.tolist() == [3, 6]
     # mask "a array, b scalar": the operation reads b's own register (2), no load of b
     assert [(t, op, s1, s2, addr) for t, op, _, s1, s2, _, _, addr, _, _ in rows if "latch" not in t][:3] == [
-        ("a * b: load a", L, 5, 1, x.ctypes.data), ("a * b: *", IM, 6, 2, 0), ("a * b: store", S, 8, 5, out.ctypes.data)]
+        ("a * b: load a", L, 5, 1, x.ctypes.data),
+        ("a * b: *", IM, 6, 2, 0),
+        ("a * b: store", S, 8, 5, out.ctypes.data),
+    ]
     assert [r[1] for r in rows].count(L) == 2 and [r[1] for r in rows].count(IM) == 2
 
 
@@ -136,7 +162,9 @@ def test_views_strided_and_transposed_have_their_real_addresses(mode):
     base = np.arange(24.0).reshape(4, 6)
     v = base[::2, 1::2]  # (2, 3), strides (96, 16)
     res, rows, _, _ = trace(K.neg, (v,), mode)
-    assert [r[7] for r in rows if r[1] == L] == [base.ctypes.data + 96 * i + 8 * (1 + 2 * j) for i in range(2) for j in range(3)]
+    assert [r[7] for r in rows if r[1] == L] == [
+        base.ctypes.data + 96 * i + 8 * (1 + 2 * j) for i in range(2) for j in range(3)
+    ]
     assert res.value.tolist() == (-v).tolist()
     t = base[:3, :2].T  # (2, 3), strides (8, 48)
     res, rows, _, _ = trace(K.mul, (t, 2.0), mode)
@@ -162,7 +190,11 @@ def test_dtypes_choose_the_class_and_size(mode):
     _, rows, _, _ = trace(K.less, (i32, i32), mode)
     assert {r[1] for r in rows if r[0] == "a < b: <"} == {IA}
     _, rows, _, _ = trace(K.neg, (np.array([1, -2], dtype=np.int16),), mode)
-    assert [(r[1], r[8]) for r in rows if r[1] in (L, S, IA, FA) and "next" not in r[0]] == [(L, 2), (IA, 0), (S, 2)] * 2
+    assert [(r[1], r[8]) for r in rows if r[1] in (L, S, IA, FA) and "next" not in r[0]] == [
+        (L, 2),
+        (IA, 0),
+        (S, 2),
+    ] * 2
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -175,8 +207,12 @@ def test_inplace_update_loads_and_stores_the_target(mode):
     # a=1 b=2 (ret 3); induction 4, loads 5 and 6, result 7; the result is a itself (register 1)
     want = []
     for e in range(4):
-        want += [("a += b: load a", L, 0, 4, 1, 0, 5, pa + 8 * e, 8, e), ("a += b: load b", L, 0, 4, 2, 0, 6, b.ctypes.data + 8 * (e % 2), 8, e),
-                 ("a += b: +=", FA, 0, 5, 6, 0, 7, 0, 0, e), ("a += b: store", S, 0, 7, 4, 1, 0, pa + 8 * e, 8, e)]
+        want += [
+            ("a += b: load a", L, 0, 4, 1, 0, 5, pa + 8 * e, 8, e),
+            ("a += b: load b", L, 0, 4, 2, 0, 6, b.ctypes.data + 8 * (e % 2), 8, e),
+            ("a += b: +=", FA, 0, 5, 6, 0, 7, 0, 0, e),
+            ("a += b: store", S, 0, 7, 4, 1, 0, pa + 8 * e, 8, e),
+        ]
         want += latch("a += b", 4, int(e < 3), e)
     assert rows == want
 
@@ -228,8 +264,19 @@ def test_reductions_classes_and_values(mode):
     res, rows, _, _ = trace(K.reductions, (x,), mode)
     assert res.value == (6.0, 6.0, 1.0, 3.0, 2.0, 1, 0)
     acc = [(r[0].split(":")[0], r[1]) for r in rows if r[0].endswith("accumulate")]
-    assert acc == [(f, c) for f, c in (("np.sum(x)", FA), ("np.prod(x)", FM), ("np.min(x)", FA), ("np.max(x)", FA),
-                                       ("np.mean(x)", FA), ("np.argmin(x)", FA), ("np.argmax(x)", FA)) for _ in range(3)]
+    assert acc == [
+        (f, c)
+        for f, c in (
+            ("np.sum(x)", FA),
+            ("np.prod(x)", FM),
+            ("np.min(x)", FA),
+            ("np.max(x)", FA),
+            ("np.mean(x)", FA),
+            ("np.argmin(x)", FA),
+            ("np.argmax(x)", FA),
+        )
+        for _ in range(3)
+    ]
     assert [r[1] for r in rows if r[0] == "np.mean(x): divide by the count"] == [Op.FP_DIV]
     assert sum(r[1] == L for r in rows) == 21 and sum(r[0].endswith(": result") for r in rows) == 7
     # int arrays: int classes, but mean (a float) and argmin of floats
@@ -280,8 +327,14 @@ def test_dot_1d_1d_is_a_reduction_with_a_multiply(mode):
     pa, pb = a.ctypes.data, b.ctypes.data
     want = [("set up the accumulator", MV, 0, -1)]
     for k in range(2):
-        want += [("load a", L, pa + 8 * k, k), ("load b", L, pb + 8 * k, k), ("multiply", FM, 0, k), ("accumulate", FA, 0, k),
-                 ("next k", IA, 0, k), ("loop over k", B, 0, k)]
+        want += [
+            ("load a", L, pa + 8 * k, k),
+            ("load b", L, pb + 8 * k, k),
+            ("multiply", FM, 0, k),
+            ("accumulate", FA, 0, k),
+            ("next k", IA, 0, k),
+            ("loop over k", B, 0, k),
+        ]
     want.append(("result", MV, 0, -1))
     assert _dot_rows(rows, "np.dot(a, b)") == want
 
@@ -357,8 +410,13 @@ def test_gather_rows_loads_each_index_once(mode):
     res, rows, _, _ = trace(K.gather, (A, idx), mode)
     assert res.value.tolist() == [[4.0, 5.0], [0.0, 1.0]]
     assert [(r[0][8:], r[7], r[8]) for r in rows if r[1] == L] == [
-        ("load index", idx.ctypes.data, 4), ("load element", A.ctypes.data + 32, 8), ("load element", A.ctypes.data + 40, 8),
-        ("load index", idx.ctypes.data + 4, 4), ("load element", A.ctypes.data, 8), ("load element", A.ctypes.data + 8, 8)]
+        ("load index", idx.ctypes.data, 4),
+        ("load element", A.ctypes.data + 32, 8),
+        ("load element", A.ctypes.data + 40, 8),
+        ("load index", idx.ctypes.data + 4, 4),
+        ("load element", A.ctypes.data, 8),
+        ("load element", A.ctypes.data + 8, 8),
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -373,7 +431,10 @@ def test_boolean_mask_read_branches_per_element(mode):
     want = []
     k = 0
     for e in range(4):
-        want += [("x[m]: load mask", L, 0, 5, 2, 0, 8, m.ctypes.data + e, 1, e), ("x[m]: selected?", B, int(m[e]), 8, 0, 0, 0, 0, 0, e)]
+        want += [
+            ("x[m]: load mask", L, 0, 5, 2, 0, 8, m.ctypes.data + e, 1, e),
+            ("x[m]: selected?", B, int(m[e]), 8, 0, 0, 0, 0, 0, e),
+        ]
         if m[e]:
             want += [("x[m]: load selected element", L, 0, 5, 1, 0, 9, x.ctypes.data + 8 * e, 8, e),
                      ("x[m]: store selected", S, 0, 9, 10, 4, 0, out.ctypes.data + 8 * k, 8, e),
@@ -402,8 +463,12 @@ def test_for_over_a_1d_array_loads_each_element(mode):
     # x=1 (ret 2), s=3, v=4; the loop's own induction register 5
     want = [("s = 0.0", MV, 0, 0, 0, 0, 3, 0, 0, -1)]
     for e in range(3):
-        want += [("v = next element of x", L, 0, 5, 1, 0, 4, x.ctypes.data + 8 * e, 8, e), ("s += v", FA, 0, 3, 4, 0, 3, 0, 0, e),
-                 ("next v", IA, 0, 5, 0, 0, 5, 0, 0, e), ("for v in x", B, int(e < 2), 5, 0, 0, 0, 0, 0, e)]
+        want += [
+            ("v = next element of x", L, 0, 5, 1, 0, 4, x.ctypes.data + 8 * e, 8, e),
+            ("s += v", FA, 0, 3, 4, 0, 3, 0, 0, e),
+            ("next v", IA, 0, 5, 0, 0, 5, 0, 0, e),
+            ("for v in x", B, int(e < 2), 5, 0, 0, 0, 0, 0, e),
+        ]
     assert rows == want
 
 
@@ -414,9 +479,13 @@ def test_enumerate_uses_the_counter_as_induction(mode):
     _, rows, _, _ = trace(K.iterate_enum, (x, out), mode)
     assert out.tolist() == [2.0, 3.0]
     # x=1 out=2 (ret 3), i=4, v=5, v + 1.0 -> 6
-    assert rows[:5] == [("v = next element of x", L, 0, 4, 1, 0, 5, x.ctypes.data, 8, 0), ("v + 1.0", FA, 0, 5, 0, 0, 6, 0, 0, 0),
-                        ("out[i]", S, 0, 6, 4, 2, 0, out.ctypes.data, 8, 0), ("next (i, v)", IA, 0, 4, 0, 0, 4, 0, 0, 0),
-                        ("for (i, v) in enumerate(x)", B, 1, 4, 0, 0, 0, 0, 0, 0)]
+    assert rows[:5] == [
+        ("v = next element of x", L, 0, 4, 1, 0, 5, x.ctypes.data, 8, 0),
+        ("v + 1.0", FA, 0, 5, 0, 0, 6, 0, 0, 0),
+        ("out[i]", S, 0, 6, 4, 2, 0, out.ctypes.data, 8, 0),
+        ("next (i, v)", IA, 0, 4, 0, 0, 4, 0, 0, 0),
+        ("for (i, v) in enumerate(x)", B, 1, 4, 0, 0, 0, 0, 0, 0),
+    ]
     assert len(rows) == 10
 
 
@@ -489,7 +558,9 @@ def test_compiled_records_do_not_depend_on_chunk_size_and_match_interpreted(name
     fn, make = CHUNK_CASES[name]
     args = make()
     res_i, _, _, ci = trace(fn, args, "interpreted")
-    results = [r for r in (res_i.value if isinstance(res_i.value, tuple) else (res_i.value,)) if isinstance(r, np.ndarray)]
+    results = [
+        r for r in (res_i.value if isinstance(res_i.value, tuple) else (res_i.value,)) if isinstance(r, np.ndarray)
+    ]
     want = _relative(ci, [a for a in args if isinstance(a, np.ndarray)] + results)
     for mode, chunk_records in [("compiled", 1), ("compiled", 7), ("compiled", 64), ("compiled", 1 << 20),
                                 ("interpreted", 1), ("interpreted", 7)]:
@@ -666,7 +737,10 @@ def test_augmented_slice_updates_in_place(mode):
     _, rows, _, _ = trace(K.augmented_slice, (a, b), mode)
     assert a.tolist() == [1.0, 12.0, 23.0]
     assert [(r[1], r[7]) for r in rows if r[1] in (L, S)] == [
-        x for e in range(2) for x in ((L, a.ctypes.data + 8 + 8 * e), (L, b.ctypes.data + 8 * e), (S, a.ctypes.data + 8 + 8 * e))]
+        x
+        for e in range(2)
+        for x in ((L, a.ctypes.data + 8 + 8 * e), (L, b.ctypes.data + 8 * e), (S, a.ctypes.data + 8 + 8 * e))
+    ]
     assert [r[1] for r in rows if r[0] in ("a[1:]",)] == [Op.OTHER, Op.OTHER]  # the view and its write-back
 
 
@@ -685,7 +759,9 @@ def test_copies_of_views_read_the_view(mode):
     a = np.arange(3.0)
     res, rows, _, _ = trace(K.copies, (a,), mode)
     assert res.value[2] is a or mode == "compiled"
-    assert [(r[0], r[1]) for r in rows if r[0].startswith("np.ascontiguousarray")] == [("np.ascontiguousarray(a)", Op.OTHER)]
+    assert [(r[0], r[1]) for r in rows if r[0].startswith("np.ascontiguousarray")] == [
+        ("np.ascontiguousarray(a)", Op.OTHER)
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -693,8 +769,12 @@ def test_constructors_store_each_element(mode):
     res, rows, _, _ = trace(K.constructors, (2,), mode)
     z, o, f, e, r = res.value
     # n=1 (ret 2); z 3, o 4, the tuple (2, n) 5, f 6, e 7, r 8, the returned tuple 9; inductions 10 (zeros) ...
-    assert rows[:6] == [x for k in range(2) for x in
-                        [("np.zeros(n): store", S, 0, 10, 3, 0, 0, z.ctypes.data + 8 * k, 8, k)] + latch("np.zeros(n)", 10, int(k < 1), k)]
+    assert rows[:6] == [
+        x
+        for k in range(2)
+        for x in [("np.zeros(n): store", S, 0, 10, 3, 0, 0, z.ctypes.data + 8 * k, 8, k)]
+        + latch("np.zeros(n)", 10, int(k < 1), k)
+    ]
     ones = [r for r in rows if r[0].startswith("np.ones")]
     assert [(r[7], r[8], r[9]) for r in ones if r[1] == S] == [(o.ctypes.data + 4 * k, 4, k) for k in range(4)]
     assert [r[7] for r in rows if r[0] == "np.full(n, 7.0): store"] == [f.ctypes.data, f.ctypes.data + 8]
@@ -707,7 +787,9 @@ def test_like_constructors_linspace_and_array():
     a = np.arange(4.0).reshape(2, 2)
     res, rows, _, _ = trace(K.more_constructors, (3, a), "interpreted")  # np.array(a) of an array is a copy
     lin, arr, ones = res.value
-    assert [r[7] for r in rows if r[0] == "np.linspace(0.0, 1.0, n): store"] == [lin.ctypes.data + 8 * k for k in range(3)]
+    assert [r[7] for r in rows if r[0] == "np.linspace(0.0, 1.0, n): store"] == [
+        lin.ctypes.data + 8 * k for k in range(3)
+    ]
     assert [r[7] for r in rows if r[0] == "np.array(a): load a"] == [a.ctypes.data + 8 * k for k in range(4)]
     assert [r[7] for r in rows if r[0] == "np.array(a): store"] == [arr.ctypes.data + 8 * k for k in range(4)]
     assert [r[7] for r in rows if r[0] == "np.ones_like(a): store"] == [ones.ctypes.data + 8 * k for k in range(4)]
@@ -724,8 +806,12 @@ def test_fill_method_stores_the_value_register(mode):
     _, rows, _, _ = trace(K.fill_method, (a, 5.0), mode)
     assert a.tolist() == [5.0, 5.0]
     # a=1 v=2 (ret 3), call site 4; induction 5: the store reads v and writes a
-    assert rows == [x for k in range(2) for x in
-                    [("a.fill(v): store", S, 0, 2, 5, 1, 0, a.ctypes.data + 8 * k, 8, k)] + latch("a.fill(v)", 5, int(k < 1), k)]
+    assert rows == [
+        x
+        for k in range(2)
+        for x in [("a.fill(v): store", S, 0, 2, 5, 1, 0, a.ctypes.data + 8 * k, 8, k)]
+        + latch("a.fill(v)", 5, int(k < 1), k)
+    ]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -739,9 +825,14 @@ def test_reductions_along_an_axis_thread_per_output_element(mode):
     for j in range(3):
         want.append(("set up the accumulator", MV, 0, j))
         for i in range(2):
-            want += [("load a", L, a.ctypes.data + 24 * i + 8 * j, j), ("accumulate", FA, 0, j), ("next element", IA, 0, j),
-                     ("loop over elements", B, 0, j)]
-        want += [("store", S, s0.ctypes.data + 8 * j, j), ("next output element", IA, 0, j), ("loop over output elements", B, 0, j)]
+            want += [
+                ("load a", L, a.ctypes.data + 24 * i + 8 * j, j),
+                ("accumulate", FA, 0, j),
+                ("next element", IA, 0, j),
+                ("loop over elements", B, 0, j),
+            ]
+        want += [("store", S, s0.ctypes.data + 8 * j, j), ("next output element", IA, 0, j), ("loop over output "
+                                                                                              "elements", B, 0, j)]
     assert col == want
     assert [r[7] for r in rows if r[0] == "a.sum(1): load a"] == [a.ctypes.data + 8 * k for k in range(6)]
     assert [r[7] for r in rows if r[0] == "a.sum(1): store"] == [s1.ctypes.data, s1.ctypes.data + 8]
@@ -765,9 +856,11 @@ def test_cumsum_stores_every_running_value(mode):
     # a=1 (ret 2), np.cumsum(x) -> 3; inner induction 4, outer 5, accumulator 6, load 7
     want = [("np.cumsum(x): set up the accumulator", MV, 0, 0, 0, 0, 6, 0, 0, -1)]
     for e in range(4):
-        want += [("np.cumsum(x): load x", L, 0, 4, 1, 0, 7, a.ctypes.data + 8 * e, 8, e),
-                 ("np.cumsum(x): accumulate", FA, 0, 6, 7, 0, 6, 0, 0, e),
-                 ("np.cumsum(x): store", S, 0, 6, 4, 3, 0, out.ctypes.data + 8 * e, 8, e)] + latch("np.cumsum(x)", 4, int(e < 3), e)
+        want += [
+            ("np.cumsum(x): load x", L, 0, 4, 1, 0, 7, a.ctypes.data + 8 * e, 8, e),
+            ("np.cumsum(x): accumulate", FA, 0, 6, 7, 0, 6, 0, 0, e),
+            ("np.cumsum(x): store", S, 0, 6, 4, 3, 0, out.ctypes.data + 8 * e, 8, e),
+        ] + latch("np.cumsum(x)", 4, int(e < 3), e)
     assert rows == want
     res, rows, _, _ = trace(K.scan_axis, (a,), mode)
     assert res.value.tolist() == [[1.0, 3.0], [3.0, 7.0]]
@@ -822,7 +915,10 @@ def test_estimates_of_calls_numba_does_not_compile():
     res, _, _, _ = trace(K.svd_values, (np.arange(12.0).reshape(4, 3),), "interpreted")
     assert res.info.extra["library_work"][0]["flops"] == 4 * 4 * 3 ** 2 - 4 * 3 ** 3 // 3  # 4 m n^2 - 4/3 n^3
     res, _, _, _ = trace(K.transform, (np.arange(8.0),), "interpreted")
-    assert res.info.extra["library_work"][0]["flops"] == 5 * 8 * 3 and res.info.extra["library_work"][0]["bytes"] == 64 + 128
+    assert (
+        res.info.extra["library_work"][0]["flops"] == 5 * 8 * 3
+        and res.info.extra["library_work"][0]["bytes"] == 64 + 128
+    )
     res, _, _, _ = trace(K.stacked, (np.ones((2, 3, 4)), np.ones((2, 4, 5))), "interpreted")  # @ beyond 2-D
     assert res.info.extra["library_work"] == [{"call": "@", "location": _loc(K.stacked, 1), "calls": 1,
                                                "flops": 2 * 30 * 4, "bytes": 8 * (24 + 40 + 30)}]
@@ -834,16 +930,27 @@ def test_numpy_calls_without_arrays_record_no_work(mode):
     assert res.info.extra["library_work"] == [] and [r[1] for r in rows] == [Op.OTHER, IA]
 
 
-@pytest.mark.parametrize("kind,dims,want", [
-    ("W_INV", (2, 5, 5, 50, 0, 1, 1, 0), 2 * 125 * 2), ("W_LU", (2, 3, 3, 9, 0, 1, 1, 0), 18),
-    ("W_SOLVE", (2, 3, 3, 9, 2, 3, 2, 6), 18 + 2 * 9 * 2), ("W_CHOL", (2, 6, 6, 36, 0, 1, 1, 0), 72),
-    ("W_EIGH", (2, 2, 2, 4, 0, 1, 1, 0), 72), ("W_EIGVALSH", (2, 3, 3, 9, 0, 1, 1, 0), 36),
-    ("W_EIG", (2, 2, 2, 4, 0, 1, 1, 0), 200), ("W_EIGVALS", (2, 2, 2, 4, 0, 1, 1, 0), 80),
-    ("W_SVD", (2, 2, 4, 8, 0, 1, 1, 0), 4 * 16 * 2 + 8 * 4 * 4 + 9 * 8), ("W_QR", (2, 6, 3, 18, 0, 1, 1, 0), 4 * 6 * 9 - 36),
-    ("W_NORM", (1, 1, 7, 7, 0, 1, 1, 0), 14), ("W_FFTN", (2, 4, 4, 16, 0, 1, 1, 0), 5 * 16 * 4),
-    ("W_RFFT", (2, 3, 8, 24, 0, 1, 1, 0), 3 * 2.5 * 8 * 3), ("W_SORT", (2, 2, 8, 16, 0, 1, 1, 0), 2 * 8 * 3),
-    ("W_CONV", (1, 1, 10, 10, 1, 1, 3, 3), 60), ("W_TRACE", (2, 3, 5, 15, 0, 1, 1, 0), 3),
-])
+@pytest.mark.parametrize(
+    "kind,dims,want",
+    [
+        ("W_INV", (2, 5, 5, 50, 0, 1, 1, 0), 2 * 125 * 2),
+        ("W_LU", (2, 3, 3, 9, 0, 1, 1, 0), 18),
+        ("W_SOLVE", (2, 3, 3, 9, 2, 3, 2, 6), 18 + 2 * 9 * 2),
+        ("W_CHOL", (2, 6, 6, 36, 0, 1, 1, 0), 72),
+        ("W_EIGH", (2, 2, 2, 4, 0, 1, 1, 0), 72),
+        ("W_EIGVALSH", (2, 3, 3, 9, 0, 1, 1, 0), 36),
+        ("W_EIG", (2, 2, 2, 4, 0, 1, 1, 0), 200),
+        ("W_EIGVALS", (2, 2, 2, 4, 0, 1, 1, 0), 80),
+        ("W_SVD", (2, 2, 4, 8, 0, 1, 1, 0), 4 * 16 * 2 + 8 * 4 * 4 + 9 * 8),
+        ("W_QR", (2, 6, 3, 18, 0, 1, 1, 0), 4 * 6 * 9 - 36),
+        ("W_NORM", (1, 1, 7, 7, 0, 1, 1, 0), 14),
+        ("W_FFTN", (2, 4, 4, 16, 0, 1, 1, 0), 5 * 16 * 4),
+        ("W_RFFT", (2, 3, 8, 24, 0, 1, 1, 0), 3 * 2.5 * 8 * 3),
+        ("W_SORT", (2, 2, 8, 16, 0, 1, 1, 0), 2 * 8 * 3),
+        ("W_CONV", (1, 1, 10, 10, 1, 1, 3, 3), 60),
+        ("W_TRACE", (2, 3, 5, 15, 0, 1, 1, 0), 3),
+    ],
+)
 def test_work_formulas(kind, dims, want):
     from profiler import libcalls as lc
     nd0, m0, n0, s0, nd1, m1, n1, s1 = dims
@@ -909,9 +1016,16 @@ def _reference_dot(a, b, out):
 
     def inner(ia, ib, tid_of):
         for k in range(K_):
-            recs.extend([(Op.LOAD, _addr(a, ia(k)), a.itemsize, 0, tid_of(k)), (Op.LOAD, _addr(b, ib(k)), b.itemsize, 0, tid_of(k)),
-                         (mul, 0, 0, 0, tid_of(k)), (acc, 0, 0, 0, tid_of(k)), (Op.INT_ALU, 0, 0, 0, tid_of(k)),
-                         (Op.BRANCH, 0, 0, int(k < K_ - 1), tid_of(k))])
+            recs.extend(
+                [
+                    (Op.LOAD, _addr(a, ia(k)), a.itemsize, 0, tid_of(k)),
+                    (Op.LOAD, _addr(b, ib(k)), b.itemsize, 0, tid_of(k)),
+                    (mul, 0, 0, 0, tid_of(k)),
+                    (acc, 0, 0, 0, tid_of(k)),
+                    (Op.INT_ALU, 0, 0, 0, tid_of(k)),
+                    (Op.BRANCH, 0, 0, int(k < K_ - 1), tid_of(k)),
+                ]
+            )
 
     if a.ndim == 1 and b.ndim == 1:
         recs.append((Op.MOVE, 0, 0, 0, -1))
@@ -921,7 +1035,9 @@ def _reference_dot(a, b, out):
     outs = list(np.ndindex(out.shape))
     for o, idx in enumerate(outs):
         recs.append((Op.MOVE, 0, 0, 0, o))
-        inner(lambda k: (idx[0], k) if a.ndim == 2 else (k,), lambda k: (k, idx[-1]) if b.ndim == 2 else (k,), lambda k: o)
+        inner(
+            lambda k: (idx[0], k) if a.ndim == 2 else (k,), lambda k: (k, idx[-1]) if b.ndim == 2 else (k,), lambda k: o
+        )
         recs += [(Op.STORE, _addr(out, idx), out.itemsize, 0, o), (Op.INT_ALU, 0, 0, 0, o),
                  (Op.BRANCH, 0, 0, int(o < len(outs) - 1), o)]
     return recs

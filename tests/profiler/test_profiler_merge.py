@@ -43,7 +43,9 @@ STATEMENTS = [
 ]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(body=st.lists(st.sampled_from(STATEMENTS), min_size=2, max_size=12))
 def test_merged_records_equal_the_interpreted_ones(tmp_path_factory, body):
     lines = ["t = 0"] + [part for stmt in body for part in stmt.split("\n    ")]
@@ -72,7 +74,8 @@ def test_records_known_at_compile_time_are_written_with_the_next_memory_record()
         "    _pc_save(_pc_S, _pc_p, _pc_k)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 258)\n"
     )
-    assert got == ["t = x[i]", "u = t * 2.0", "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 80, x, i))",
+    assert got == ["t = x[i]", "u = t * 2.0", "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 80, x, "
+                                              "i))",
                    "_pc_p = _pc_rec(_pc_c0, _pc_p, 194)", "_pc_save(_pc_S, _pc_p, _pc_k)",
                    "_pc_p = _pc_rec(_pc_c0, _pc_p, 258)"]
 

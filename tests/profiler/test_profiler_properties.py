@@ -32,7 +32,10 @@ def _int_expr(depth):
 
 
 def _float_expr(depth):
-    leaf = st.one_of(st.sampled_from(INT_VARS).map(lambda v: f"x[{v} % 4]"), st.floats(-3, 3, allow_nan=False).map(lambda f: repr(round(f, 3))))
+    leaf = st.one_of(
+        st.sampled_from(INT_VARS).map(lambda v: f"x[{v} % 4]"),
+        st.floats(-3, 3, allow_nan=False).map(lambda f: repr(round(f, 3))),
+    )
     if depth <= 0:
         return leaf
     sub = _float_expr(depth - 1)
@@ -44,7 +47,8 @@ def _float_expr(depth):
 
 
 def _bool_expr(depth):
-    leaf = st.tuples(leaf_int, st.sampled_from(["<", "<=", "==", "!=", ">"]), leaf_int).map(lambda t: f"{t[0]} {t[1]} {t[2]}")
+    leaf = st.tuples(leaf_int, st.sampled_from(["<", "<=", "==", "!=", ">"]), leaf_int).map(lambda t: f"{t[0]} {t[1]} "
+                                                                                                      f"{t[2]}")
     if depth <= 0:
         return leaf
     return st.one_of(
@@ -58,10 +62,13 @@ def _bool_expr(depth):
 def _stmt(depth):
     simple = st.one_of(
         st.tuples(st.sampled_from(INT_VARS), _int_expr(2)).map(lambda t: [f"{t[0]} = {t[1]}"]),
-        st.tuples(st.sampled_from(INT_VARS), st.sampled_from(["+", "-", "*"]), _int_expr(1)).map(lambda t: [f"{t[0]} {t[1]}= {t[2]}"]),
+        st.tuples(st.sampled_from(INT_VARS), st.sampled_from(["+", "-", "*"]), _int_expr(1)).map(lambda t: [f"{t[0]} "
+                                                                                                            f"{t[1]}= "
+                                                                                                            f"{t[2]}"]),
         st.tuples(st.sampled_from(INT_VARS), _float_expr(2)).map(lambda t: [f"x[{t[0]} % 4] = {t[1]}"]),
         st.tuples(st.sampled_from(INT_VARS), _float_expr(1)).map(lambda t: [f"x[-1 - {t[0]} % 4] += {t[1]}"]),
-        st.tuples(st.sampled_from(INT_VARS), st.sampled_from(INT_VARS)).map(lambda t: [f"{t[0]}, {t[1]} = {t[1]}, {t[0]}"]),
+        st.tuples(st.sampled_from(INT_VARS), st.sampled_from(INT_VARS)).map(lambda t: [f"{t[0]}, {t[1]} = {t[1]}, "
+                                                                                       f"{t[0]}"]),
     )
     if depth <= 0:
         return simple
@@ -73,8 +80,11 @@ def _stmt(depth):
         st.tuples(st.integers(0, 3), block).map(lambda t: [f"for i in range({t[0]}):", *ind(t[1])]),
         # one counter per nesting depth, so an inner while cannot reset an outer one's counter
         st.tuples(_bool_expr(0), block).map(
-            lambda t: [f"w{depth} = 0", f"while w{depth} < 3 and ({t[0]}):", f"    w{depth} += 1", *ind(t[1])]),
-        st.tuples(_bool_expr(0), block).map(lambda t: ["for j in range(4):", f"    if {t[0]}:", "        break", *ind(t[1])]),
+            lambda t: [f"w{depth} = 0", f"while w{depth} < 3 and ({t[0]}):", f"    w{depth} += 1", *ind(t[1])]
+        ),
+        st.tuples(_bool_expr(0), block).map(
+            lambda t: ["for j in range(4):", f"    if {t[0]}:", "        break", *ind(t[1])]
+        ),
     )
 
 
@@ -83,7 +93,7 @@ _counter = itertools.count()
 
 
 def _load(tmp_dir, lines):
-    src = ("import math\n\n\ndef prog(a, b, c, x):\n    w0 = w1 = w2 = 0\n" + "".join(f"    {l}\n" for l in lines)
+    src = ("import math\n\n\ndef prog(a, b, c, x):\n    w0 = w1 = w2 = 0\n" + "".join(f"    {line}\n" for line in lines)
            + "    return a, b, c, w0 + 10 * w1 + 100 * w2\n")
     return load_source(tmp_dir, f"pc_generated_{next(_counter)}", src).prog, src
 
@@ -97,7 +107,9 @@ def _run_both(fn, ints, mode):
     return want, x_ref, res, x_tr, sink.regions[0][2]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(lines=programs, ints=st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.integers(-6, 6)))
 def test_generated_programs_compute_the_same_interpreted(tmp_path_factory, lines, ints):
     fn, src = _load(tmp_path_factory.mktemp("gen"), lines)
@@ -112,7 +124,9 @@ def test_generated_programs_compute_the_same_interpreted(tmp_path_factory, lines
     assert np.all(chunk.size[mem] == 8)
 
 
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(lines=programs, ints=st.tuples(st.integers(-6, 6), st.integers(-6, 6), st.integers(-6, 6)))
 def test_generated_programs_same_records_in_both_modes(tmp_path_factory, lines, ints):
     fn, src = _load(tmp_path_factory.mktemp("gen"), lines)

@@ -102,10 +102,17 @@ def test_branchy_loop_outcomes_and_jumps(mode):
     ]
     assert rows == (
         [("move", Op.MOVE, 0, 0, 0, 0, 4, 0, 0, -1)]
-        + first(0, 1) + [("store", S, 0, 7, 2, 0, 0, po, 4, 0), ("jump:else", J, 0, 0, 0, 0, 0, 0, 0, 0)] + latch(0, 1)
-        + first(1, 0) + second(1, 1) + [("store", S, 0, 7, 2, 0, 0, po + 4, 4, 1), ("jump:else", J, 0, 0, 0, 0, 0, 0, 0, 1)]
+        + first(0, 1)
+        + [("store", S, 0, 7, 2, 0, 0, po, 4, 0), ("jump:else", J, 0, 0, 0, 0, 0, 0, 0, 0)]
+        + latch(0, 1)
+        + first(1, 0)
+        + second(1, 1)
+        + [("store", S, 0, 7, 2, 0, 0, po + 4, 4, 1), ("jump:else", J, 0, 0, 0, 0, 0, 0, 0, 1)]
         + latch(1, 1)
-        + first(2, 0) + second(2, 0) + [("binop:+=", Op.INT_ALU, 0, 4, 0, 0, 4, 0, 0, 2)] + latch(2, 0)
+        + first(2, 0)
+        + second(2, 0)
+        + [("binop:+=", Op.INT_ALU, 0, 4, 0, 0, 4, 0, 0, 2)]
+        + latch(2, 0)
     )
     assert res.value == 1 and out.tolist() == [1, 2, 0]
 
@@ -281,6 +288,8 @@ def test_modes_agree_on_every_record():
     out_i, out_c = np.zeros(5, np.int32), np.zeros(5, np.int32)
     _, ri, _ = trace(K.branchy, (x, out_i), "interpreted")
     _, rc, _ = trace(K.branchy, (x, out_c), "compiled")
-    strip = lambda rows, base_o: [r[:7] + ((r[7] - base_o) if r[7] >= base_o and r[7] < base_o + 64 else r[7],) + r[8:] for r in rows]  # noqa: E731
+    def strip(rows, base_o):
+        return [r[:7] + ((r[7] - base_o) if r[7] >= base_o and r[7] < base_o + 64 else r[7],) + r[8:] for r in rows]
+
     assert strip(ri, out_i.ctypes.data) == strip(rc, out_c.ctypes.data)
     assert out_i.tolist() == out_c.tolist()

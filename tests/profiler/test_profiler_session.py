@@ -122,7 +122,8 @@ def test_unmatched_region_start_is_reported_before_running(tmp_path, capsys):
 
 def test_unsupported_constructs_name_file_line_before_running():
     x = np.zeros(2)
-    with pytest.raises(UnsupportedConstruct, match=r"profiler_test_kernels.py:\d+: nested function definition 'gen'.*generator \(yield\)"):
+    with pytest.raises(UnsupportedConstruct, match=r"profiler_test_kernels.py:\d+: nested function definition "
+                                                   r"'gen'.*generator \(yield\)"):
         trace_function(K.uses_generator, (x,), mode="interpreted")
     with pytest.raises(UnsupportedConstruct, match=r"profiler_test_kernels.py:\d+: exec\(\)"):
         trace_function(K.uses_exec, (x,), mode="interpreted")

@@ -164,7 +164,9 @@ def test_sequential_loops_are_no_thread_space(fn, why):
     assert len(meta["rejected"]) == 1
     assert any(why in w for w in meta["rejected"][0]["why"]), meta["rejected"][0]["why"]
     line = fn.__code__.co_firstlineno
-    assert any(f"test_profiler_threadspace.py:{line + d}:" in w for d in range(1, 6) for w in meta["rejected"][0]["why"])
+    assert any(
+        f"test_profiler_threadspace.py:{line + d}:" in w for d in range(1, 6) for w in meta["rejected"][0]["why"]
+    )
 
 
 def test_histogram_names_the_atomic_array():
