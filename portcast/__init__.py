@@ -6,19 +6,10 @@ Public API: the region markers (``region``, ``region_start``, ``region_end``, ``
 """
 
 from profiler.markers import parallel, region, region_end, region_start  # noqa: F401
+from profiler.version import portcast_version
 
-
-def _installed_version() -> str:
-    """The version of the installed distribution: pyproject.toml's, its one source."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("portcast")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "0+unknown"
-
-
-__version__ = _installed_version()
+#: the installed distribution's version (pyproject.toml is its one source)
+__version__ = portcast_version()
 
 
 def profile(target, args=None, **options):

@@ -22,6 +22,8 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from profiler.version import portcast_version
+
 FORMAT = "portcast.profile-report"
 SCHEMA_VERSION = 1
 
@@ -105,7 +107,7 @@ class ProfileReport:
     regions: list
     created: str = dataclasses.field(
         default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
-    portcast_version: str = dataclasses.field(default_factory=lambda: _version())
+    portcast_version: str = dataclasses.field(default_factory=lambda: portcast_version())
 
     def to_dict(self) -> dict:
         """The report as JSON-ready data (:data:`FORMAT`, :data:`SCHEMA_VERSION`)."""
@@ -146,12 +148,6 @@ class ProfileReport:
             else:
                 parts.append(f"{r.label}: {r.no_prediction or 'no prediction'}")
         return f"<ProfileReport of {self.target}: " + ("; ".join(parts) or "no region") + ">"
-
-
-def _version() -> str:
-    from portcast import __version__
-
-    return __version__
 
 
 # ----------------------------------------------------------------------------------------- building ---

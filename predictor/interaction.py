@@ -150,7 +150,11 @@ def _resolve_validation_size(validation_size, n: int) -> int:
 
 
 def _dask_score(X, y_fit, y_true, w, chunks, test_idx, code, tol, hat, address, progress):
-    from dask.distributed import Client, LocalCluster, as_completed
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ImportError("backend='dask' needs Dask: pip install 'portcast[dask]' (the default backend "
+                          "'local' needs nothing more)") from None
 
     cluster = None
     if address is None:

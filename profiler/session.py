@@ -27,17 +27,9 @@ from . import markers as _markers
 from . import runtime as rt
 from .compile_errors import describe_failure
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
+from .version import portcast_version
 
 MODES = ("auto", "interpreted", "compiled")
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("portcast")
-    except Exception:  # pragma: no cover - not installed
-        return "0+unknown"
 
 
 @dataclasses.dataclass
@@ -108,7 +100,7 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         invocation = _INVOCATIONS.get(name, 0)
         _INVOCATIONS[name] = invocation + 1
     info = RegionInfo(
-        name=name, invocation=invocation, mode=mode, portcast_version=_version(), source=source,
+        name=name, invocation=invocation, mode=mode, portcast_version=portcast_version(), source=source,
         parallel_loop=", ".join(prog.parallel_loops) or None,
     )
     if prog.thread_space:

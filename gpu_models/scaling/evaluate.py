@@ -268,7 +268,7 @@ def run_evaluation(out_dir, settings: EvalSettings | None = None, ds: ScalingDat
     import pandas as pd
 
     table = pd.DataFrame(rows)
-    _write_csv(table, out / "errors.csv")
+    write_csv(table, out / "errors.csv")
     summary = _summarise(table, s, grid)
     write_json_atomic(out / "summary.json", summary)
     _write_text(out / "errors.md", _markdown(summary))
@@ -360,5 +360,5 @@ def _write_text(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
-def _write_csv(table, path: Path) -> None:
+def write_csv(table, path: Path) -> None:
     _write_text(path, table.to_csv(index=False, float_format="%.6g"))

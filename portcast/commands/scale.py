@@ -200,9 +200,9 @@ def predict(
                              f"predicted_{model.target}": v, f"measured_{model.target}": true})
         table = pd.DataFrame(rows)
         if out is not None:
-            from gpu_models.scaling.evaluate import _write_csv
+            from gpu_models.scaling.evaluate import write_csv
 
-            _write_csv(table, Path(out))
+            write_csv(table, Path(out))
         t = Table(title=f"{model.target} predicted from base {b[0]}/{b[1]:g}/{b[2]:g} "
                         f"at {grid.n_configs} configurations")
         for col in ("kernel", "base", "min predicted", "max predicted", "mean abs error vs measured"):
@@ -247,9 +247,9 @@ def place(
         table = pd.DataFrame([{"sm_count": s_, "core_mhz": c, "mem_mhz": m, f"predicted_{model.target}": v}
                               for (s_, c, m), v in zip(grid.configs(), surf.ravel())])
         if out is not None:
-            from gpu_models.scaling.evaluate import _write_csv
+            from gpu_models.scaling.evaluate import write_csv
 
-            _write_csv(table, Path(out))
+            write_csv(table, Path(out))
         mix = ", ".join(f"{n} {v:.2f}" for n, v in zip(COUNTER_NAMES, x))
         chosen = ", ".join(str(int(c[0])) for c in cl[0])
         col = table[f"predicted_{model.target}"]
@@ -305,7 +305,7 @@ def taxonomy(
 ) -> None:
     """PCA + Spearman/Ward clustering of scaling behaviour; dendrogram and a CSV of clusters."""
     with _errors():
-        from gpu_models.scaling.evaluate import _write_csv
+        from gpu_models.scaling.evaluate import write_csv
         from gpu_models.taxonomy import build_taxonomy, plot_dendrogram
 
         if fmt not in ("png", "svg"):
@@ -324,7 +324,7 @@ def taxonomy(
         table = tax.table()
         groups = ds.groups()
         table.insert(1, "group", [groups[k] for k in table.kernel])
-        _write_csv(table, Path(out) / f"taxonomy_{stem}_{target}.csv")
+        write_csv(table, Path(out) / f"taxonomy_{stem}_{target}.csv")
         summary = table.groupby("behaviour").size().sort_values(ascending=False)
         console.print(f"PCA kept {tax.n_components} components; clusters: "
                       + ", ".join(f"{n} ({c})" for n, c in summary.items()))

@@ -58,6 +58,7 @@ from ..trace import (
     TraceChunk,
     TraceError,
 )
+from ..version import portcast_version
 from . import _pump
 from .build import NativeToolError, ensure_tool
 
@@ -152,7 +153,7 @@ class StreamDecoder:
             inv = self._invocations[name]
             self._invocations[name] += 1
             self._info = RegionInfo(name=name, invocation=inv, mode="native", source=self.source,
-                                    portcast_version=_version(), extra={"recorder": "valgrind"})
+                                    portcast_version=portcast_version(), extra={"recorder": "valgrind"})
             self._pc_seen = np.zeros(1 << 16, bool)
             self._tid_seen = np.zeros(0, bool)
             self._tids_big = set()
@@ -619,15 +620,6 @@ def _read_into(f: BinaryIO, view: memoryview) -> int:
             view[got:got + k] = b
         got += k
     return got
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("portcast")
-    except Exception:
-        return ""
 
 
 def valgrind_command(out_path: str, program: Sequence[str], *, region: str | None = None,
