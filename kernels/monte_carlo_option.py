@@ -15,7 +15,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ._corpus_a import blocks_for
+from ._launch import blocks_for
 from .spec import GpuPort, KernelSpec
 
 TPB = 128

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ._corpus_a import rng
+from ._launch import rng
 from .spec import GpuPort, KernelSpec
 
 TPB = 128

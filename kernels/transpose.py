@@ -11,7 +11,7 @@ import numba
 import numpy as np
 from numba import cuda
 
-from ._corpus_a import blocks_for, rng
+from ._launch import blocks_for, rng
 from .spec import GpuPort, KernelSpec
 
 TILE = 32

@@ -130,7 +130,7 @@ def characterize_cmd(
     import datetime
 
     from portcast.characterize import DEFAULT_SIZES, characterize, write_feature_table
-    from profiler.session import _version
+    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)
@@ -149,7 +149,7 @@ def characterize_cmd(
         extra = {"sizes": used, "command": "portcast characterize --sizes " + ",".join(used)
                  + (" --kernels " + ",".join(dict.fromkeys(spec.name for spec, _ in points)) if kernels else "")
                  + (f" --seed {seed}" if seed else "") + f" --out {out}",
-                 "date": datetime.date.today().isoformat(), "portcast_version": _version(),
+                 "date": datetime.date.today().isoformat(), "portcast_version": portcast_version(),
                  "mode": "auto (compiled where Numba compiles the region)"}
         path = write_feature_table(table, out, seed=seed, extra=extra)
     console.print(f"wrote {len(table)} rows x {table.shape[1] - 4} features to {path}")

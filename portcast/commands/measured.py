@@ -39,7 +39,7 @@ def trace_cmd(
 
     from kernels.measured.registry import all_measured
     from portcast.measured import selected_points, trace_points, write_points_table
-    from profiler.session import _version
+    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         specs = all_measured()
@@ -66,7 +66,7 @@ def trace_cmd(
                + (" --sample" if sample else "")
                + (f" --seed {seed}" if seed else "") + f" --out {out}")
         path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
-                                                     "portcast_version": _version()})
+                                                     "portcast_version": portcast_version()})
     console.print(f"wrote {len(table)} traced points to {path}")
 
 
@@ -80,7 +80,7 @@ def merge_cmd(
 
     from kernels.measured.registry import all_measured
     from portcast.measured import merge_points_tables, points_table_extra, read_points_table, write_points_table
-    from profiler.session import _version
+    from profiler.version import portcast_version
 
     with user_errors(ValueError, FileNotFoundError):
         if out.suffix.lower() != ".parquet":
@@ -88,7 +88,7 @@ def merge_cmd(
         table = merge_points_tables([read_points_table(p) for p in parts], all_measured())
         extra = {"command": f"portcast measured merge {' '.join(str(p) for p in parts)} --out {out}",
                  "parts": [points_table_extra(p).get("command", str(p)) for p in parts],
-                 "date": datetime.date.today().isoformat(), "portcast_version": _version()}
+                 "date": datetime.date.today().isoformat(), "portcast_version": portcast_version()}
         path = write_points_table(table, out, extra=extra)
     console.print(f"wrote {len(table)} traced points from {len(parts)} tables to {path}")
 
@@ -265,7 +265,7 @@ def cpu_times_cmd(
 
     from kernels.measured.registry import all_measured
     from portcast.cpu_times import SHIPPED_CPU_TIMES, host_description, selected, time_points, write_cpu_times
-    from profiler.session import _version
+    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         given, out = out, out or SHIPPED_CPU_TIMES
@@ -300,7 +300,7 @@ def cpu_times_cmd(
                + (f" --max-global-work {max_work}" if max_work else "") + (f" --seed {seed}" if seed else "")
                + (f" --out {given}" if given else ""))
         csv_path, sidecar = write_cpu_times(table, out, host, extra={
-            "command": cmd, "seed": seed, "wall_s": round(wall, 1), "portcast_version": _version(),
+            "command": cmd, "seed": seed, "wall_s": round(wall, 1), "portcast_version": portcast_version(),
             "load_average_end": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None})
     console.print(f"wrote CPU times of {len(table)} points to {csv_path} (+ {sidecar.name}) in {wall:.0f} s")
 

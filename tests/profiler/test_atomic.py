@@ -82,7 +82,7 @@ def test_a_killed_trace_writers_temporary_is_removed_by_the_next_run(tmp_path):
                              text=True, check=True).stdout)
     stale = tmp_path / f".saxpy.0.parquet.{pid}.zz.tmp"
     stale.write_bytes(b"PAR1 partial")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     res = CliRunner().invoke(app, ["profile", str(root / "examples" / "saxpy.py"), "--trace-dir", str(tmp_path),
                                    "--no-progress", "--no-features", "--no-baseline", "--", "64"])
     assert res.exit_code == 0, res.output

@@ -54,7 +54,7 @@ def test_piped_output_does_not_depend_on_the_terminal_width(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     long_dir = tmp_path / ("a-rather-long-folder-name-" * 4)
     res = CliRunner().invoke(app, ["profile", str(root / "examples" / "saxpy.py"), "--trace-dir", str(long_dir),
                                    "--no-progress", "--no-features", "--no-baseline", "--", "64"])
@@ -79,7 +79,7 @@ def test_profile_is_readable_in_an_80_column_terminal():
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "TTY_COMPATIBLE": "1", "COLUMNS": "80", "NO_COLOR": "1", "TERM": "xterm"}
     run = subprocess.run([sys.executable, "-m", "portcast", "profile", str(root / "examples" / "saxpy.py"),
                           "--no-progress", "--", "4000"], capture_output=True, text=True, env=env, timeout=300)

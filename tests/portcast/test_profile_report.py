@@ -12,7 +12,7 @@ from portcast.cli import app
 from predictor import InteractionSearchRegressor
 from predictor.model_io import save_model
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

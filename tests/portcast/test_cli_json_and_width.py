@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from portcast.cli import app
 from portcast.commands._common import COMMAND_OUTPUT_FORMAT, _Console, table_record
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAXPY = ROOT / "examples" / "saxpy.py"
 
 

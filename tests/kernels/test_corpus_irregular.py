@@ -241,7 +241,7 @@ def compare_reference(name, inputs, result):
 # ---- the corpus contract ------------------------------------------------------------------------------
 
 
-def test_corpus_b_is_registered():
+def test_irregular_kernels_are_registered():
     from kernels.registry import all_kernels
 
     corpus = all_kernels()

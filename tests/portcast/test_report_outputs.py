@@ -1,6 +1,6 @@
 """The profile report as a user gets it: `portcast profile --json` (stdout is one JSON document, the script's own
 prints go to stderr), `--report out.html` (one self-contained page), and `portcast.profile(...)` in Python and
-Jupyter. The page in a real browser: tests/test_report_browser.py."""
+Jupyter. The page in a real browser: tests/portcast/test_report_browser.py."""
 
 import json
 import math
@@ -17,7 +17,7 @@ import portcast
 from portcast.cli import app
 from portcast.profile_report import FORMAT, SCHEMA_VERSION
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAXPY = ROOT / "examples" / "saxpy.py"
 PORTCAST = [sys.executable, "-m", "portcast"]
 

@@ -1,4 +1,4 @@
-"""Round 4 of the engine's speed work: ILP on the engine's shared block ids, the shared register-token pass.
+"""ILP on the engine's shared block ids, the shared register-token pass.
 
 ILP fed by a :class:`FeatureEngine` finds the blocks of LOADs and STOREs through the engine's dense ids
 (``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/_ilp_unrolled.py``; the bytes within a

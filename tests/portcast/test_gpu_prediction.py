@@ -12,7 +12,7 @@ from portcast.cli import app
 from portcast.gpu_prediction import BytesSink, SimtSink, predict_region
 from predictor.gputime import DEFAULT_GPUTIME_MODEL, WORK_KEYS, load_gputime_model
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAXPY = str(ROOT / "examples" / "saxpy.py")
 NOSIMT = DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
 runner = CliRunner()
@@ -88,7 +88,7 @@ def test_the_simt_input_is_computed_when_the_model_needs_it():
     ("saxpy", (500, 1000, 2000, 4000), 64_000, 1e-9),   # every count extrapolates exactly (linear)
     ("stencil2d", (16, 24, 32, 48), 192, 1e-9),         # exact with four sizes (portcast.at_size's docs)
     ("matmul_naive", (8, 12, 16, 24), 96, 1e-9),
-    ("bfs", (500, 1000, 2000, 4000), 16_000, 0.02),     # data-dependent: within 2% (tests/test_at_size.py)
+    ("bfs", (500, 1000, 2000, 4000), 16_000, 0.02),     # data-dependent: within 2% (tests/portcast/test_at_size.py)
 ])
 def test_at_size_prediction_matches_a_direct_trace_at_the_size(name, sizes, target, count_rtol):
     from kernels.registry import get_kernel

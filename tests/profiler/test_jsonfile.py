@@ -61,7 +61,7 @@ def test_every_loader_refuses_deep_nesting_naming_the_file(tmp_path, what, loade
 def test_cli_gives_one_line_for_a_deep_json(tmp_path, args):
     import pathlib
 
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     p = tmp_path / "deep.json"
     p.write_text(DEEP)
     rows = tmp_path / "rows.json"

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from portcast.cli import app
 from predictor.model_io import default_model_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

@@ -1,4 +1,5 @@
-"""Round 3 fast paths against the reference (featref.py) and against the straightforward formulations:
+"""Fast paths of the shared block map, reuse distance and PPM against the reference (featref.py) and against
+the straightforward formulations:
 
 * the engine's shared block map (features/_blocks.py): dense ids in first-touch order, pages, growth;
 * footprint and reuse distance reading dense ids; reuse's live-byte map plus Fenwick tree over groups of
