@@ -16,6 +16,22 @@ def _count_ops(op, counts):
         counts[op[i]] += 1
 
 
+def count_ops(chunk: TraceChunk, counts: np.ndarray) -> None:
+    """Add ``chunk``'s records per operation class to ``counts`` (int64, :data:`profiler.trace.N_OPS` long):
+    the one op-class histogram every consumer uses (the mix features, a profile's summary, the counter-like
+    vector of :mod:`features.counters`)."""
+    if len(chunk):
+        _count_ops(chunk.op, counts)
+
+
+def op_counts(chunks) -> np.ndarray:
+    """Records per operation class over a stream of chunks (int64, :data:`profiler.trace.N_OPS` long)."""
+    counts = np.zeros(N_OPS, np.int64)
+    for chunk in chunks:
+        count_ops(chunk, counts)
+    return counts
+
+
 class MixAnalyzer(Analyzer):
     """Counts records per operation class (``docs/features.md``, "Instruction mix")."""
 
@@ -26,9 +42,8 @@ class MixAnalyzer(Analyzer):
         self.counts = np.zeros(N_OPS, np.int64)
 
     def consume(self, chunk: TraceChunk) -> None:
-        if len(chunk):
-            _count_ops(chunk.op, self.counts)
-            self.n += len(chunk)
+        count_ops(chunk, self.counts)
+        self.n += len(chunk)
 
     def result(self) -> dict[str, float]:
         c = self.counts

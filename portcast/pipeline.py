@@ -59,9 +59,9 @@ class SummarySink:
         self._counts = np.zeros(N_OPS, np.int64)
 
     def consume(self, chunk) -> None:
-        from profiler.trace import N_OPS
+        from features.mix import count_ops
 
-        self._counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
+        count_ops(chunk, self._counts)
 
     def end_region(self, info, static) -> None:
         self.rows.append((info, self._counts))

@@ -5,7 +5,7 @@ Protocol (decided here; the paper used a random 80/20 split of 108 kernels):
 - training set: all 140 microbenchmarks plus the real kernels not in the current fold;
 - validation: the 25 real kernels in ``n_folds`` folds (seeded permutation), so each real kernel is
   predicted once by a model that never saw it;
-- counters: the PTX fingerprint turned into the hand-off vector of :mod:`gpu_models.counters`
+- counters: the PTX fingerprint turned into the hand-off vector of :mod:`features.counters`
   (``"classes"``, 7 fractions) or the 101 PTX instruction fractions (``"ptx"``);
 - error: |predicted - measured| / measured at every configuration except the base one (31 targets),
   averaged over kernels and targets; oracle = the nearest centroid to the kernel's true scaling values.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpu_models.counters import COUNTER_NAMES, counters_from_ptx
+from features.counters import COUNTER_NAMES, counters_from_ptx
 from gpu_models.dataset import ScalingDataset, load_titanx
 from gpu_models.scaling.model import ScalingModel, prediction_errors, write_json_atomic
 from profiler.atomic import atomic_write_text
@@ -43,7 +43,7 @@ def titanx_counters(ds: ScalingDataset, kind: str = "classes", kernels=None) -> 
     ds:
         Dataset from :func:`gpu_models.dataset.load_titanx` (``ptx_*`` columns).
     kind:
-        ``"classes"``: the 7 class fractions of :mod:`gpu_models.counters`; ``"ptx"``: the fraction of
+        ``"classes"``: the 7 class fractions of :mod:`features.counters`; ``"ptx"``: the fraction of
         each of the 101 PTX instructions.
     kernels:
         Kernel order (default: the dataset's).

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-import numpy as np
 import typer
 from rich.table import Table
 
@@ -558,16 +557,14 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile."),
     ) -> None:
         """Describe a trace file: region metadata, records, instruction mix, static table size."""
-        from profiler.trace import N_OPS, Op
+        from features.mix import op_counts
+        from profiler.trace import Op
         from profiler.tracefile import TraceFile
 
         with user_errors():
             tf = TraceFile(file)
-            counts = np.zeros(N_OPS, np.int64)
-            n = 0
-            for chunk in tf.chunks():
-                counts += np.bincount(chunk.op, minlength=N_OPS)[:N_OPS]
-                n += len(chunk)
+            counts = op_counts(tf.chunks())
+            n = int(counts.sum())
         info = tf.info
         table = Table(title=str(file), show_header=False)
         table.add_column("field")

@@ -229,7 +229,7 @@ def place(
     with _errors():
         import pandas as pd
 
-        from gpu_models.counters import COUNTER_NAMES, counters_from_trace_chunks
+        from features.counters import COUNTER_NAMES, counters_from_trace_chunks
         from gpu_models.scaling import ScalingModel
         from profiler.tracefile import TraceFile
 

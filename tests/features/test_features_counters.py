@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_models.counters import (
+from features.counters import (
     COUNTER_NAMES,
     PTX_CLASS,
     counters_from_mix_features,

@@ -136,12 +136,9 @@ def counters_from_trace_chunks(chunks) -> np.ndarray:
     numpy.ndarray
         Fractions in the order of :data:`COUNTER_NAMES`.
     """
-    from profiler.trace import N_OPS
+    from features.mix import op_counts
 
-    hist = np.zeros(N_OPS)
-    for chunk in chunks:
-        hist += np.bincount(np.asarray(chunk.op, dtype=np.int64), minlength=N_OPS)[:N_OPS]
-    return counters_from_op_counts(hist)
+    return counters_from_op_counts(op_counts(chunks))
 
 
 def counters_from_mix_features(mix: Mapping[str, float]) -> np.ndarray:
