@@ -7,10 +7,10 @@ Run: .venv/bin/python -m pytest benchmarks/bench_scaling.py --benchmark-enable -
 import numpy as np
 import pytest
 
-from gpu_models.dataset import load_titanx
 from gpu_models.scaling import ScalingModel
+from gpu_models.scaling.dataset import load_titanx
 from gpu_models.scaling.evaluate import titanx_counters
-from gpu_models.synthetic import generate
+from gpu_models.scaling.generator import generate
 
 BASE = (24, 975.0, 3505.0)
 

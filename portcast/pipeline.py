@@ -443,7 +443,7 @@ def concat_datasets(datasets):
     """Several regions' scaling datasets (same grid and counters) -> one."""
     import pandas as pd
 
-    from gpu_models.dataset import ScalingDataset
+    from gpu_models.scaling.dataset import ScalingDataset
 
     if len(datasets) == 1:
         return datasets[0]

@@ -1,4 +1,7 @@
-"""Scaling surfaces and power (Wu et al., HPCA 2015): scaling values, cluster sets, classifiers, evaluation."""
+"""The scaling family: datasets of kernels measured or simulated over a grid of SM count x core clock x memory
+clock (``dataset``), the analytic generator of synthetic ones (``generator``), scaling surfaces and power (Wu et
+al., HPCA 2015: ``model``, ``surfaces``, ``classifier``, ``evaluate``, ``plots``) and the scaling taxonomy
+(Greathouse & Loh: ``taxonomy``)."""
 
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
 from gpu_models.scaling.model import ModelFileError, ScalingModel, prediction_errors

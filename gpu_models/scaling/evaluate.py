@@ -11,7 +11,7 @@ Protocol (decided here; the paper used a random 80/20 split of 108 kernels):
   averaged over kernels and targets; oracle = the nearest centroid to the kernel's true scaling values.
 
 These data have one SM count (24), so only the frequency cluster set is exercised here; the CU path is
-tested on the synthetic generator (:mod:`gpu_models.synthetic`).
+tested on the synthetic generator (:mod:`gpu_models.scaling.generator`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from features.counters import COUNTER_NAMES, counters_from_ptx
-from gpu_models.dataset import ScalingDataset, load_titanx
+from gpu_models.scaling.dataset import ScalingDataset, load_titanx
 from gpu_models.scaling.model import ScalingModel, prediction_errors, write_json_atomic
 from profiler.atomic import atomic_write_text
 
@@ -41,7 +41,7 @@ def titanx_counters(ds: ScalingDataset, kind: str = "classes", kernels=None) -> 
     Parameters
     ----------
     ds:
-        Dataset from :func:`gpu_models.dataset.load_titanx` (``ptx_*`` columns).
+        Dataset from :func:`gpu_models.scaling.dataset.load_titanx` (``ptx_*`` columns).
     kind:
         ``"classes"``: the 7 class fractions of :mod:`features.counters`; ``"ptx"``: the fraction of
         each of the 101 PTX instructions.

@@ -18,8 +18,8 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
-from gpu_models.dataset import Grid
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
+from gpu_models.scaling.dataset import Grid
 from gpu_models.scaling.surfaces import chain_surface, cu_scaling, frequency_features, split_frequency_features
 from profiler.atomic import atomic_write_json
 from profiler.jsonfile import JsonFileError, read_json

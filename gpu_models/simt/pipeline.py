@@ -6,7 +6,7 @@
 * :func:`trace_counters` runs the timing model at a base clock and returns the DVFS models' counters
   (a :class:`~gpu_models.dvfs.counters.CounterRecord`, what ``portcast dvfs predict`` reads);
 * :func:`trace_sweep` runs the configuration grid and returns a scaling-surface dataset
-  (a :class:`~gpu_models.dataset.ScalingDataset`, what ``portcast scale`` reads).
+  (a :class:`~gpu_models.scaling.dataset.ScalingDataset`, what ``portcast scale`` reads).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpu_models.dataset import ScalingDataset
 from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.scaling.dataset import ScalingDataset
 from gpu_models.simt.config import GPUConfig, load_config
 from gpu_models.simt.model import SimResult, simulate
 from gpu_models.simt.sweep import SweepGrid, sweep

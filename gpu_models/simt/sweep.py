@@ -2,7 +2,7 @@
 
 The warp streams (and their coalesced sector lists) are built once per trace; each configuration then runs
 only the timing kernel. Configurations run in parallel on worker threads (the timing kernel releases the GIL).
-The result is a scaling-surface dataset (:mod:`gpu_models.dataset`): one row per configuration with
+The result is a scaling-surface dataset (:mod:`gpu_models.scaling.dataset`): one row per configuration with
 ``kernel, sm_count, core_mhz, mem_mhz, time`` (seconds), ``power`` (W, dynamic), ``group`` (``simt:<gpu>``)
 and the Table II-style counters of :func:`gpu_models.simt.model.table2_counters` as counter columns.
 """
@@ -17,7 +17,7 @@ import numba as nb
 import numpy as np
 import pandas as pd
 
-from gpu_models.dataset import ScalingDataset
+from gpu_models.scaling.dataset import ScalingDataset
 from gpu_models.simt.config import GPUConfig
 from gpu_models.simt.model import N_STATS, _kernel_args, _result, _run
 from gpu_models.simt.threads import WarpStreams

@@ -1,8 +1,8 @@
 """``portcast scale``: scaling surfaces and power (Wu et al.), the scaling taxonomy (Greathouse & Loh).
 
-DATA arguments accept a dataset file (.csv/.parquet, format in gpu_models/dataset.py), ``titanx`` (the
+DATA arguments accept a dataset file (.csv/.parquet, format in gpu_models/scaling/dataset.py), ``titanx`` (the
 vendored GTX Titan X measurements with PTX fingerprints), ``synthetic`` (the SYNTHETIC analytic
-generator of gpu_models/synthetic.py, with a CU dimension), a region's trace file (.parquet,
+generator of gpu_models/scaling/generator.py, with a CU dimension), a region's trace file (.parquet,
 docs/trace-format.md) or a SCRIPT.py with marked regions (run without arguments, each region invocation a
 kernel): the trace is then swept over a configuration grid on the SIMT timing model
 (``--gpu``, ``--sweep``, ``--block-size``, as ``portcast simulate TRACE --sweep``). Several DATA arguments
@@ -22,7 +22,7 @@ scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scalin
 
 
 def _errors():
-    from gpu_models.dataset import DatasetError
+    from gpu_models.scaling.dataset import DatasetError
     from gpu_models.scaling.model import ModelFileError
 
     return user_errors(DatasetError, ModelFileError, ValueError)
@@ -37,8 +37,8 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
     """
     import pandas as pd
 
-    from gpu_models.dataset import ScalingDataset, load_titanx, read_dataset
-    from gpu_models.synthetic import generate
+    from gpu_models.scaling.dataset import ScalingDataset, load_titanx, read_dataset
+    from gpu_models.scaling.generator import generate
     from portcast.commands.simulate import is_script, trace_dataset
     from profiler.tracefile import is_trace_file
 
@@ -306,7 +306,7 @@ def taxonomy(
     """PCA + Spearman/Ward clustering of scaling behaviour; dendrogram and a CSV of clusters."""
     with _errors():
         from gpu_models.scaling.evaluate import write_csv
-        from gpu_models.taxonomy import build_taxonomy, plot_dendrogram
+        from gpu_models.scaling.taxonomy import build_taxonomy, plot_dendrogram
 
         if fmt not in ("png", "svg"):
             raise UserError(f"--format must be png or svg; got {fmt!r}")
@@ -339,7 +339,7 @@ def synthetic(
 ) -> None:
     """Write a SYNTHETIC dataset from the analytic generator (roofline, thrashing L2, limited parallelism)."""
     with _errors():
-        from gpu_models.synthetic import generate
+        from gpu_models.scaling.generator import generate
 
         if per_archetype < 1:
             raise UserError("--per-archetype must be at least 1")

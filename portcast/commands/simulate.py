@@ -14,8 +14,8 @@ from profiler.atomic import atomic_write_json
 
 
 def _errors():
-    from gpu_models.dataset import DatasetError
     from gpu_models.dvfs.counters import CounterError
+    from gpu_models.scaling.dataset import DatasetError
     from gpu_models.simt.config import ConfigError
 
     return user_errors(ConfigError, DatasetError, CounterError, ValueError)

@@ -13,7 +13,7 @@ from features.counters import (
     counters_from_ptx,
     counters_from_trace_chunks,
 )
-from gpu_models.dataset import ptx_instruction_names
+from gpu_models.scaling.dataset import ptx_instruction_names
 from profiler.trace import Op, TraceChunk
 
 EXPECTED = [0.2, 0.1, 0.0, 0.1, 0.3, 0.1, 0.2]  # alu mul div spf mem ctrl other

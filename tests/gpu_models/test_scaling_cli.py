@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpu_models.synthetic import generate
+from gpu_models.scaling.generator import generate
 from portcast.cli import app
 
 runner = CliRunner()

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpu_models.dataset import DatasetError, Grid, ScalingDataset, load_titanx, read_dataset, validate_frame
+from gpu_models.scaling.dataset import DatasetError, Grid, ScalingDataset, load_titanx, read_dataset, validate_frame
 
 
 def _frame():

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from gpu_models.dataset import load_titanx
+from gpu_models.scaling.dataset import load_titanx
 from gpu_models.scaling.evaluate import EvalSettings, dataset_counters, run_evaluation, titanx_counters
 
 

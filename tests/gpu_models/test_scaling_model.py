@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from gpu_models.dataset import DatasetError, Grid
 from gpu_models.scaling import ModelFileError, ScalingModel, prediction_errors
+from gpu_models.scaling.dataset import DatasetError, Grid
+from gpu_models.scaling.generator import generate
 from gpu_models.scaling.surfaces import cu_scaling
-from gpu_models.synthetic import generate
 
 GRID_KW = dict(sm_counts=(4, 8, 16, 32), core_mhz=(300, 500, 700, 1000), mem_mhz=(475, 925, 1375))
 BASE = (16, 700.0, 925.0)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpu_models.synthetic import ARCHETYPES, SyntheticKernel, evaluate, generate, sample_kernels
+from gpu_models.scaling.generator import ARCHETYPES, SyntheticKernel, evaluate, generate, sample_kernels
 
 
 def test_roofline_worked_example():

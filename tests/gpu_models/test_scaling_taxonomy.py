@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from gpu_models.dataset import Grid
-from gpu_models.synthetic import generate
-from gpu_models.taxonomy import (
+from gpu_models.scaling.dataset import Grid
+from gpu_models.scaling.generator import generate
+from gpu_models.scaling.taxonomy import (
     behaviour_name,
     build_taxonomy,
     elasticities,

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpu_models.dataset import read_dataset
+from gpu_models.scaling.dataset import read_dataset
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
 from gpu_models.simt.pipeline import load_region

@@ -34,7 +34,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from scipy.stats import spearmanr
 
-from gpu_models.dataset import Grid
+from gpu_models.scaling.dataset import Grid
 
 
 def performance_matrix(cube: np.ndarray) -> np.ndarray:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpu_models.dataset import ScalingDataset
+from gpu_models.scaling.dataset import ScalingDataset
 
 OPS_PER_CYCLE = 128.0
 DRAM_BYTES_PER_CYCLE = 32.0

@@ -41,7 +41,7 @@ KEY_COLUMNS: tuple[str, ...] = ("kernel", "sm_count", "core_mhz", "mem_mhz")
 REQUIRED_COLUMNS: tuple[str, ...] = ("kernel", "sm_count", "core_mhz", "mem_mhz", "time", "power")
 STRING_COLUMNS: tuple[str, ...] = ("kernel", "group")
 
-TITANX_DIR = Path(__file__).resolve().parent / "data" / "gtxtitanx_dvfs"
+TITANX_DIR = Path(__file__).resolve().parents[1] / "data" / "gtxtitanx_dvfs"
 #: The GTX Titan X (GM200) has 24 SMs; the vendored data never vary them.
 TITANX_SM_COUNT = 24
 
