@@ -12,7 +12,7 @@ import dataclasses
 
 import pytest
 
-from gpu_models.dvfs.synthetic import PROFILES, generate
+from gpu_models.dvfs.synthetic_timelines import PROFILES, generate
 from gpu_models.dvfs.timeline import _counters, _simulate, derive_counters, simulate
 
 BIG = 1_000_000

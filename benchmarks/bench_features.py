@@ -1,4 +1,4 @@
-"""Feature engine throughput on the synthetic trace (features/synthetic.py), with pytest-benchmark.
+"""Feature engine throughput on the synthetic trace (features/synthetic_trace.py), with pytest-benchmark.
 
 Run:  .venv/bin/python -m pytest benchmarks/bench_features.py --benchmark-enable -p no:cacheprovider
       PORTCAST_BENCH_FULL=1 ... adds all features over 10^8 records (minutes on a small machine).
@@ -22,7 +22,7 @@ import pytest
 from numba import njit
 
 from features import FAMILIES, FeatureEngine
-from features.synthetic import synthetic_trace
+from features.synthetic_trace import synthetic_trace
 
 CHUNK = 1 << 20
 POOL = 8

@@ -5,7 +5,7 @@ Run:  .venv/bin/python -m pytest benchmarks/bench_features_ilp.py --benchmark-en
 
 Each benchmark feeds 4 x 2^20 records in chunks of 2^20 to one analyzer and stores ``ns_per_record`` (best
 round, CPU time of this process) and ``cpu_records_per_s`` (M records per CPU-second) in ``extra_info``
-(``--benchmark-json=FILE`` keeps them). Traces: the synthetic loop of ``features/synthetic.py`` (the
+(``--benchmark-json=FILE`` keeps them). Traces: the synthetic loop of ``features/synthetic_trace.py`` (the
 engine's benchmark trace), a serial chain (every record depends on the previous one: ILP 1, the window
 clocks advance on every record, the worst case of the lane pass's event branch), random registers and
 blocks (irregular events, many live blocks) and narrow elements (a loop over 4-byte and 1-byte arrays:
@@ -29,7 +29,7 @@ if os.environ.get("PORTCAST_BENCH_BASELINE"):
     sys.path.insert(0, os.environ["PORTCAST_BENCH_BASELINE"])
 
 from features import IlpAnalyzer, RegisterTrafficAnalyzer  # noqa: E402
-from features.synthetic import synthetic_trace  # noqa: E402
+from features.synthetic_trace import synthetic_trace  # noqa: E402
 from profiler.trace import Op, TraceChunk  # noqa: E402
 
 CHUNK = 1 << 20

@@ -1,7 +1,7 @@
 """CRISP and the DVFS performance models, the SM event-timeline model and the energy controller.
 
 See ``docs/dvfs.md``. Modules: :mod:`.counters` (counter record and files), :mod:`.models` (STALL, MISS,
-LEAD, CRIT, CRISP, CRISP-L), :mod:`.timeline` (event-timeline core), :mod:`.synthetic` (timeline generator),
+LEAD, CRIT, CRISP, CRISP-L), :mod:`.timeline` (event-timeline core), :mod:`.synthetic_timelines` (timeline generator),
 :mod:`.controller` (P-states, power, decisions, simulation), :mod:`.evaluate` and :mod:`.plots`.
 """
 

@@ -1,7 +1,7 @@
 """Evaluation of the DVFS models in the shape of the CRISP paper's Fig. 8/9, on synthetic timelines and on
 the GTX Titan X DVFS measurements, plus the controller's savings; renders the tables of ``docs/dvfs.md``.
 
-Synthetic timelines (:mod:`gpu_models.dvfs.synthetic`): counters are read at 700 MHz by the event-timeline
+Synthetic timelines (:mod:`gpu_models.dvfs.synthetic_timelines`): counters are read at 700 MHz by the event-timeline
 model, every model predicts 100-600 MHz, the truth is the same timeline simulated at those clocks.
 
 GTX Titan X (``gpu_models/data/gtxtitanx_dvfs``, run time at 16 core clocks 595-1164 MHz and 2 memory
@@ -29,7 +29,7 @@ import pandas as pd
 from gpu_models.dvfs.controller import PowerModel, TimelineInterval, default_pstates, simulate_control
 from gpu_models.dvfs.counters import CounterError, atomic_write_text
 from gpu_models.dvfs.models import MODEL_NAMES, crisp_time, predict_all
-from gpu_models.dvfs.synthetic import PROFILES, generate, suite
+from gpu_models.dvfs.synthetic_timelines import PROFILES, generate, suite
 from gpu_models.dvfs.timeline import derive_counters, simulate
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "gtxtitanx_dvfs"

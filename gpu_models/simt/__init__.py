@@ -2,7 +2,7 @@
 
 See ``docs/simt.md``. Modules: :mod:`.config` (GPU descriptions, presets in ``presets/*.json``),
 :mod:`.threads` (warp instruction streams from a trace), :mod:`.model` (the timing model),
-:mod:`.sweep` (SM count x core clock x memory clock grids), :mod:`.synthetic` (validation traces),
+:mod:`.sweep` (SM count x core clock x memory clock grids), :mod:`.synthetic_kernels` (validation traces),
 :mod:`.evaluate` (CRISP versus the baselines with the simulator as the truth).
 """
 

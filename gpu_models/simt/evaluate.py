@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     from gpu_models.simt.config import load_config
     from gpu_models.simt.pipeline import load_region
-    from gpu_models.simt.synthetic import validation_suite
+    from gpu_models.simt.synthetic_kernels import validation_suite
     from gpu_models.simt.threads import build_streams
 
     ap = argparse.ArgumentParser(prog="python -m gpu_models.simt.evaluate")

@@ -287,7 +287,7 @@ def plot_cmd(
         from gpu_models.dvfs.plots import plot_synthetic_kernel, plot_titanx_kernel
 
         if source == "synthetic":
-            from gpu_models.dvfs.synthetic import suite
+            from gpu_models.dvfs.synthetic_timelines import suite
 
             ks = dict(suite(2))
             if kernel not in ks:

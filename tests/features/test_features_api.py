@@ -20,7 +20,7 @@ from features import (
 )
 from features._base import MAX_PC
 from features.engine import _first_invalid
-from features.synthetic import static_table, synthetic_chunks, synthetic_trace
+from features.synthetic_trace import static_table, synthetic_chunks, synthetic_trace
 from profiler.trace import N_OPS, Op, RegionInfo, TraceChunk, TraceError
 from profiler.tracefile import TraceFile, write_trace
 

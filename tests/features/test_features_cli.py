@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from vectors import v4
 
 from features import FEATURE_NAMES, compute_features
-from features.synthetic import static_table, synthetic_trace
+from features.synthetic_trace import static_table, synthetic_trace
 from portcast.cli import app
 from profiler.trace import RegionInfo
 from profiler.tracefile import write_trace

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from features import FeatureEngine, IlpAnalyzer, RegisterTrafficAnalyzer
 from features.ilp import DIRECT_TOKENS
-from features.synthetic import synthetic_trace
+from features.synthetic_trace import synthetic_trace
 from profiler.native.importers import TEMP_TOKEN_BASE
 from profiler.trace import Op, TraceChunk
 

@@ -14,7 +14,7 @@ from test_features_ilp_window import _engine, dep_record, fifo_machine
 
 import features.ilp as ilp_mod
 from features import IlpAnalyzer
-from features.synthetic import synthetic_trace
+from features.synthetic_trace import synthetic_trace
 from profiler.trace import Op, TraceChunk
 
 

@@ -21,7 +21,7 @@ import features.ilp as ilp_mod
 import features.regs as regs_mod
 from features import FeatureEngine, IlpAnalyzer
 from features.regs import RegisterTrafficAnalyzer
-from features.synthetic import synthetic_trace
+from features.synthetic_trace import synthetic_trace
 from profiler.trace import Op, TraceChunk
 
 

@@ -15,7 +15,7 @@ from features import FeatureEngine
 from features import engine as engine_mod
 from features.engine import COST_NS, FeatureSink, _groups, default_threads
 from features.mix import MixAnalyzer
-from features.synthetic import synthetic_trace
+from features.synthetic_trace import synthetic_trace
 from profiler.session import trace_function
 
 

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from gpu_models.dvfs.counters import load_counters
 from gpu_models.scaling.dataset import read_dataset
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from portcast.cli import app
 from profiler.trace import RegionInfo, StaticTable
 from profiler.tracefile import write_trace

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import STAT_NAMES, _kernel_args, _run
 from gpu_models.simt.threads import build_streams

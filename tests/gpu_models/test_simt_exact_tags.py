@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import STAT_NAMES, _access_table, _kernel_args, _run
 from gpu_models.simt.threads import build_streams

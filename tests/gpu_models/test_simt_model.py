@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
 from gpu_models.simt.threads import block_scratch, build_streams

@@ -3,7 +3,7 @@ they load, match the published figures, and a streaming kernel on them is bound 
 
 import pytest
 
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config, preset_names
 from gpu_models.simt.model import simulate
 from gpu_models.simt.threads import build_streams

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpu_models.scaling.dataset import KEY_COLUMNS, read_dataset
-from gpu_models.simt import synthetic as sy
+from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.evaluate import crisp_errors, summary
 from gpu_models.simt.model import simulate

@@ -123,7 +123,7 @@ def test_evaluate_aiwc_writes_page(tmp_path):
 
 def test_predict_from_trace_file_computes_features_first(tmp_path):
     from features import compute_features
-    from features.synthetic import static_table, synthetic_trace
+    from features.synthetic_trace import static_table, synthetic_trace
     from profiler.trace import RegionInfo
     from profiler.tracefile import write_trace
 
