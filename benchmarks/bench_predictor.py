@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from predictor import InteractionSearchRegressor, _kernels
+from predictor import InteractionSearchRegressor, _search
 from predictor.interaction import random_splits, term_masks
 
 N, P = 104, 39
@@ -57,8 +57,8 @@ def test_search_5_subsets_full_interactions_10pct_slice(benchmark):
     test = random_splits(N, 12, 100, 0)
     w = np.ones(N)
     t0, c0 = time.perf_counter(), time.process_time()
-    hat = _kernels.use_hat_path(N, 5, 100, 12)  # the path InteractionSearchRegressor picks for these shapes
-    benchmark.pedantic(_kernels.score_subsets, args=(Xs, np.log(y), y, w, sl, test, 1, 1e-10, hat), rounds=1,
+    hat = _search.use_hat_path(N, 5, 100, 12)  # the path InteractionSearchRegressor picks for these shapes
+    benchmark.pedantic(_search.score_subsets, args=(Xs, np.log(y), y, w, sl, test, 1, 1e-10, hat), rounds=1,
                        iterations=1)
     dt = time.perf_counter() - t0
     benchmark.extra_info["path"] = "leave-group-out" if hat else "downdate"
@@ -92,6 +92,6 @@ def test_reference_loop_4_subsets_slice(benchmark):
     t0 = time.perf_counter()
     ref = benchmark.pedantic(_lstsq_loop, args=(Xs, y, subs, test), rounds=1, iterations=1)
     dt = time.perf_counter() - t0
-    fast = _kernels.score_subsets(Xs, np.log(y), y, np.ones(N), subs, test, 1, 1e-10)[0]
+    fast = _search.score_subsets(Xs, np.log(y), y, np.ones(N), subs, test, 1, 1e-10)[0]
     np.testing.assert_allclose(fast, ref, rtol=1e-6)
     benchmark.extra_info["extrapolated_all_82251_s"] = dt * 82251 / len(subs)

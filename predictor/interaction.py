@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils import check_random_state
 
-from . import _kernels
+from . import _search
 from ._validation import as_feature_frame, check_finite, check_target, screen_columns
 
 TRANSFORMS = ("none", "log", "sqrt")
@@ -165,7 +165,7 @@ def _dask_score(X, y_fit, y_true, w, chunks, test_idx, code, tol, hat, address, 
     try:
         data = client.scatter([X, y_fit, y_true, w, test_idx], broadcast=True)
         futures = [
-            client.submit(_kernels.score_subsets_serial, data[0], data[1], data[2], data[3], ch, data[4], code, tol,
+            client.submit(_search.score_subsets_serial, data[0], data[1], data[2], data[3], ch, data[4], code, tol,
                           hat, pure=False)
             for ch in chunks
         ]
@@ -217,7 +217,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         A split is singular when its internal training design loses rank: a Cholesky pivot of the normal
         equations below ``singular_tol`` times its column's squared norm (downdate path), or a pivot of
         ``I - H_tt`` below ``singular_tol`` (leave-group-out path; the engine picks the cheaper path from
-        the shapes alone, see :func:`predictor._kernels.use_hat_path`).
+        the shapes alone, see :func:`predictor._search.use_hat_path`).
     random_state : int, RandomState or None
         Seeds the validation splits and the stage-1 sample.
     required : tuple of str, default ()
@@ -324,7 +324,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         args = (ctx["X"], ctx["y_fit"], ctx["y"], ctx["w"])
         n, k = ctx["X"].shape[0], subsets.shape[1]
         S, n_test = ctx["test"].shape
-        hat = bool(_kernels.use_hat_path(n, k, S, n_test))
+        hat = bool(_search.use_hat_path(n, k, S, n_test))
         tail = (ctx["test"], ctx["code"], float(self.singular_tol), hat)
         if self.backend == "dask":
             cb = None if progress is None else (lambda d: progress(offset + d, total))
@@ -333,7 +333,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
             results = []
             done = 0
             for ch in chunks:
-                results.append(_kernels.score_subsets(*args, ch, *tail))
+                results.append(_search.score_subsets(*args, ch, *tail))
                 done += len(ch)
                 if progress is not None:
                     progress(offset + done, total)
@@ -400,7 +400,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         test = random_splits(n, n_test, int(self.n_splits), rng)
         ctx = {"X": Xs, "y_fit": y_fit, "y": yv, "w": w, "test": test,
-               "code": _kernels.TRANSFORM_CODES[self.transform]}
+               "code": _search.TRANSFORM_CODES[self.transform]}
         p = len(kept)
         all_subsets = np.array(list(itertools.combinations(range(p), k)), dtype=np.int64).reshape(-1, k)
         req_idx = [kept.index(c) for c in required]
@@ -468,7 +468,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         self.subset_indices_ = np.array([list(df.columns).index(c) for c in self.subset_], dtype=np.int64)
         self.mean_ = mean[sub].copy()
         self.scale_ = scale[sub].copy()
-        ok, coef = _kernels.fit_subset(Xs, y_fit, w, np.ascontiguousarray(sub), float(self.singular_tol))
+        ok, coef = _search.fit_subset(Xs, y_fit, w, np.ascontiguousarray(sub), float(self.singular_tol))
         if not ok:  # cannot happen: the full data contains every internal training set
             raise ValueError(f"singular design for the chosen subset {self.subset_} on all training data")
         self.coef_ = coef
@@ -567,7 +567,7 @@ class InteractionSearchRegressor(RegressorMixin, BaseEstimator):
         if getattr(self, "clip_features", False):
             M = self.clip(M)
         Zs = np.ascontiguousarray((M - self.mean_) / self.scale_)
-        return _kernels.design_matrix(Zs, np.arange(len(self.subset_), dtype=np.int64))
+        return _search.design_matrix(Zs, np.arange(len(self.subset_), dtype=np.int64))
 
     def predict_transformed(self, X) -> np.ndarray:
         """Predictions on the transformed (fitted) response scale."""

@@ -28,7 +28,7 @@ SCHEMA_NAME = "portcast.scaling_model"
 SCHEMA_VERSION = 1
 
 
-class ModelFileError(ValueError):
+class ScalingModelError(ValueError):
     """A model file cannot be read (wrong schema, version or content)."""
 
 
@@ -263,9 +263,9 @@ class ScalingModel:
     def from_json(cls, data: dict) -> "ScalingModel":
         """Rebuild a fitted model from :meth:`to_json` output."""
         if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
-            raise ModelFileError(f"not a {SCHEMA_NAME} file")
+            raise ScalingModelError(f"not a {SCHEMA_NAME} file")
         if int(data.get("version", 0)) > SCHEMA_VERSION:
-            raise ModelFileError(f"model file version {data['version']} is newer than this Portcast "
+            raise ScalingModelError(f"model file version {data['version']} is newer than this Portcast "
                                  f"reads ({SCHEMA_VERSION})")
         try:
             p = dict(data["params"])
@@ -279,7 +279,7 @@ class ScalingModel:
             self.freq_sets_ = [_ClusterSet.from_json(d) for d in data["freq_sets"]]
             self.cu_set_ = None if data["cu_set"] is None else _ClusterSet.from_json(data["cu_set"])
         except (KeyError, TypeError, IndexError) as exc:
-            raise ModelFileError(f"model file is missing or has a malformed field: {exc}") from None
+            raise ScalingModelError(f"model file is missing or has a malformed field: {exc}") from None
         return self
 
     def save(self, path) -> Path:
@@ -295,11 +295,11 @@ class ScalingModel:
         try:
             data = read_json(path, what="scaling model file")
         except JsonFileError as exc:
-            raise ModelFileError(str(exc)) from None
+            raise ScalingModelError(str(exc)) from None
         try:
             return cls.from_json(data)
-        except ModelFileError as exc:
-            raise ModelFileError(f"{path}: {exc}") from None
+        except ScalingModelError as exc:
+            raise ScalingModelError(f"{path}: {exc}") from None
 
 
 def write_json_atomic(path, obj) -> Path:

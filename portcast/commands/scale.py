@@ -23,9 +23,9 @@ scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scalin
 
 def _errors():
     from gpu_models.scaling.dataset import DatasetError
-    from gpu_models.scaling.model import ModelFileError
+    from gpu_models.scaling.model import ScalingModelError
 
-    return user_errors(DatasetError, ModelFileError, ValueError)
+    return user_errors(DatasetError, ScalingModelError, ValueError)
 
 
 def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256, regions=None):

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from gpu_models.scaling import ModelFileError, ScalingModel, prediction_errors
+from gpu_models.scaling import ScalingModel, ScalingModelError, prediction_errors
 from gpu_models.scaling.dataset import DatasetError, Grid
 from gpu_models.scaling.generator import generate
 from gpu_models.scaling.surfaces import cu_scaling
@@ -110,11 +110,11 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(ValueError, match=r"expected 1 counters \(c\), got 2"):
         m.predict_surface([[1.0, 2.0]], 3.0)
     (tmp_path / "x.json").write_text("{nope")
-    with pytest.raises(ModelFileError, match=r"x.json: not a scaling model file \(invalid JSON"):
+    with pytest.raises(ScalingModelError, match=r"x.json: not a scaling model file \(invalid JSON"):
         ScalingModel.load(tmp_path / "x.json")
     (tmp_path / "y.json").write_text(json.dumps(dict(m.to_json(), version=7)))
-    with pytest.raises(ModelFileError, match="version 7 is newer"):
+    with pytest.raises(ScalingModelError, match="version 7 is newer"):
         ScalingModel.load(tmp_path / "y.json")
     (tmp_path / "z.json").write_text(json.dumps({"schema": "other"}))
-    with pytest.raises(ModelFileError, match="not a portcast.scaling_model file"):
+    with pytest.raises(ScalingModelError, match="not a portcast.scaling_model file"):
         ScalingModel.load(tmp_path / "z.json")

@@ -181,14 +181,14 @@ def test_dask_backend_default_local_cluster_with_processes():
 
 
 def test_both_engine_paths_choose_the_same_model(monkeypatch):
-    from predictor import _kernels
+    from predictor import _search
 
     X, y = planted(n=40, p=6, seed=8)
     y = y * np.exp(np.random.default_rng(3).normal(0, 0.2, len(y)))
     kw = dict(k=4, transform="log", n_splits=100, validation_size=12, random_state=2)
-    assert _kernels.use_hat_path(40, 4, 100, 12)
+    assert _search.use_hat_path(40, 4, 100, 12)
     a = InteractionSearchRegressor(**kw).fit(X, y)
-    monkeypatch.setattr(_kernels, "use_hat_path", lambda *args: False)
+    monkeypatch.setattr(_search, "use_hat_path", lambda *args: False)
     b = InteractionSearchRegressor(**kw).fit(X, y)
     assert a.subset_ == b.subset_
     pd.testing.assert_frame_equal(a.scores_, b.scores_, check_exact=False, rtol=1e-9)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from predictor import _kernels
+from predictor import _search
 from predictor.interaction import random_splits, term_masks
 
 
@@ -42,7 +42,7 @@ def test_worked_example_by_hand():
     X = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([1.0, 2.0, 3.0, 5.0])
     test = np.array([[3], [0]], dtype=np.int64)
-    h, a, ns = _kernels.score_subsets(X, y, y, np.ones(4), np.array([[0]], dtype=np.int64), test, 0, 1e-10)
+    h, a, ns = _search.score_subsets(X, y, y, np.ones(4), np.array([[0]], dtype=np.int64), test, 0, 1e-10)
     assert h[0] == pytest.approx(2 / 6.5, rel=1e-12)
     assert a[0] == pytest.approx((0.2 + 2 / 3) / 2, rel=1e-12)
     assert ns[0] == 0
@@ -50,10 +50,10 @@ def test_worked_example_by_hand():
 
 def test_interaction_design_columns():
     X = np.array([[2.0, 3.0, 5.0], [7.0, 11.0, 13.0]])
-    Z = _kernels.design_matrix(X, np.array([0, 2], dtype=np.int64))
+    Z = _search.design_matrix(X, np.array([0, 2], dtype=np.int64))
     # terms: 1, a, c, a*c
     np.testing.assert_array_equal(Z, [[1, 2, 5, 10], [1, 7, 13, 91]])
-    Z3 = _kernels.design_matrix(X, np.array([0, 1, 2], dtype=np.int64))
+    Z3 = _search.design_matrix(X, np.array([0, 1, 2], dtype=np.int64))
     np.testing.assert_array_equal(Z3[0], [1, 2, 3, 6, 5, 10, 15, 30])
 
 
@@ -64,11 +64,11 @@ def test_exact_model_scores_zero_and_refit_recovers_coefficients():
     y = np.exp(beta[0] + beta[1] * X[:, 1] + beta[2] * X[:, 3] + beta[3] * X[:, 1] * X[:, 3])
     test = random_splits(40, 8, 5, 0)
     subs = np.array(list(itertools.combinations(range(5), 2)), dtype=np.int64)
-    h, a, ns = _kernels.score_subsets(X, np.log(y), y, np.ones(40), subs, test, 1, 1e-10)
+    h, a, ns = _search.score_subsets(X, np.log(y), y, np.ones(40), subs, test, 1, 1e-10)
     best = subs[np.argmin(h)]
     assert tuple(best) == (1, 3)
     assert h.min() < 1e-12
-    ok, coef = _kernels.fit_subset(X, np.log(y), np.ones(40), best, 1e-10)
+    ok, coef = _search.fit_subset(X, np.log(y), np.ones(40), best, 1e-10)
     assert ok
     np.testing.assert_allclose(coef, beta, atol=1e-12)
 
@@ -84,7 +84,7 @@ def test_singular_split_scores_inf(hat):
     X[9, 1] = 2.0
     y = np.exp(rng.standard_normal(10))
     test = np.array([[9, 0], [1, 2]], dtype=np.int64)
-    h, a, ns = _kernels.score_subsets(X, y, y, np.ones(10), np.array([[0, 1]], dtype=np.int64),
+    h, a, ns = _search.score_subsets(X, y, y, np.ones(10), np.array([[0, 1]], dtype=np.int64),
                                       test, 0, 1e-10, hat)
     assert ns[0] == 1 and np.isinf(h[0]) and np.isinf(a[0])
 
@@ -96,8 +96,8 @@ def test_serial_and_parallel_kernels_agree_bitwise(hat):
     y = np.exp(rng.standard_normal(30))
     subs = np.array(list(itertools.combinations(range(7), 3)), dtype=np.int64)
     test = random_splits(30, 6, 7, 2)
-    r1 = _kernels.score_subsets(X, np.log(y), y, np.ones(30), subs, test, 1, 1e-10, hat)
-    r2 = _kernels.score_subsets_serial(X, np.log(y), y, np.ones(30), subs, test, 1, 1e-10, hat)
+    r1 = _search.score_subsets(X, np.log(y), y, np.ones(30), subs, test, 1, 1e-10, hat)
+    r2 = _search.score_subsets_serial(X, np.log(y), y, np.ones(30), subs, test, 1, 1e-10, hat)
     for u, v in zip(r1, r2):
         np.testing.assert_array_equal(u, v)
 
@@ -124,8 +124,8 @@ def test_batched_engine_matches_reference(seed, n, p, k, n_test, transform, weig
     test = random_splits(n, n_test, 4, seed)
     yf = {"none": y, "log": np.log(y), "sqrt": np.sqrt(y)}[transform]
     w = 1.0 / yf**2 if weighted else np.ones(n)
-    code = _kernels.TRANSFORM_CODES[transform]
-    h, a, ns = _kernels.score_subsets(X, yf, y, w, subs, test, code, 1e-12, hat)
+    code = _search.TRANSFORM_CODES[transform]
+    h, a, ns = _search.score_subsets(X, yf, y, w, subs, test, code, 1e-12, hat)
     rh, ra = reference_scores(X, y, subs, test, transform, weighted)
     assert (ns == 0).all()
     np.testing.assert_allclose(h, rh, rtol=1e-6, atol=1e-12)
@@ -136,12 +136,12 @@ def test_all_data_singular_makes_every_split_singular_on_the_hat_path():
     X = np.column_stack([np.arange(12.0), 2 * np.arange(12.0)])  # x1 = 2 x0: the design is singular
     y = np.arange(1.0, 13.0)
     test = random_splits(12, 3, 4, 0)
-    h, a, ns = _kernels.score_subsets(X, y, y, np.ones(12), np.array([[0, 1]], dtype=np.int64), test, 0, 1e-10, True)
+    h, a, ns = _search.score_subsets(X, y, y, np.ones(12), np.array([[0, 1]], dtype=np.int64), test, 0, 1e-10, True)
     assert ns[0] == 4 and np.isinf(h[0])
 
 
 def test_path_choice_rule():
     # the downdate path for small designs and few splits, the leave-group-out path for 2**k large
-    assert not _kernels.use_hat_path(92, 4, 10, 12)
-    assert _kernels.use_hat_path(104, 4, 100, 12)
-    assert _kernels.use_hat_path(104, 5, 100, 12)
+    assert not _search.use_hat_path(92, 4, 10, 12)
+    assert _search.use_hat_path(104, 4, 100, 12)
+    assert _search.use_hat_path(104, 5, 100, 12)
