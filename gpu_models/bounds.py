@@ -96,7 +96,7 @@ OPTIONAL = ("load_bytes", "store_bytes", "warp_coalescing")
 #: kernels of the Amaris data take 3-9 us on the GPU (docs/gpus.md). No measurement here pins it per board.
 LAUNCH_SECONDS = 5e-6
 #: Fixed cost of one host<->device copy, seconds (a cudaMemcpy: driver call and link round trip); the same
-#: assumption as ``portcast.calibrate.PCIE_LATENCY_S``.
+#: assumption as ``portcast.calibration.PCIE_LATENCY_S``.
 TRANSFER_LATENCY_S = 10e-6
 #: Cycles a dependent instruction waits for the one before it in the ``latency`` and ``waves`` floors (an
 #: assumption: simple ALU latency on Maxwell to Hopper; Jia et al. 2018, docs/gpus.md).

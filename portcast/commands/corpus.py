@@ -17,7 +17,7 @@ EXIT_NO_GPU = 3
 
 def _points(kernels, sizes, default_sizes):
     from kernels.registry import all_kernels
-    from portcast.calibrate import select
+    from portcast.calibration import select
 
     try:
         return select(all_kernels(), kernels, sizes or list(default_sizes))
@@ -53,7 +53,7 @@ def calibrate_cmd(
 
     With --simulate PRESET the GPU side is Portcast's SIMT timing model instead (docs/kernels.md).
     """
-    from portcast.calibrate import (
+    from portcast.calibration import (
         DEFAULT_SIZES,
         SIMULATED_DEFAULT_SIZES,
         CudaBackend,
@@ -79,8 +79,8 @@ def calibrate_cmd(
         if max_records is not None:
             if simulate is None:
                 raise UserError("--max-records applies to --simulate only")
-            from portcast.calibrate import limit_by_records
-            from portcast.characterize import load_corpus_features
+            from portcast.calibration import limit_by_records
+            from portcast.calibration.characterization import load_corpus_features
 
             ft = load_corpus_features()
             counts = {(k, s): v for k, s, v in zip(ft["kernel"], ft["size"], ft["mica_instructions"])}
@@ -129,7 +129,7 @@ def characterize_cmd(
     """Trace every corpus kernel at every size and write the training-feature table (one row per kernel x size)."""
     import datetime
 
-    from portcast.characterize import DEFAULT_SIZES, characterize, write_feature_table
+    from portcast.calibration.characterization import DEFAULT_SIZES, characterize, write_feature_table
     from profiler.version import portcast_version
 
     with user_errors(ValueError):

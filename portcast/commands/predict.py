@@ -206,8 +206,8 @@ def train(
         meta_extra: dict = {}
         drop_keys: set = set()
         if calibration is not None:
-            from portcast.calibrate import read_calibration, training_table
-            from portcast.characterize import KEY_COLUMNS
+            from portcast.calibration import read_calibration, training_table
+            from portcast.calibration.characterization import KEY_COLUMNS
 
             cal = read_calibration(calibration)
             if target == "speedup":

@@ -1,4 +1,4 @@
-"""The calibration and characterisation harness (portcast/calibrate.py, portcast/characterize.py and the
+"""The calibration and characterisation harness (the portcast/calibration/ package and the
 ``portcast calibrate`` / ``portcast characterize`` commands), tested with injected fakes where a GPU or
 the full tracer would be needed, plus the real no-GPU exit path and one real trace."""
 
@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kernels.registry import all_kernels
-from portcast import calibrate as cal
-from portcast import characterize as chz
+from portcast import calibration as cal
+from portcast.calibration import characterization as chz
 from portcast.cli import app
 from profiler.trace import RegionInfo
 

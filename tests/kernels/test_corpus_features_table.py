@@ -5,7 +5,7 @@ import pytest
 
 import features
 from kernels.registry import all_kernels
-from portcast.characterize import KEY_COLUMNS, SHIPPED_TABLE, load_corpus_features
+from portcast.calibration.characterization import KEY_COLUMNS, SHIPPED_TABLE, load_corpus_features
 from profiler.session import trace_function
 
 

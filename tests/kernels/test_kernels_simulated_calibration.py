@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 import profiler.session as session
 from gpu_models.simt.pipeline import trace_simulate
 from kernels.registry import all_kernels
-from portcast import calibrate as cal
+from portcast import calibration as cal
 from portcast.cli import app
 from profiler.trace import TraceChunk
 

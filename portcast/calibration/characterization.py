@@ -19,7 +19,7 @@ from profiler.atomic import atomic_path
 FEATURE_TABLE_SCHEMA_VERSION = 1
 DEFAULT_SIZES = ("tiny", "small", "medium", "large")
 #: The corpus's characterised feature table, shipped as package data (regenerate: see docs/kernels.md).
-SHIPPED_TABLE = Path(__file__).resolve().parent.parent / "kernels" / "data" / "corpus_features.parquet"
+SHIPPED_TABLE = Path(__file__).resolve().parents[2] / "kernels" / "data" / "corpus_features.parquet"
 KEY_COLUMNS = ("kernel", "size", "n", "category")
 
 
@@ -46,7 +46,7 @@ def characterize(points, *, tracer: Callable | None = None, sink_factory: Callab
 
     Parameters
     ----------
-    points : list of (KernelSpec, size name) (see :func:`portcast.calibrate.select`).
+    points : list of (KernelSpec, size name) (see :func:`portcast.calibration.select`).
     tracer : called as ``tracer(spec.cpu, inputs, region=name, sinks=[sink])`` (default
         ``profiler.trace_function``).
     sink_factory : makes a fresh sink per point whose ``results`` is a list of
