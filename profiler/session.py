@@ -548,7 +548,7 @@ class ScriptTransformer(ast.NodeTransformer):
         self.generic_visit(node)
         if (
             len(node.items) == 1
-            and ins._is_region_call(node.items[0].context_expr)
+            and ins.is_region_call(node.items[0].context_expr)
             and node.items[0].optional_vars is None
         ):
             return self._block(node.items[0].context_expr.args[0], node.body, node.lineno, [node])

@@ -1,0 +1,231 @@
+"""The two recording back ends, the only mode-specific part of the rewriter: what a record statement looks like
+in interpreted and in compiled mode, and the primitives the generated code calls."""
+
+from __future__ import annotations
+
+import ast
+
+from .. import libcalls as lc
+from .. import runtime as rt
+from ..trace import Op
+from .program import Program
+
+
+class _Interp:
+    prims = {}
+
+    @staticmethod
+    def prologue() -> list[str]:
+        return [
+            "_pc_L = _pc_B.L",
+            "_pc_a = _pc_L.append",
+            "_pc_m = _pc_B.mem",
+            "_pc_m1 = _pc_B.m1",
+            "_pc_m2 = _pc_B.m2",
+            "_pc_ma = _pc_B.attr",
+            "_pc_CAP = _pc_B.cap",
+            "_pc_X = _pc_B.lib",
+        ]
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+
+    def rec(self, pc, op, taken=0) -> str:
+        return f"_pc_a({rt.code_of(pc, op, taken)})"
+
+    def rec_typed(self, pc, op_i, op_f, probes) -> str:
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if ci == cf or not probes:
+            return f"_pc_a({ci})"
+        if len(probes) == 1:
+            name = f"_pc_K{pc}"
+            self.ns[name] = rt.TypeCodes(ci, cf)
+            return f"_pc_a({name}[type({probes[0]})])"
+        sel = " | ".join(f"_pc_F[type({p})]" for p in probes)
+        return f"_pc_a(({ci}, {cf})[{sel}])"
+
+    def rec_branch(self, pc, cond) -> str:
+        c0 = rt.code_of(pc, Op.BRANCH)
+        return f"_pc_a({c0 + 1} if {cond} else {c0})"
+
+    def rec_mem(self, pc, op, obj, idx) -> str:
+        if idx.startswith("("):
+            node = ast.parse(idx, mode="eval").body
+            if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+                i, j = (ast.unparse(e) for e in node.elts)
+                return f"_pc_m2({rt.code_of(pc, op)}, {obj}, {i}, {j})"
+            return f"_pc_m({rt.code_of(pc, op)}, {obj}, {idx})"
+        return f"_pc_m1({rt.code_of(pc, op)}, {obj}, {idx})"
+
+    def rec_attr(self, pc, op, obj, name) -> str:
+        return f"_pc_ma({rt.code_of(pc, op)}, {obj}, {name!r})"
+
+    def rec_kind(self, pc, ops, probe) -> str:
+        name = f"_pc_K{pc}"
+        self.ns[name] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_a({name}.of({probe}))"
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        kname = f"_pc_K{pc}"
+        self.ns[kname] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        return f"_pc_B.kattr({kname}, {obj}, {name!r})"
+
+    def set_tid(self, expr) -> str:
+        return f"_pc_a(-2 - {expr})"
+
+    def check(self) -> list[str]:
+        return ["if len(_pc_L) > _pc_CAP: _pc_B.flush()"]
+
+    # library calls (profiler/libcalls.py): the InterpretedLib methods, behind a type test where the site's
+    # operands are usually scalars, so that the scalar record keeps its cost
+    def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
+        call = f"_pc_X.{method}({plan}, {out}{''.join(', ' + a for a in args)})"
+        if guard is None:
+            return call
+        src = f"if type({guard}) is _pc_nd:\n    {call}"
+        return src + (f"\nelse:\n    {scalar}" if scalar else "")
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        """An elementwise site: its one typed record, whose type lookup raises Expand for an ndarray."""
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if len(probes) == 1:
+            name = f"_pc_KX{pc}"
+            self.ns[name] = lc.ExpandCodes(ci, cf)
+            look = f"{name}[type({probes[0]})]"
+        else:
+            look = f"({ci}, {cf})[{' | '.join(f'_pc_FX[type({p})]' for p in probes)}]"
+        call = f"_pc_X.map({plan}, {out}{''.join(', ' + a for a in args)})"
+        return f"try:\n    _pc_a({look})\nexcept _pc_Expand:\n    {call}"
+
+    def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
+        return f"if type({idx}) is _pc_nd:\n    _pc_X.sub({plan}, {base}, {idx}, {out})\nelse:\n    {scalar}"
+
+    def lib_iter(self, code, it, i) -> str:
+        return f"if type({it}) is _pc_nd or type({it}) is list:\n    _pc_m1({code}, {it}, {i})"
+
+    def lib_work(self, plan, out, args, flag) -> str:
+        return f"_pc_X.work({plan}, {out}, {', '.join(args)}, {flag})"
+
+    def before_call(self) -> list[str]:
+        return []
+
+    after_call = before_return = before_call
+
+
+class _Compiled:
+    """Compiled back end: each record is one int64 code (the interpreted buffer's layout) written by
+    ``_pc_rec`` (memory records: ``_pc_recm`` also writes the address) with no capacity check; the row
+    ``_pc_p`` lives in a local (register), the columns' addresses ``_pc_c0``/``_pc_c1`` too; ``_pc_S`` is
+    the address of the buffer's state array (see :meth:`profiler.runtime.CompiledBuffer.entry_args`). Check points
+    (function entry, after calls, at the head of every loop iteration) store the row to ``S[0]`` and hand a
+    full buffer to the sinks (see :class:`profiler.runtime.CompiledBuffer`: between two check points each
+    record site runs at most once, so :attr:`n_sites` bounds the rows written). A change of logical thread
+    appends (row, tid) to two other arrays. Every primitive is a Numba intrinsic: a record costs a few LLVM
+    instructions at its site and next to nothing to compile."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        prog.n_sites = 0
+
+    _SAVE = "_pc_save(_pc_S, _pc_p, _pc_k)"
+    _CHECK = ["if _pc_check(_pc_S, _pc_p, _pc_k, _pc_lim):\n    _pc_full()\n    _pc_p = 0\n    _pc_k = 0"]
+
+    def prologue(self) -> list[str]:
+        return ["_pc_p = _pc_ld(_pc_S, 0)", "_pc_lim = _pc_ld(_pc_S, 1)", "_pc_k = _pc_ld(_pc_S, 2)",
+                "_pc_c0 = _pc_ld(_pc_S, 3)", "_pc_c1 = _pc_ld(_pc_S, 4)"] + self._CHECK
+
+    def _site(self, src: str) -> str:
+        self.prog.n_sites += 1
+        return src
+
+    def rec(self, pc, op, taken=0) -> str:
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, {rt.code_of(pc, op, taken)})")
+
+    def rec_typed(self, pc, op_i, op_f, probes) -> str:
+        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        if ci == cf or not probes:
+            return self.rec(pc, op_i)
+        if len(probes) == 1:
+            return self._site(f"_pc_p = _pc_recf(_pc_c0, _pc_p, {probes[0]}, {ci}, {cf})")
+        return self._site(f"_pc_p = _pc_recf2(_pc_c0, _pc_p, {probes[0]}, {probes[1]}, {ci}, {cf})")
+
+    def rec_branch(self, pc, cond) -> str:
+        c0 = rt.code_of(pc, Op.BRANCH)
+        if cond in ("True", "False"):
+            return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, {c0 + int(cond == 'True')})")
+        return self._site(f"_pc_p = _pc_recb(_pc_c0, _pc_p, {c0}, {cond})")
+
+    def rec_mem(self, pc, op, obj, idx) -> str:
+        return self._site(f"_pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
+
+    def rec_attr(self, pc, op, obj, name) -> str:
+        return f"_pc_meta({obj}, {name!r})"
+
+    def rec_kind(self, pc, ops, probe) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc({probe}, ({codes})))")
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kattr({obj}, ({codes})))")
+
+    def set_tid(self, expr) -> str:
+        return f"_pc_k = _pc_tidpt(_pc_S, _pc_k, _pc_p, {expr})"
+
+    def check(self) -> list[str]:
+        return list(self._CHECK)
+
+    # library calls: primitives whose overloads pick the records from the argument types (libcalls.py);
+    # an expansion writes each of its record sites at most once between two of its check points
+    _LIB = {"copy": "_pc_xcopy", "reduce": "_pc_xreduce", "scan": "_pc_xscan", "matmul": "_pc_xmatmul",
+            "vdot": "_pc_xvdot"}
+
+    def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
+        self.prog.n_sites += n_pcs + 1
+        fn = f"_pc_xmap{len(args)}" if method == "map" else self._LIB[method]
+        return f"_pc_p, _pc_k = {fn}(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {out}{''.join(', ' + a for a in args)})"
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        return self.lib("map", plan, out, args, n_pcs=n_pcs)
+
+    def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
+        self.prog.n_sites += n_pcs + 1
+        return f"_pc_p, _pc_k = _pc_xsub(_pc_B, _pc_S, _pc_p, _pc_k, {plan}, {code}, {base}, {idx}, {out})"
+
+    def lib_iter(self, code, it, i) -> str:
+        return self._site(f"_pc_p = _pc_xiter(_pc_c0, _pc_c1, _pc_p, {code}, {it}, {i})")
+
+    def lib_work(self, plan, out, args, flag) -> str:
+        return f"_pc_xwork(_pc_S, {plan}, {out}, {', '.join(args)}, {flag})"
+
+    def before_call(self) -> list[str]:
+        return [self._SAVE]
+
+    def after_call(self) -> list[str]:
+        # no check point here: the callee checked at its entry and its loop heads, and the sites it runs after
+        # its last check point and the caller's sites up to the caller's next check point are distinct sites,
+        # each run at most once, so the rows stay within n_sites of the level
+        return ["_pc_p = _pc_ld(_pc_S, 0)", "_pc_k = _pc_ld(_pc_S, 2)"]
+
+    def before_return(self) -> list[str]:
+        return [self._SAVE]
+
+
+_PRIMS = {
+    "_pc_F": rt.FLOAT_TYPES,
+    "_pc_rec": rt._rec,
+    "_pc_recf": rt._recf,
+    "_pc_recf2": rt._recf2,
+    "_pc_recb": rt._recb,
+    "_pc_recm": rt.recm,
+    "_pc_recs": rt._recs,
+    "_pc_save": rt._save,
+    "_pc_check": rt._check,
+    "_pc_ld": rt._ld,
+    "_pc_full": rt._full,
+    "_pc_tidpt": rt._tidpt,
+    "_pc_meta": rt.meta,
+    "_pc_kc": rt.kcode,
+    "_pc_kattr": rt.kattr,
+    **lc.PRIMITIVES,
+}

@@ -1,0 +1,126 @@
+"""The rewriter: one instance rewrites one function into three-address form with its records."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from .program import FuncInfo
+from .resolve import resolve_static
+from .rewrite_expr import _Expressions
+from .rewrite_lib import _LibraryCalls
+from .rewrite_stmt import _Loop, _Statements
+from .source import _assigned_names
+
+if TYPE_CHECKING:
+    from .driver import Instrumenter
+
+
+class _Rewriter(_Expressions, _Statements, _LibraryCalls):
+    def __init__(self, inst: "Instrumenter", fi: FuncInfo, fdef: ast.FunctionDef, root: bool) -> None:
+        self.inst = inst
+        self.prog = inst.prog
+        self.be = inst.backend
+        self.fi = fi
+        self.fdef = fdef
+        self.root = root
+        self.ns = fi.namespace
+        self.locals = _assigned_names(fdef)
+        self.out: list[ast.stmt] = []
+        self.n_tmp = 0
+        self.loops: list[_Loop] = []
+        self.cur: ast.AST = fdef
+        self.tid_depth = 0  # > 0 while inside a loop whose iterations are threads
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    def tmp(self) -> str:
+        self.n_tmp += 1
+        return f"_pc_t{self.n_tmp}"
+
+    def var(self, name: str) -> int:
+        return self.prog.reg((self.fi.key, "var", name))
+
+    def site(self) -> int:
+        return self.prog.reg((self.fi.key, "site", len(self.prog._regs)))
+
+    def emit(self, src: str | list[str]) -> None:
+        for s in [src] if isinstance(src, str) else src:
+            for st in ast.parse(s).body:
+                self._locate(st)
+                self.out.append(st)
+
+    def emit_node(self, st: ast.stmt) -> None:
+        self._locate(st)
+        self.out.append(st)
+
+    def _locate(self, st):
+        """Give ``st`` the location of the user's statement being rewritten (``self.cur``), so that Numba's
+        messages and Python's tracebacks name the user's file:line; statements nested in ``st`` that were
+        located when they were emitted (the body of a rewritten loop or if) keep their own line."""
+        ref = self.cur
+        stack = [st]
+        while stack:
+            n = stack.pop()
+            if "lineno" in n._attributes:
+                n.lineno = getattr(ref, "lineno", 1)
+                n.col_offset = getattr(ref, "col_offset", 0)
+                n.end_lineno = getattr(ref, "end_lineno", n.lineno)
+                n.end_col_offset = getattr(ref, "end_col_offset", 0)
+            stack.extend(c for c in ast.iter_child_nodes(n) if not getattr(c, "_pc_located", False))
+        st._pc_located = True
+
+    def rtyped(self, pc, op_i, op_f, probes) -> str:
+        self.be.ns = self.ns
+        return self.be.rec_typed(pc, op_i, op_f, probes)
+
+    def pc(self, node, kind, srcs=(), dst=0, text=None) -> int:
+        return self.prog.new_pc(self.fi, node, kind, srcs, dst, text)
+
+    def block(self, stmts) -> list[ast.stmt]:
+        saved = self.out
+        self.out = []
+        for s in stmts:
+            self.stmt(s)
+        body, self.out = self.out, saved
+        return body or [ast.Pass()]
+
+    def resolve(self, node) -> tuple[bool, Any]:
+        """Static value of a global name or attribute chain (not of locals)."""
+        return resolve_static(node, self.locals, self.ns)
+
+    def in_thread_space(self) -> bool:
+        """Whether code being rewritten runs inside the region's thread space (a kernel loop's iteration, or a
+        function called from one): there, no loop or library call starts a launch of its own."""
+        ts = self.inst.ts
+        return self.tid_depth > 0 or (ts is not None and self.fi.key in ts.kernel_funcs)
+
+    def _role(self, s):
+        """(kernel index, position in its nest, nest depth) when loop ``s`` is part of a thread space."""
+        ts = self.inst.ts
+        return None if ts is None else ts.role(self.fi.key, s)
+
+    # -- expressions ---------------------------------------------------------------------------------------
+
+    # -- function ------------------------------------------------------------------------------------------
+    def function(self) -> ast.FunctionDef:
+        pro = self.be.prologue()
+        self.cur = self.fdef
+        self.emit(pro)
+        for st in self.fdef.body:
+            self.stmt(st)
+        if not self._ends_flow(self.fdef.body) or not isinstance(self.fdef.body[-1], ast.Return):
+            self.cur = self.fdef.body[-1]
+            self.s_Return(ast.copy_location(ast.Return(value=None), self.fdef.body[-1]))
+        args = [ast.arg("_pc_B"), ast.arg("_pc_S")] + [ast.arg(p) for p in self.fi.params]
+        fd = ast.FunctionDef(
+            name=self.fi.name,
+            args=ast.arguments(
+                posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+            ),
+            body=self.out,
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+        ast.copy_location(fd, self.fdef)
+        return fd
