@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from portcast.gpu_prediction import GpuPrediction, predict_function  # noqa: F401
 from portcast.pipeline import profile  # noqa: E402,F401
-from profiler.session import Baseline, TraceResult, measure_uninstrumented, profile_script, trace_function  # noqa: F401
+from profiler.baseline import Baseline, measure_uninstrumented  # noqa: F401
+from profiler.session import TraceResult, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 

@@ -17,10 +17,14 @@ from .trace import (  # noqa: F401
 
 def __getattr__(name):
     # the tracer pulls in Numba; import it only when used, so ``import portcast`` (markers) stays cheap
-    if name in ("trace_function", "profile_script", "TraceResult", "Session", "measure_uninstrumented", "Baseline"):
+    if name in ("trace_function", "profile_script", "TraceResult", "Session"):
         from . import session
 
         return getattr(session, name)
+    if name in ("measure_uninstrumented", "Baseline"):
+        from . import baseline
+
+        return getattr(baseline, name)
     if name in ("UnsupportedConstruct", "SourceUnavailable"):
         from . import instrument
 

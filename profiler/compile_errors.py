@@ -5,7 +5,8 @@ the message, source excerpts ('File "...", line N:'), "During: ..." context line
 inside a callee the callee's whole message nested in the caller's. :func:`describe_failure` picks the
 innermost cause (the first message, or the specific error an overload raised), the user's file:line it was
 raised at and the user function it is in, and maps the instrumenter's internal names back (``_pc_f3_helper``
--> ``helper``) or drops them (temporaries ``_pc_t12`` are "an intermediate value").
+-> ``helper``) or drops them (temporaries ``_pc_t12`` are "an intermediate value"). :func:`numba_error_types` are
+the exceptions that mean Numba cannot compile something (:class:`NotCompilable` is Portcast's own).
 """
 
 from __future__ import annotations
@@ -142,3 +143,14 @@ def describe_failure(exc: BaseException, program=None) -> str:
     head = where + (f" (in {func})" if where and func else "")
     cause = _clean(cause, names)
     return f"{head}: {cause}" if head else cause
+
+
+class NotCompilable(Exception):
+    """An argument Numba cannot type, or another reason the compiled mode cannot run."""
+
+
+def numba_error_types() -> tuple:
+    """The exceptions that mean "Numba cannot compile this" (not: the region itself raised)."""
+    from numba.core import errors
+
+    return (errors.NumbaError, NotCompilable)

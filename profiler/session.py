@@ -19,13 +19,14 @@ import time
 import types as pytypes
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
 from . import instrument as ins
 from . import libcalls as _lib
 from . import markers as _markers
 from . import runtime as rt
-from .compile_errors import describe_failure
+from .baseline import Baseline
+from .baseline import measure_uninstrumented as _measure_baseline
+from .compile_errors import NotCompilable, describe_failure
+from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .version import portcast_version
 
@@ -80,16 +81,6 @@ def _program_for(fn, mode: str) -> ins.Program:
     if prog is None:
         prog = _PROGRAMS[key] = ins.instrument(fn, mode)
     return prog
-
-
-class _NotCompilable(Exception):
-    """An argument Numba cannot type, or another reason the compiled mode cannot run."""
-
-
-def _numba_error_types():
-    from numba.core import errors
-
-    return (errors.NumbaError, _NotCompilable)
 
 
 def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records: int, mode: str, source: str,
@@ -200,11 +191,11 @@ def _compile(prog: ins.Program, positional) -> None:
     for name, a in zip(prog.root.params, positional):
         what = _python_container(a)
         if what:
-            raise _NotCompilable(f"argument {name!r} is {what}, which Numba-compiled code does not take")
+            raise NotCompilable(f"argument {name!r} is {what}, which Numba-compiled code does not take")
         try:
             sig.append(numba.typeof(a))
         except ValueError:
-            raise _NotCompilable(f"argument {name!r} ({_type_name(a)}) has no Numba type") from None
+            raise NotCompilable(f"argument {name!r} ({_type_name(a)}) has no Numba type") from None
     prog.root.fn.compile(tuple(sig))
 
 
@@ -225,150 +216,8 @@ def _python_container(a) -> str:
     return f"a Python {kind}"
 
 
-@dataclasses.dataclass
-class Baseline:
-    """Wall time of an uninstrumented run of a region (see :func:`measure_uninstrumented`)."""
-
-    seconds: float | None  # best of the timed runs; None when the region could not be run
-    how: str  # "njit" (compiled with Numba) or "python"
-    error: str | None = None  # why ``seconds`` is None
-    note: str | None = None  # how the njit run differs from the function as written (SERIAL_NOTE)
-
-
-#: ``Baseline.note`` (and ``info.extra["uninstrumented_note"]``) when the region is a ``parallel=True`` dispatcher
-SERIAL_NOTE = "serial: the function is parallel=True; timed single-threaded (prange runs as range)"
-
-
-_BASELINE_JIT: dict = {}  # (code object, parallel) -> njit dispatcher of the original function, or None (not njit-able)
-_BASELINE_NOTE: dict = {}  # (code object, parallel) -> Baseline.note of that dispatcher
-
-
-def _njit_dispatcher_of(fn):
-    """The Numba CPU dispatcher ``fn`` is (or a region decorator wraps), else None."""
-    from numba.core.registry import CPUDispatcher
-
-    obj = fn
-    for _ in range(8):
-        if isinstance(obj, CPUDispatcher):
-            return obj
-        if getattr(obj, "__portcast_region__", None) is None or not hasattr(obj, "__wrapped__"):
-            return None
-        obj = obj.__wrapped__
-    return None
-
-
-def _baseline_dispatcher(fn, base):
-    """(dispatcher to time, note): ``fn``'s own njit dispatcher; for a ``parallel=True`` one a serial copy with
-    the same options (prange runs as range: the multi-threaded run's time swings with the machine's load);
-    else ``numba.njit(base)``."""
-    import numba
-
-    disp = _njit_dispatcher_of(fn)
-    if disp is None:
-        return numba.njit(base), None
-    opts = dict(disp.targetoptions)
-    if not opts.get("parallel"):
-        return disp, None
-    opts.pop("nopython", None)  # implied by njit
-    opts.pop("cache", None)  # Numba's cache index does not tell the serial and the parallel version apart
-    opts["parallel"] = False
-    return numba.njit(**opts)(base), SERIAL_NOTE
-_PARALLEL_OVERLOADED: list = []
-
-
-def _overload_parallel_marker() -> None:
-    """Let ``portcast.parallel(it)`` compile in njit code (as ``it``), so marked regions have an njit baseline."""
-    if not _PARALLEL_OVERLOADED:
-        from numba.extending import overload
-
-        @overload(_markers.parallel)
-        def _ol_parallel(iterable):
-            return lambda iterable: iterable
-
-        _PARALLEL_OVERLOADED.append(_ol_parallel)
-
-
-def _fresh_copies(args) -> list:
-    """Deep copies of the arguments (arrays copied with their memory order), so a run cannot change them."""
-    import numpy
-
-    out = []
-    for a in args:
-        if isinstance(a, numpy.ndarray):
-            out.append(numpy.array(a, copy=True, order="K"))
-            continue
-        try:
-            out.append(copy.deepcopy(a))
-        except Exception:  # modules, functions, objects that refuse to be copied: passed as they are
-            out.append(a)
-    return out
-
-
-def measure_uninstrumented(fn, args=(), *, repeat: int = 3, jit: bool = True) -> Baseline:
-    """Time the original (uninstrumented) function on deep copies of ``args``: warm-up, then best of ``repeat``.
-
-    Parameters
-    ----------
-    fn : callable
-        The region's function (plain, ``numba.njit`` dispatcher, or ``portcast.region``-decorated).
-    args : sequence
-        Positional arguments (all parameters, defaults applied). They are never modified: every run gets
-        fresh deep copies (copying is not timed).
-    repeat : int
-        Timed runs after the warm-up run (which also compiles).
-    jit : bool
-        Compile the function with ``numba.njit`` when Numba can (the uninstrumented counterpart of the
-        compiled tracing mode); else, or when Numba cannot, run it as plain Python. A ``numba.njit``
-        dispatcher runs as it is, except a ``parallel=True`` one: its function is compiled with the same
-        options but ``parallel=False`` (prange runs as range; ``note`` says so), because the multi-threaded
-        run's time swings with the machine's load and the traced run is single-threaded.
-
-    Returns
-    -------
-    Baseline
-        ``seconds`` (wall time, ``time.perf_counter``), ``how`` ("njit" or "python"), ``error`` when the
-        region raised (then ``seconds`` is None), ``note`` (:data:`SERIAL_NOTE` for a parallel dispatcher).
-    """
-    if repeat < 1:
-        raise ValueError(f"repeat must be >= 1, got {repeat}")
-    base = ins.unwrap_callable(fn)
-    runner, how = base, "python"
-    own = _njit_dispatcher_of(fn)
-    key = (base.__code__, bool(own is not None and own.targetoptions.get("parallel")))
-    if jit and not any(isinstance(a, (list, set, dict)) for a in args):  # as the compiled tracing mode
-        disp = _BASELINE_JIT.get(key, False)
-        if disp is False:
-            _overload_parallel_marker()
-            disp, _BASELINE_NOTE[key] = _baseline_dispatcher(fn, base)
-            try:
-                disp(*_fresh_copies(args))
-            except _numba_error_types():
-                disp = None
-            except Exception as exc:  # the region itself raised: no baseline
-                _BASELINE_JIT[key] = disp
-                return Baseline(None, "njit", f"{type(exc).__name__}: {exc}", _BASELINE_NOTE.get(key))
-            _BASELINE_JIT[key] = disp
-        if disp is not None:
-            runner, how = disp, "njit"
-    best = None
-    try:
-        for k in range(repeat + 1):
-            call_args = _fresh_copies(args)
-            t0 = time.perf_counter()
-            runner(*call_args)
-            dt = time.perf_counter() - t0
-            if k and (best is None or dt < best):  # run 0 is the warm-up
-                best = dt
-    except Exception as exc:
-        if how == "njit" and isinstance(exc, _numba_error_types()):  # a new argument type Numba cannot compile
-            _BASELINE_JIT[key] = None
-            return measure_uninstrumented(base, args, repeat=repeat, jit=False)
-        return Baseline(None, how, f"{type(exc).__name__}: {exc}", _BASELINE_NOTE.get(key) if how == "njit" else None)
-    return Baseline(best, how, note=_BASELINE_NOTE.get(key) if how == "njit" else None)
-
-
 def _measure(fn, positional) -> Baseline:
-    return measure_uninstrumented(fn, positional)
+    return _measure_baseline(fn, positional)
 
 
 def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks: Iterable = (), mode: str = "auto",
@@ -427,153 +276,6 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     baseline = _measure(fn, positional) if measure_uninstrumented else None
     value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source, baseline=baseline)
     return TraceResult(info=info, static=prog.static, value=value)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# blocks (with-regions and region_start/region_end in a profiled script)
-
-
-@dataclasses.dataclass
-class BlockSpec:
-    block_id: int
-    name: str
-    file: str
-    line: int
-    body: list
-    function: str
-    used: list[str]
-    assigned: list[str]
-
-
-def _names(stmts) -> tuple[list[str], list[str]]:
-    used, assigned = [], []
-    for s in stmts:
-        for n in ast.walk(s):
-            if isinstance(n, ast.Name):
-                if n.id not in used:
-                    used.append(n.id)
-                if isinstance(n.ctx, ast.Store) and n.id not in assigned:
-                    assigned.append(n.id)
-    return used, assigned
-
-
-class ScriptTransformer(ast.NodeTransformer):
-    """Turns marked blocks of a script into calls ``_pc_session.run_block(...)`` (original code kept for
-    when the region is not selected), and reports misplaced start/end markers before anything runs."""
-
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.blocks: list[BlockSpec] = []
-        self.func_stack: list[str] = ["<module>"]
-
-    def visit_FunctionDef(self, node):
-        self.func_stack.append(node.name)
-        self.generic_visit(node)
-        self.func_stack.pop()
-        return node
-
-    def _block(self, name_node, body, line, original):
-        for st in body:
-            for n in ast.walk(st):
-                if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
-                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: return/yield inside a marked block is not "
-                                                   "supported")
-                if isinstance(n, (ast.Break, ast.Continue)) and not _inside_loop(body, n):
-                    raise ins.UnsupportedConstruct(f"{self.file}:{n.lineno}: break/continue leaving a marked block is "
-                                                   "not supported")
-        used, assigned = _names(body)
-        spec = BlockSpec(
-            len(self.blocks), "", self.file, line, copy.deepcopy(body), self.func_stack[-1], used, assigned
-        )
-        self.blocks.append(spec)
-        name_src = ast.unparse(name_node)
-        scope = "globals()" if self.func_stack[-1] == "<module>" else "locals()"
-        src = [f"if _pc_session.wants({name_src}):", f"    _pc_r = _pc_session.run_block({name_src}, {spec.block_id}, "
-                                                     f"{scope}, globals())"]
-        for a in assigned:
-            src.append(f"    if {a!r} in _pc_r: {a} = _pc_r[{a!r}]")
-        src.append("else:\n    pass")
-        new = ast.parse("\n".join(src)).body[0]
-        for n in ast.walk(new):
-            if "lineno" in n._attributes:
-                n.lineno = n.end_lineno = line
-                n.col_offset = n.end_col_offset = 0
-        new.orelse = original
-        return new
-
-    def _stmts(self, stmts):
-        out = []
-        i = 0
-        stmts = [self.visit(s) if not isinstance(s, ast.FunctionDef) else self.visit_FunctionDef(s) for s in stmts]
-        flat = []
-        for s in stmts:
-            flat.extend(s if isinstance(s, list) else [s])
-        stmts = flat
-        while i < len(stmts):
-            s = stmts[i]
-            nm = _marker_call(s, "region_start")
-            if nm is not None:
-                j = next((k for k in range(i + 1, len(stmts)) if _marker_call(stmts[k], "region_end") is not None
-                          and ast.unparse(_marker_call(stmts[k], "region_end")) == ast.unparse(nm)), None)
-                if j is None:
-                    raise ins.UnsupportedConstruct(
-                        f"{self.file}:{s.lineno}: region_start({ast.unparse(nm)}) has no matching region_end in the "
-                        "same block"
-                    )
-                body = stmts[i + 1:j]
-                out.append(self._block(nm, body, s.lineno, stmts[i:j + 1]))
-                i = j + 1
-                continue
-            nm = _marker_call(s, "region_end")
-            if nm is not None:
-                raise ins.UnsupportedConstruct(f"{self.file}:{s.lineno}: region_end({ast.unparse(nm)}) without a "
-                                               "region_start before it in the same block")
-            out.append(s)
-            i += 1
-        return out
-
-    def generic_visit(self, node):
-        for field, value in ast.iter_fields(node):
-            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                setattr(node, field, self._stmts(value))
-            elif isinstance(value, list):
-                for k, v in enumerate(value):
-                    if isinstance(v, ast.AST):
-                        value[k] = self.visit(v)
-            elif isinstance(value, ast.AST):
-                setattr(node, field, self.visit(value))
-        return node
-
-    def visit_With(self, node):
-        self.generic_visit(node)
-        if (
-            len(node.items) == 1
-            and ins.is_region_call(node.items[0].context_expr)
-            and node.items[0].optional_vars is None
-        ):
-            return self._block(node.items[0].context_expr.args[0], node.body, node.lineno, [node])
-        return node
-
-    def visit_Module(self, node):
-        node.body = self._stmts(node.body)
-        return node
-
-
-def _inside_loop(body, target) -> bool:
-    for s in body:
-        for n in ast.walk(s):
-            if isinstance(n, (ast.For, ast.While)) and any(m is target for m in ast.walk(n)):
-                return True
-    return False
-
-
-def _marker_call(stmt, which: str):
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        f = stmt.value.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name == which and len(stmt.value.args) == 1:
-            return stmt.value.args[0]
-    return None
 
 
 class Session:
@@ -694,19 +396,6 @@ class Session:
         pass
 
 
-def _dict_return(body, outs):
-    """Replace ``return (...)`` of an interpreted block by a dict of the outputs bound at the end."""
-
-    class R(ast.NodeTransformer):
-        def visit_Return(self, node):
-            new = ast.parse(
-                "return {k: v for k, v in locals().items() if k in " + repr(set(outs) or {"_pc_none"}) + "}"
-            ).body[0]
-            return ast.copy_location(new, node)
-
-    return [R().visit(s) for s in body]
-
-
 def profile_script(
     path,
     argv: Sequence[str] = (),
@@ -779,5 +468,3 @@ def profile_script(
         _markers._state.session = saved[3]
     return session.infos
 
-
-del np

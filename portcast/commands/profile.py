@@ -333,7 +333,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     from portcast.bounds_report import print_bounds
     from portcast.gpu_prediction import BytesSink, predict_region, print_gpu_prediction, print_model_line, region_bounds
     from predictor.gputime import load_gputime_model
-    from profiler.session import measure_uninstrumented
+    from profiler.baseline import measure_uninstrumented
 
     if at_size is None:
         raise UserError("--sizes needs --at-size N (the size to predict at)")

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from portcast.cli import app
-from profiler.session import measure_uninstrumented, profile_script, trace_function
+from profiler.baseline import measure_uninstrumented
+from profiler.session import profile_script, trace_function
 from profiler.trace import MemorySink
 from profiler.tracefile import TraceDirectorySink, read_trace
 
@@ -102,16 +103,16 @@ def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
     import numba
     import profiler_parallel_kernels as PK
 
-    from profiler import session
+    from profiler import baseline
 
     b = measure_uninstrumented(PK.scale, (np.arange(1000.0), np.zeros(1000)))
-    assert b.how == "njit" and b.note == session.SERIAL_NOTE and b.seconds > 0 and b.error is None
-    disp = session._BASELINE_JIT[PK.scale.py_func.__code__, True]
+    assert b.how == "njit" and b.note == baseline.SERIAL_NOTE and b.seconds > 0 and b.error is None
+    disp = baseline._BASELINE_JIT[PK.scale.py_func.__code__, True]
     assert disp is not PK.scale and disp.py_func is PK.scale.py_func and len(disp.signatures) == 1
     assert disp.targetoptions["parallel"] is False and disp.targetoptions["fastmath"] is True  # the other options kept
     # the run is single-threaded: every prange iteration on thread 0 (the parallel original uses its pool)
     measure_uninstrumented(PK.thread_ids, (np.full(4096, -1, np.int64),))
-    serial = session._BASELINE_JIT[PK.thread_ids.py_func.__code__, True]
+    serial = baseline._BASELINE_JIT[PK.thread_ids.py_func.__code__, True]
     assert serial.targetoptions["parallel"] is False
     assert set(serial(np.full(4096, -1, np.int64)).tolist()) == {0}
     assert set(PK.thread_ids(np.full(4096, -1, np.int64)).tolist()) <= set(range(numba.get_num_threads()))
@@ -123,7 +124,7 @@ def test_baseline_of_a_parallel_dispatcher_times_its_serial_version():
 def test_trace_function_and_cli_report_the_serial_baseline():
     import profiler_parallel_kernels as PK
 
-    from profiler.session import SERIAL_NOTE
+    from profiler.baseline import SERIAL_NOTE
 
     res = trace_function(PK.scale, (np.arange(10.0), np.zeros(10)), mode="compiled", measure_uninstrumented=True)
     assert res.info.extra["uninstrumented_mode"] == "njit" and res.info.extra["uninstrumented_note"] == SERIAL_NOTE
