@@ -11,7 +11,7 @@ import pytest
 
 from predictor.eiger.db import TrialsDB, import_aiwc
 from predictor.eiger.experiments import BASE, aiwc_matrix
-from predictor.eiger.pipeline import EigerRegressor, adjusted_r2, forward_stepwise
+from predictor.eiger.synthesis import EigerRegressor, adjusted_r2, forward_stepwise
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import pytest
 
 from gpu_models.scaling import ScalingModel
 from gpu_models.scaling.dataset import load_titanx
-from gpu_models.scaling.evaluate import titanx_counters
 from gpu_models.scaling.generator import generate
+from gpu_models.scaling.wu_evaluation import titanx_counters
 
 BASE = (24, 975.0, 3505.0)
 

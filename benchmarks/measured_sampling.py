@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/measured_sampling.py [PORT@LABEL ...] [--slice-sms 4]
 
 For each point: trace the port's region once keeping every record, simulate it whole on the preset of every
-GPU of its data, and estimate it from a sample (``portcast.measured.simulated_times`` with ``complete=False``:
+GPU of its data, and estimate it from a sample (``portcast.measured_ports.simulated_times`` with ``complete=False``:
 the slice's share of the blocks, or its first two waves extrapolated). Prints one row per (point, preset)
 and the mean / extreme signed errors. Results and dates: docs/measured.md, "Large regions".
 """
@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from kernels.measured.registry import all_measured
-from portcast.measured import SLICE_SMS, ThreadRecordsSink, data_gpus, simulated_times
+from portcast.measured_ports import SLICE_SMS, ThreadRecordsSink, data_gpus, simulated_times
 from profiler.session import trace_function
 
 DEFAULT = ["amaris/hotspot/calculate_temp@grid128_it256", "amaris/backprop/bpnn_layerforward_CUDA@in8192",

@@ -116,7 +116,7 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
     add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored, records with tid >= 0", ">= 0",
         "warp")
-    # ---- thread space checked on the trace (features/threadspace.py)
+    # ---- thread space checked on the trace (features/thread_dependences.py)
     add("ts_checked", "threadspace", "1 when the thread space was checked (its loops are known from the region "
         "metadata), else 0", "0 or 1", "portcast")
     add("ts_kernels", "threadspace", "kernel loops of the thread space that ran at least one launch", ">= 0",

@@ -24,7 +24,7 @@ from .mix import MixAnalyzer
 from .regs import RegisterTrafficAnalyzer
 from .reuse import FootprintAnalyzer, ReuseDistanceAnalyzer
 from .strides import MicaStrideAnalyzer, StrideAnalyzer
-from .threadspace import ThreadSpaceChecker
+from .thread_dependences import ThreadSpaceChecker
 from .warp import WarpAnalyzer
 
 #: family name -> analyzer class, in output order.
@@ -318,9 +318,9 @@ class FeatureEngine:
 
     def thread_space_report(self, meta: dict | None) -> dict | None:
         """The region's thread space: the source analysis's loops (``meta``) joined with what the check on
-        the trace found per loop (:meth:`features.threadspace.ThreadSpaceChecker.report`); None without
+        the trace found per loop (:meth:`features.thread_dependences.ThreadSpaceChecker.report`); None without
         metadata."""
-        from .threadspace import join_report
+        from .thread_dependences import join_report
 
         checker = next((a for a in self.analyzers if isinstance(a, ThreadSpaceChecker)), None)
         return join_report(meta, checker.report(self.static) if checker is not None else None)

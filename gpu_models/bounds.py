@@ -1,6 +1,6 @@
 """Roofline-style lower bounds of a region's GPU kernel time, one per resource, and host<->device copy time.
 
-:func:`bounds` takes the work of one traced region (the counts of ``portcast.measured.WorkSink`` and features of
+:func:`bounds` takes the work of one traced region (the counts of ``portcast.measured_ports.WorkSink`` and features of
 the feature engine, merged into one mapping: ``{**work_sink_result, **feature_series}``) and a GPU description
 (:class:`gpu_models.simt.config.GPUConfig`), and gives for each resource the shortest time the kernel could
 take if that resource were the only limit. The largest names what bounds the kernel (:attr:`Bounds.bound`); it

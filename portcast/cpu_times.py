@@ -249,8 +249,8 @@ def time_point(spec, label: str, *, seed: int = 0, repeat: int = 3, max_repeat: 
 
 def selected(specs: Iterable, labels: Iterable[str] | None = None,
              max_global_work: int | None = None) -> list[tuple[Any, str]]:
-    """The (port, label) pairs :func:`time_points` times (:func:`portcast.measured.selected_points`)."""
-    from portcast.measured import selected_points
+    """The (port, label) pairs :func:`time_points` times (:func:`portcast.measured_ports.selected_points`)."""
+    from portcast.measured_ports import selected_points
 
     return selected_points(list(specs), labels, max_global_work)
 
@@ -259,7 +259,7 @@ def time_points(specs: Iterable, labels: Iterable[str] | None = None, *, seed: i
                 max_global_work: int | None = None, progress: Callable[[dict], None] | None = None,
                 **settings: Any) -> pd.DataFrame:
     """Rows of :func:`time_point` at the points of ``specs`` (all of each port's points, or those in ``labels``,
-    chosen as :func:`portcast.measured.selected_points` does), in the columns :data:`COLUMNS`.
+    chosen as :func:`portcast.measured_ports.selected_points` does), in the columns :data:`COLUMNS`.
 
     ``progress(row)`` is called after each point; ``settings`` (``repeat``, ``max_repeat``, ``budget_s``,
     ``limit_s``) go to :func:`time_point`.

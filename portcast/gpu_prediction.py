@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from portcast.measured import ThreadRecordsSink, WorkSink, merge_intervals, sample_threads
+from portcast.measured_ports import ThreadRecordsSink, WorkSink, merge_intervals, sample_threads
 from profiler.trace import Op
 
 #: threads per block assumed for a region (the launch a port would most likely use)
@@ -68,7 +68,7 @@ class SimtSink(ThreadRecordsSink):
     incomplete, had no threads, or its sample outgrew the memory bound)."""
 
     def __init__(self, gpu: str) -> None:
-        from portcast.measured import SLICE_SMS
+        from portcast.measured_ports import SLICE_SMS
 
         super().__init__(sample_threads([gpu], BLOCK_SIZE, SLICE_SMS), PROFILE_SAMPLE_RECORDS,
                          sample_threads([gpu], BLOCK_SIZE, 1))
@@ -76,7 +76,7 @@ class SimtSink(ThreadRecordsSink):
         self.results: list[float] = []
 
     def end_region(self, info, static) -> None:
-        from portcast.measured import SLICE_SMS, WHOLE_RECORDS, simulated_times
+        from portcast.measured_ports import SLICE_SMS, WHOLE_RECORDS, simulated_times
 
         super().end_region(info, static)
         chunk, self.chunk = self.chunk, None
@@ -157,7 +157,7 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
     none), ``cpu_s`` (the uninstrumented CPU time, None when not measured)."""
     from gpu_models.bounds import transfer_seconds
     from gpu_models.simt.config import load_config
-    from portcast.gputime import GENERATIONS, gpu_columns
+    from portcast.gputime_training import GENERATIONS, gpu_columns
     from predictor.gputime import RATE_FEATURES
 
     cfg = load_config(gpu)

@@ -306,10 +306,10 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
     """The one loader of ``portcast simulate``, ``scale`` and ``dvfs``: a trace file, a script or a function ->
     the warp streams of each region invocation.
 
-    * a trace file (docs/trace-format.md): its one region (:func:`gpu_models.simt.pipeline.load_region`);
+    * a trace file (docs/trace-format.md): its one region (:func:`gpu_models.simt.trace_input.load_region`);
     * a Python script (``.py``): run with ``script_args`` under the profiler (as ``portcast profile SCRIPT --
       ARGS``); every invocation of its marked regions (only ``regions`` when given) is traced, and each one's
-      streams are built when it ends (:class:`gpu_models.simt.pipeline.StreamsSink`: one region's records in
+      streams are built when it ends (:class:`gpu_models.simt.trace_input.StreamsSink`: one region's records in
       memory at a time, no trace file);
     * ``function="MODULE:QUALNAME"`` (with ``args``, a Python expression, or the module's
       ``portcast_inputs()``): that one call is traced, with the resolver of ``portcast profile --function``.
@@ -343,7 +343,7 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
     """
     import contextlib
 
-    from gpu_models.simt.pipeline import StreamsSink, load_region
+    from gpu_models.simt.trace_input import StreamsSink, load_region
     from profiler.instrument import SourceUnavailable, UnsupportedConstruct
 
     status = status or (lambda text: contextlib.nullcontext())

@@ -152,12 +152,12 @@ class ProfileReport:
 
 # ----------------------------------------------------------------------------------------- building ---
 def _training_points():
-    """The shipped model's training rows (``portcast.gputime.training_points``), or None when absent."""
+    """The shipped model's training rows (``portcast.gputime_training.training_points``), or None when absent."""
     from predictor.gputime import DEFAULT_TRAINING_POINTS
 
     if not DEFAULT_TRAINING_POINTS.is_file():
         return None
-    from portcast.gputime import read_training_points
+    from portcast.gputime_training import read_training_points
 
     return read_training_points(DEFAULT_TRAINING_POINTS)
 

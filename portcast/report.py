@@ -165,7 +165,7 @@ _DEPENDENCE = {
 
 
 def _dependence_text(example: dict) -> str:
-    """One dependence found on the trace, in words (``features.threadspace`` report example)."""
+    """One dependence found on the trace, in words (``features.thread_dependences`` report example)."""
     t, other = example["threads"]
     text = _DEPENDENCE.get(example["kind"], example["kind"]).format(t, other)
     return f"{text} ({example['count']:,} such records)"

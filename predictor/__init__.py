@@ -4,7 +4,7 @@ Public API::
 
     from predictor import InteractionSearchRegressor, LinearBaseline, explain_prediction
     from predictor import save_model, load_model, ModelFileError
-    from predictor import metrics, aiwc
+    from predictor import metrics, xapp_aiwc as aiwc
 """
 
 from . import metrics

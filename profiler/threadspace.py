@@ -16,7 +16,7 @@ every user function it calls, resolved as the instrumenter resolves them) and de
   grid-stride loop) or ``range(i)`` stays inside the outer loop's threads.
 
 The analysis is static and conservative where it must guess; the trace of the region is checked afterwards
-for the dependences it actually has (features/threadspace.py), which is the verdict a porter should trust.
+for the dependences it actually has (features/thread_dependences.py), which is the verdict a porter should trust.
 
 What counts as a dependence of loop ``L`` (iteration variable ``i``):
 

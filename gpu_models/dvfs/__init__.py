@@ -5,7 +5,7 @@ LEAD, CRIT, CRISP, CRISP-L), :mod:`.timeline` (event-timeline core), :mod:`.synt
 :mod:`.controller` (P-states, power, decisions, simulation), :mod:`.evaluate` and :mod:`.plots`.
 """
 
-from gpu_models.dvfs.counters import CounterError, CounterRecord, load_counters, save_counters
+from gpu_models.dvfs.counter_record import CounterError, CounterRecord, load_counters, save_counters
 from gpu_models.dvfs.models import MODEL_NAMES, MODELS, get_model, predict, predict_all
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from gpu_models.dvfs.counters import CounterError, CounterRecord
+from gpu_models.dvfs.counter_record import CounterError, CounterRecord
 from gpu_models.dvfs.models import get_model
 
 OBJECTIVES = ("edp", "ed2p", "energy")

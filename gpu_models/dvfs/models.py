@@ -1,7 +1,7 @@
 """The DVFS performance models: STALL, MISS, LEAD, CRIT (linear, Eq. 1-2), CRISP (Eq. 3-5 and the
 higher-clock variant of Sec. 5.2) and CRISP-L (Sec. 5.3) of the CRISP paper (Nath & Tullsen, MICRO 2015).
 
-Each model reads a :class:`~gpu_models.dvfs.counters.CounterRecord` taken at a base clock ``f1`` and predicts
+Each model reads a :class:`~gpu_models.dvfs.counter_record.CounterRecord` taken at a base clock ``f1`` and predicts
 the run time at any target clock ``f2``; with ``r = f1 / f2``:
 
 * linear models: ``T(f2) = (T - M) * r + M`` with ``M`` = load stalls (STALL), contributor misses x fixed
@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from gpu_models.dvfs.counters import CounterError, CounterRecord
+from gpu_models.dvfs.counter_record import CounterError, CounterRecord
 
 #: Model names in the order tables and plots use.
 MODEL_NAMES = ("stall", "miss", "lead", "crit", "crisp", "crisp-l")

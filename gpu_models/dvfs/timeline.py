@@ -10,7 +10,7 @@ timing model can replace the first layer with its own multi-warp simulator and s
    of every cycle (issue, load stall, store stall) and the issue/ready cycle of every load.
 2. :func:`derive_counters` reads an execution at the base clock (any producer's: cycle states + load
    intervals) and computes the counters of every model (STALL, MISS, LEAD, CRIT, CRISP, CRISP-L) as a
-   :class:`~gpu_models.dvfs.counters.CounterRecord`.
+   :class:`~gpu_models.dvfs.counter_record.CounterRecord`.
 
 Definitions (cycle ``c`` covers ``[c*p, (c+1)*p)`` with ``p = 1000 / mhz`` ns):
 
@@ -38,7 +38,7 @@ from typing import Sequence
 import numba as nb
 import numpy as np
 
-from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.dvfs.counter_record import CounterRecord
 
 #: Instruction kinds of an issue stream.
 COMPUTE = 0

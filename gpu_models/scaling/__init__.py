@@ -4,6 +4,6 @@ al., HPCA 2015: ``model``, ``surfaces``, ``classifier``, ``evaluate``, ``plots``
 (Greathouse & Loh: ``taxonomy``)."""
 
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
-from gpu_models.scaling.model import ScalingModel, ScalingModelError, prediction_errors
+from gpu_models.scaling.surface import ScalingModel, ScalingModelError, prediction_errors
 
 __all__ = ["ScalingModelError", "ScalingModel", "SigmoidMLPClassifier", "prediction_errors"]

@@ -194,7 +194,7 @@ def plot_dendrogram(tax: Taxonomy, path, title: str = "Scaling taxonomy") -> Non
     import matplotlib.pyplot as plt
     from scipy.cluster.hierarchy import dendrogram
 
-    from gpu_models.scaling.plots import save_figure
+    from gpu_models.scaling.figures import save_figure
 
     cmap = plt.get_cmap("tab10")
     ids = sorted(tax.names)

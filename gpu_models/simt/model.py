@@ -38,7 +38,7 @@ import numba as nb
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.dvfs.counter_record import CounterRecord
 from gpu_models.dvfs.timeline import Execution, derive_counters
 from gpu_models.simt.config import SECTOR_BYTES, GPUConfig
 from gpu_models.simt.threads import WarpStreams

@@ -46,7 +46,13 @@ from .simulated import (
                      transfer_copies,
                      transfer_time,
 )
-from .table import READABLE_SCHEMA_VERSIONS, REQUIRED_COLUMNS, read_calibration, training_table, write_calibration
+from .timing_table import (
+                     READABLE_SCHEMA_VERSIONS,
+                     REQUIRED_COLUMNS,
+                     read_calibration,
+                     training_table,
+                     write_calibration,
+)
 
 __all__ = [
     "CALIBRATION_SCHEMA_VERSION", "COLUMNS", "CudaBackend", "DEFAULT_SIZES", "MACHINE_FIELDS", "NoGpuError",

@@ -8,7 +8,7 @@ import numpy as np
 
 from .cuda import TimingBackend
 from .schema import CALIBRATION_SCHEMA_VERSION, COLUMNS, DEFAULT_SIZES, MACHINE_FIELDS
-from .table import _ratio
+from .timing_table import _ratio
 
 
 def summarize(times: Sequence[float]) -> dict[str, float]:

@@ -84,7 +84,7 @@ class SimulatedBackend:
     """CPU timed as :class:`CudaBackend` does; GPU times from the SIMT timing model and a PCIe link model.
 
     For each point the kernel's CPU region is traced once by the profiler
-    (``profiler.session.trace_function`` with :class:`gpu_models.simt.pipeline.StreamsSink`: the parallel
+    (``profiler.session.trace_function`` with :class:`gpu_models.simt.trace_input.StreamsSink`: the parallel
     loop's iterations are the GPU threads, ``block_size`` per block) and the warp streams are run on the preset
     (:func:`gpu_models.simt.model.simulate`): that time is ``gpu_kernel``. ``gpu_total`` adds
     :func:`transfer_time` of :func:`transfer_copies`. The model is deterministic, so one run gives every
@@ -169,7 +169,7 @@ class SimulatedBackend:
         (bytes per copy), ``threads``, ``warps``, ``records``.
         """
         from gpu_models.simt.model import simulate
-        from gpu_models.simt.pipeline import StreamsSink
+        from gpu_models.simt.trace_input import StreamsSink
         from profiler.session import trace_function
 
         args = copy.deepcopy(tuple(inputs))

@@ -20,7 +20,7 @@ dvfs_app = typer.Typer(
 
 
 def _errors():
-    from gpu_models.dvfs.counters import CounterError
+    from gpu_models.dvfs.counter_record import CounterError
     from gpu_models.dvfs.timeline import TimelineError
     from gpu_models.simt.config import ConfigError
 
@@ -52,7 +52,7 @@ def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_
     uses (:func:`portcast.commands.simulate.load_streams`) and run once at ``base_mhz`` (default: the GPU's
     clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
     """
-    from gpu_models.dvfs.counters import load_counters
+    from gpu_models.dvfs.counter_record import load_counters
     from portcast.commands.simulate import is_script
     from profiler.tracefile import is_trace_file
 
@@ -98,7 +98,7 @@ def predict_cmd(
     with _errors():
         import pandas as pd
 
-        from gpu_models.dvfs.counters import SCHEMA_VERSION, atomic_write_text
+        from gpu_models.dvfs.counter_record import SCHEMA_VERSION, atomic_write_text
         from gpu_models.dvfs.models import get_model
 
         tg = _floats(targets, "--targets")
@@ -194,7 +194,7 @@ def control_cmd(
         if synthetic == (counters is not None):
             raise UserError("give exactly one of --counters FILE or --synthetic")
         if synthetic:
-            from gpu_models.dvfs.evaluate import control_table, synthetic_program
+            from gpu_models.dvfs.crisp_evaluation import control_table, synthetic_program
 
             with Progress(console=console, transient=True) as prog:
                 task = prog.add_task("simulating the controller", total=7)
@@ -244,8 +244,8 @@ def evaluate_cmd(
 ) -> None:
     """Regenerate the evaluation tables (synthetic timelines, controller, GTX Titan X)."""
     with _errors():
-        from gpu_models.dvfs.counters import atomic_write_text
-        from gpu_models.dvfs.evaluate import run_all, write_report
+        from gpu_models.dvfs.counter_record import atomic_write_text
+        from gpu_models.dvfs.crisp_evaluation import run_all, write_report
 
         if not 2 <= top_k <= 15:
             raise UserError(f"--top-k must be between 2 and 15 (got {top_k})")
@@ -284,7 +284,7 @@ def plot_cmd(
 ) -> None:
     """Run time versus core clock for one kernel with every model and the truth (like the paper's Fig. 10)."""
     with _errors():
-        from gpu_models.dvfs.plots import plot_synthetic_kernel, plot_titanx_kernel
+        from gpu_models.dvfs.clock_plots import plot_synthetic_kernel, plot_titanx_kernel
 
         if source == "synthetic":
             from gpu_models.dvfs.synthetic_timelines import suite

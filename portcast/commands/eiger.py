@@ -18,7 +18,7 @@ DB_HELP = ("Trials database: SQLAlchemy URL (sqlite:///file, postgresql://user@h
 
 def _errors():
     from predictor.eiger.db import DatabaseError
-    from predictor.eiger.pipeline import EigerError
+    from predictor.eiger.synthesis import EigerError
 
     return user_errors(DatabaseError, EigerError)
 
@@ -63,7 +63,7 @@ def import_cmd(
     import hashlib
     import json as _json
 
-    from predictor.eiger import db as edb
+    from predictor.eiger import trials_import as eimp
 
     with _errors():
         database = _open_db(db)
@@ -92,12 +92,12 @@ def import_cmd(
                 prog.update(task, completed=done, total=total)
 
             if source == "aiwc":
-                n = edb.import_aiwc(database, progress=cb)
+                n = eimp.import_aiwc(database, progress=cb)
                 what = "trials"
             else:
-                df = edb.read_table(source)
+                df = eimp.read_table(source)
                 if kind == "machines":
-                    n = edb.import_machines(database, df, name_col=name_col, metric_cols=metric or None)
+                    n = eimp.import_machines(database, df, name_col=name_col, metric_cols=metric or None)
                     what = "machines"
                 elif kind == "features":
                     if not machine:
@@ -105,12 +105,12 @@ def import_cmd(
                                         "measured on)")
                     if not result:
                         raise UserError("--kind features needs at least one --result column")
-                    n = edb.import_feature_table(database, df, machine, result, progress=cb)
+                    n = eimp.import_feature_table(database, df, machine, result, progress=cb)
                     what = "trials"
                 elif kind == "trials":
                     if not result:
                         raise UserError("name at least one result column with --result")
-                    n = edb.import_table(database, df, result, progress=cb, application_col=application_col,
+                    n = eimp.import_table(database, df, result, progress=cb, application_col=application_col,
                                          machine_col=machine_col, dataset_col=dataset_col, kernel_col=kernel_col,
                                          metric_cols=metric or None, application=application, machine=machine)
                     what = "trials"
@@ -168,7 +168,7 @@ def fit_cmd(
 ) -> None:
     """Fit an Eiger model on the trials in the database and save it as JSON."""
     from predictor.eiger.export import save_model
-    from predictor.eiger.pipeline import EigerRegressor, error_metrics
+    from predictor.eiger.synthesis import EigerRegressor, error_metrics
 
     with _errors():
         database = _open_db(db)
@@ -220,7 +220,7 @@ def evaluate_cmd(
                 console.print(text, highlight=False, markup=False)
             return
         from predictor.eiger.export import load_model
-        from predictor.eiger.pipeline import error_metrics
+        from predictor.eiger.synthesis import error_metrics
 
         model = load_model(source)
         result = model.info_.get("result")

@@ -33,7 +33,7 @@ def train_cmd(
     force: bool = typer.Option(False, "--force", help="Replace existing files."),
 ) -> None:
     """Fit the GPU-time model on every measured (port, point, GPU) row and save it."""
-    from portcast.gputime import train_default, training_frame
+    from portcast.gputime_training import train_default, training_frame
     from predictor.gputime import GpuTimeModelError, save_gputime_model
 
     with user_errors(GpuTimeModelError, ValueError):
@@ -45,7 +45,7 @@ def train_cmd(
         model = train_default(frame, family, without_simt=without_simt)
         save_gputime_model(model, out)
         if points is not None:
-            from portcast.gputime import training_points, write_training_points
+            from portcast.gputime_training import training_points, write_training_points
 
             write_training_points(training_points(frame), points)
             console.print(f"wrote {points}: {len(frame)} training rows", highlight=False)
@@ -66,8 +66,8 @@ def evaluate_cmd(
     on GPU time and on speedup against the ports' CPU times."""
     import pandas as pd
 
-    from portcast import gputime as G
-    from portcast.measured import read_points_table
+    from portcast import gputime_training as G
+    from portcast.measured_ports import read_points_table
     from profiler.atomic import atomic_path
 
     def write(name, text):

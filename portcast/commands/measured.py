@@ -38,7 +38,7 @@ def trace_cmd(
     import datetime
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import selected_points, trace_points, write_points_table
+    from portcast.measured_ports import selected_points, trace_points, write_points_table
     from profiler.version import portcast_version
 
     with user_errors(ValueError):
@@ -79,7 +79,7 @@ def merge_cmd(
     import datetime
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import merge_points_tables, points_table_extra, read_points_table, write_points_table
+    from portcast.measured_ports import merge_points_tables, points_table_extra, read_points_table, write_points_table
     from profiler.version import portcast_version
 
     with user_errors(ValueError, FileNotFoundError):
@@ -102,7 +102,7 @@ def report_cmd(
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import faithfulness, read_points_table
+    from portcast.measured_ports import faithfulness, read_points_table
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -139,7 +139,7 @@ def correlate_cmd(
     from rich.table import Table
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import (
+    from portcast.measured_ports import (
         NOT_KERNEL_TIME,
         calibration_text,
         correlation_parts,
@@ -187,7 +187,7 @@ def tables_cmd(
     import pandas as pd
 
     from kernels.measured.registry import all_measured
-    from portcast.measured import (
+    from portcast.measured_ports import (
         GPU_LABELS,
         NOT_KERNEL_TIME,
         calibration_text,

@@ -415,7 +415,7 @@ def evaluate_aiwc_cmd(
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines."),
 ) -> None:
     """XAPP and its baselines on the AIWC dataset, paper protocol; writes the page given by --out."""
-    from predictor import aiwc
+    from predictor import xapp_aiwc as aiwc
 
     with user_errors(ValueError):
         check_output(out, force=force)

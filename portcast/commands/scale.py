@@ -23,7 +23,7 @@ scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scalin
 
 def _errors():
     from gpu_models.scaling.dataset import DatasetError
-    from gpu_models.scaling.model import ScalingModelError
+    from gpu_models.scaling.surface import ScalingModelError
 
     return user_errors(DatasetError, ScalingModelError, ValueError)
 
@@ -138,7 +138,7 @@ def train(
     """Train a scaling model (one base configuration) and save it as JSON."""
     with _errors():
         from gpu_models.scaling import ScalingModel
-        from gpu_models.scaling.evaluate import dataset_counters
+        from gpu_models.scaling.wu_evaluation import dataset_counters
 
         ds = _load(data, gpu, sweep, block_size, region)
         b = _parse_base(base, ds)
@@ -176,7 +176,7 @@ def predict(
         from rich.table import Table
 
         from gpu_models.scaling import ScalingModel
-        from gpu_models.scaling.evaluate import dataset_counters
+        from gpu_models.scaling.wu_evaluation import dataset_counters
 
         model = ScalingModel.load(model_path)
         ds = _load(data, gpu, sweep, block_size, region)
@@ -200,7 +200,7 @@ def predict(
                              f"predicted_{model.target}": v, f"measured_{model.target}": true})
         table = pd.DataFrame(rows)
         if out is not None:
-            from gpu_models.scaling.evaluate import write_csv
+            from gpu_models.scaling.wu_evaluation import write_csv
 
             write_csv(table, Path(out))
         t = Table(title=f"{model.target} predicted from base {b[0]}/{b[1]:g}/{b[2]:g} "
@@ -247,7 +247,7 @@ def place(
         table = pd.DataFrame([{"sm_count": s_, "core_mhz": c, "mem_mhz": m, f"predicted_{model.target}": v}
                               for (s_, c, m), v in zip(grid.configs(), surf.ravel())])
         if out is not None:
-            from gpu_models.scaling.evaluate import write_csv
+            from gpu_models.scaling.wu_evaluation import write_csv
 
             write_csv(table, Path(out))
         mix = ", ".join(f"{n} {v:.2f}" for n, v in zip(COUNTER_NAMES, x))
@@ -271,7 +271,7 @@ def evaluate(
     with _errors():
         from rich.progress import Progress
 
-        from gpu_models.scaling.evaluate import EvalSettings, run_evaluation
+        from gpu_models.scaling.wu_evaluation import EvalSettings, run_evaluation
 
         fmts = tuple(x.strip() for x in fmt.split(",") if x.strip())
         bad = [x for x in fmts if x not in ("png", "svg")]
@@ -305,8 +305,8 @@ def taxonomy(
 ) -> None:
     """PCA + Spearman/Ward clustering of scaling behaviour; dendrogram and a CSV of clusters."""
     with _errors():
-        from gpu_models.scaling.evaluate import write_csv
         from gpu_models.scaling.taxonomy import build_taxonomy, plot_dendrogram
+        from gpu_models.scaling.wu_evaluation import write_csv
 
         if fmt not in ("png", "svg"):
             raise UserError(f"--format must be png or svg; got {fmt!r}")

@@ -14,7 +14,7 @@ from profiler.atomic import atomic_write_json
 
 
 def _errors():
-    from gpu_models.dvfs.counters import CounterError
+    from gpu_models.dvfs.counter_record import CounterError
     from gpu_models.scaling.dataset import DatasetError
     from gpu_models.simt.config import ConfigError
 
@@ -128,7 +128,7 @@ def simulate_cmd(
     """Predict a region's GPU run time, counters and power from its trace, or trace a script's marked regions
     (or one --function) and simulate each; optionally sweep configurations."""
     with _errors():
-        from gpu_models.dvfs.counters import save_counters
+        from gpu_models.dvfs.counter_record import save_counters
         from gpu_models.simt.config import load_config
         from gpu_models.simt.model import simulate
         from gpu_models.simt.sweep import SweepGrid

@@ -16,9 +16,9 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from predictor.eiger.aiwc import AIWC_METRICS, aiwc_trials
+from predictor.eiger.aiwc_trials import AIWC_METRICS, aiwc_trials
 from predictor.eiger.devices import MACHINE_METRICS
-from predictor.eiger.pipeline import EigerRegressor, error_metrics, kfold_predict, leave_one_group_out_predict
+from predictor.eiger.synthesis import EigerRegressor, error_metrics, kfold_predict, leave_one_group_out_predict
 
 #: The configuration every experiment starts from (one parameter is varied at a time).
 BASE = dict(n_components=10, n_clusters=4, threshold=0.01, rotation=None, input_transform="slog",

@@ -1,5 +1,5 @@
 """Reporting (Sec. II-A): versioned JSON model files, and standalone Python / C functions that reproduce a
-fitted :class:`~predictor.eiger.pipeline.EigerRegressor`'s predictions.
+fitted :class:`~predictor.eiger.synthesis.EigerRegressor`'s predictions.
 
 JSON model file (``schema`` = ``"portcast.eiger.model"``, ``schema_version`` = 1)::
 
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from predictor.eiger.pipeline import (
+from predictor.eiger.synthesis import (
     DEFAULT_POOL,
     INPUT_TRANSFORMS,
     TARGET_TRANSFORMS,

@@ -40,7 +40,7 @@ class Program:
         self.order: list[FuncInfo] = []
         self.parallel_loops: list[str] = []
         # thread space (profiler/threadspace.py): the chosen loops, and what the dependence check on the trace
-        # needs to know about the records (features/threadspace.py)
+        # needs to know about the records (features/thread_dependences.py)
         self.thread_space: dict = {}
         self.induction_pcs: list[int] = []  # "loop:next" records: the loop variable, computed from the thread index
         self.reduction_tokens: dict[int, str] = {}  # register token of a reduction variable -> description

@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from predictor.eiger import db as edb
+from predictor.eiger import trials_import as eimp
 from predictor.eiger.db import DatabaseError, TrialsDB
 
 PG_URL = os.environ.get("PORTCAST_TEST_POSTGRES_URL")
@@ -116,14 +117,14 @@ def test_import_csv_parquet_and_feature_table(url, tmp_path):
     pq = tmp_path / "t.parquet"
     df.to_parquet(pq)
     with TrialsDB(url) as db:
-        n = edb.import_table(db, edb.read_table(csv), ["time"], application_col="app", machine_col="gpu",
+        n = eimp.import_table(db, eimp.read_table(csv), ["time"], application_col="app", machine_col="gpu",
                              dataset_col="size")
         assert n == 3
-        n = edb.import_table(db, edb.read_table(pq), ["time"], application_col="app", machine="g9",
+        n = eimp.import_table(db, eimp.read_table(pq), ["time"], application_col="app", machine="g9",
                              metric_cols=["insts"])
         assert n == 3
         feats = pd.DataFrame({"region": ["saxpy", "matmul"], "ilp": [2.0, 3.5], "gpu_time": [0.1, 0.9]})
-        assert edb.import_feature_table(db, feats, machine="h100", result_cols=["gpu_time"]) == 2
+        assert eimp.import_feature_table(db, feats, machine="h100", result_cols=["gpu_time"]) == 2
         out = db.trials_frame(machine_metrics_too=False)
         assert out["application"].tolist() == ["a", "a", "b", "a", "a", "b", "saxpy", "matmul"]
         assert out["machine"].tolist() == ["g1", "g2", "g1", "g9", "g9", "g9", "h100", "h100"]
@@ -137,21 +138,21 @@ def test_import_csv_parquet_and_feature_table(url, tmp_path):
 def test_import_errors_name_file_line_and_field(tmp_path):
     csv = tmp_path / "bad.csv"
     csv.write_text("app,gpu,insts,time\na,g,1,2.0\na,g,x7,3.0\n")
-    df = edb.read_table(csv)
+    df = eimp.read_table(csv)
     with pytest.raises(DatabaseError, match=r"bad.csv: line 3: field 'insts' is not a finite number: 'x7'"):
-        edb.frame_to_records(df, ["time"], application_col="app", machine_col="gpu")
+        eimp.frame_to_records(df, ["time"], application_col="app", machine_col="gpu")
     with pytest.raises(DatabaseError, match=r"bad.csv: no column 'runtime'"):
-        edb.frame_to_records(df, ["runtime"], application_col="app", machine_col="gpu")
+        eimp.frame_to_records(df, ["runtime"], application_col="app", machine_col="gpu")
     with pytest.raises(DatabaseError, match="either a machine column or one machine name"):
-        edb.frame_to_records(df, ["time"], application_col="app")
+        eimp.frame_to_records(df, ["time"], application_col="app")
     csv.write_text("app,gpu,insts,time\na,,1,2.0\n")
     with pytest.raises(DatabaseError, match=r"bad.csv: line 2: field 'gpu' is empty"):
-        edb.frame_to_records(edb.read_table(csv), ["time"], application_col="app", machine_col="gpu")
+        eimp.frame_to_records(eimp.read_table(csv), ["time"], application_col="app", machine_col="gpu")
     (tmp_path / "t.txt").write_text("x\n")
     with pytest.raises(DatabaseError, match="t.txt: unknown table format"):
-        edb.read_table(tmp_path / "t.txt")
+        eimp.read_table(tmp_path / "t.txt")
     with pytest.raises(FileNotFoundError, match="no such file"):
-        edb.read_table(tmp_path / "nope.csv")
+        eimp.read_table(tmp_path / "nope.csv")
 
 
 def test_default_location_and_urls(monkeypatch, tmp_path):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from predictor.eiger.aiwc import AIWC_METRICS, aiwc_trials, raw_aiwc
+from predictor.eiger.aiwc_trials import AIWC_METRICS, aiwc_trials, raw_aiwc
 from predictor.eiger.devices import MACHINE_METRICS, load_devices, machine_vectors
 
 

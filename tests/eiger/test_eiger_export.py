@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from predictor.eiger.export import export_c, export_python, load_model, model_from_dict, model_to_dict, save_model
-from predictor.eiger.pipeline import EigerError, EigerRegressor
+from predictor.eiger.synthesis import EigerError, EigerRegressor
 
 
 def _data(seed=0, m=160):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from predictor.eiger.pipeline import (
+from predictor.eiger.synthesis import (
     EigerError,
     EigerRegressor,
     Term,

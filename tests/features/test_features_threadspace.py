@@ -1,4 +1,4 @@
-"""The thread-space check on the trace (features/threadspace.py) against a slow, obviously correct reference."""
+"""The thread-space check on the trace (features/thread_dependences.py) against a slow, obviously correct reference."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from features.threadspace import KINDS, PAGE, ThreadSpaceChecker, join_report
+from features.thread_dependences import KINDS, PAGE, ThreadSpaceChecker, join_report
 from profiler.trace import Op, TraceChunk
 
 LOAD, STORE, ALU = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU)

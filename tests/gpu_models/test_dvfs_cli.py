@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from gpu_models.dvfs.counters import CounterError
-from gpu_models.dvfs.plots import plot_time_vs_clock
+from gpu_models.dvfs.clock_plots import plot_time_vs_clock
+from gpu_models.dvfs.counter_record import CounterError
 from portcast.cli import app
 
 runner = CliRunner()

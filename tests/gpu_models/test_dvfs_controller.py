@@ -13,7 +13,7 @@ from gpu_models.dvfs.controller import (
     default_pstates,
     simulate_control,
 )
-from gpu_models.dvfs.counters import CounterError, CounterRecord
+from gpu_models.dvfs.counter_record import CounterError, CounterRecord
 from gpu_models.dvfs.timeline import COMPUTE, LOAD, Timeline
 
 

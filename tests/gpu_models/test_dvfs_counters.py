@@ -7,7 +7,14 @@ import math
 
 import pytest
 
-from gpu_models.dvfs.counters import SCHEMA, SCHEMA_VERSION, CounterError, CounterRecord, load_counters, save_counters
+from gpu_models.dvfs.counter_record import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    CounterError,
+    CounterRecord,
+    load_counters,
+    save_counters,
+)
 
 GOOD = CounterRecord(base_mhz=700.0, total=31.0, load_stall=4.0, store_stall=1.0, lcp=20.0, lcp_comp=17.0,
                      load_outstanding=24.0, lead=18.0, miss_count=3.0, miss_latency=8.0, crit=20.0, name="fig6")

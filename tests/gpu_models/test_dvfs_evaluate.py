@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpu_models.dvfs import evaluate as ev
+from gpu_models.dvfs import crisp_evaluation as ev
 from gpu_models.dvfs.models import crisp_time
 from gpu_models.dvfs.synthetic_timelines import PROFILES, KernelProfile, generate, suite
 from gpu_models.dvfs.timeline import COMPUTE, LOAD, STORE, Timeline

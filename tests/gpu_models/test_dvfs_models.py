@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_models.dvfs.counters import CounterError, CounterRecord
+from gpu_models.dvfs.counter_record import CounterError, CounterRecord
 from gpu_models.dvfs.models import MODEL_NAMES, crisp_time, get_model, linear_time, predict, predict_all
 
 # Fig. 6's record (units of one cycle at 1000 MHz)

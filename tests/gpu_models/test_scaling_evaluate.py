@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpu_models.scaling.dataset import load_titanx
-from gpu_models.scaling.evaluate import EvalSettings, dataset_counters, run_evaluation, titanx_counters
+from gpu_models.scaling.wu_evaluation import EvalSettings, dataset_counters, run_evaluation, titanx_counters
 
 
 @pytest.fixture(scope="module")

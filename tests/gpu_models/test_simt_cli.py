@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from gpu_models.dvfs.counters import load_counters
+from gpu_models.dvfs.counter_record import load_counters
 from gpu_models.scaling.dataset import read_dataset
 from gpu_models.simt import synthetic_kernels as sy
 from portcast.cli import app

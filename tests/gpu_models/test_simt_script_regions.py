@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from gpu_models.dvfs.counters import load_counters
+from gpu_models.dvfs.counter_record import load_counters
 from gpu_models.scaling.dataset import read_dataset
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
-from gpu_models.simt.pipeline import StreamsSink, load_region
+from gpu_models.simt.trace_input import StreamsSink, load_region
 from portcast.cli import app
 from profiler.session import profile_script
 

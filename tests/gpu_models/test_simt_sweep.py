@@ -6,11 +6,11 @@ import pytest
 from gpu_models.scaling.dataset import KEY_COLUMNS, read_dataset
 from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
-from gpu_models.simt.evaluate import crisp_errors, summary
+from gpu_models.simt.dvfs_truth import crisp_errors, summary
 from gpu_models.simt.model import simulate
-from gpu_models.simt.pipeline import trace_counters, trace_sweep
 from gpu_models.simt.sweep import SweepGrid, sweep, sweep_stats
 from gpu_models.simt.threads import build_streams
+from gpu_models.simt.trace_input import trace_counters, trace_sweep
 
 GTX = load_config("gtx480")
 
@@ -88,7 +88,7 @@ def test_crisp_beats_crit_and_lead_on_synthetic_regions():
 
 
 def test_evaluate_main_prints_tables(capsys, tmp_path):
-    from gpu_models.simt.evaluate import main
+    from gpu_models.simt.dvfs_truth import main
     from profiler.trace import RegionInfo, StaticTable
     from profiler.tracefile import write_trace
 
@@ -100,7 +100,7 @@ def test_evaluate_main_prints_tables(capsys, tmp_path):
 
 
 def test_is_trace_file(tmp_path):
-    from gpu_models.simt.pipeline import is_trace_file
+    from gpu_models.simt.trace_input import is_trace_file
     from profiler.trace import RegionInfo, StaticTable
     from profiler.tracefile import write_trace
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from gpu_models.scaling.dataset import read_dataset
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
-from gpu_models.simt.pipeline import load_region
+from gpu_models.simt.trace_input import load_region
 from kernels.registry import get_kernel
 from portcast.cli import app
 from profiler.session import trace_function

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import profiler.session as session
-from gpu_models.simt.pipeline import trace_simulate
+from gpu_models.simt.trace_input import trace_simulate
 from kernels.registry import all_kernels
 from portcast import calibration as cal
 from portcast.cli import app

@@ -16,7 +16,7 @@ import pytest
 
 from kernels.measured.registry import all_measured
 from kernels.measured.spec import MeasuredKernel
-from portcast.measured import aiwc_counts, amaris_first_launches
+from portcast.measured_ports import aiwc_counts, amaris_first_launches
 from profiler.session import trace_function
 from profiler.trace import MemorySink
 

@@ -1,4 +1,4 @@
-"""portcast.measured: the work counted on a port's trace, the union of touched byte ranges, the faithfulness
+"""portcast.measured_ports: the work counted on a port's trace, the union of touched byte ranges, the faithfulness
 ratios against AIWC's and Amaris's counts, the points table's file, and the ``portcast measured`` commands."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
-from portcast.measured import (
+from portcast.measured_ports import (
     AIWC_DATA,
     AIWC_GPUS,
     AMARIS_GPUS,
@@ -257,7 +257,7 @@ def test_ports_whose_time_is_not_the_kernels_are_left_out():
 
 
 def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
-    import portcast.measured as m
+    import portcast.measured_ports as m
 
     pts = _sim_points().assign(source="amaris")
     write_points_table(pts, tmp_path / "s.parquet")
@@ -285,7 +285,7 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
 
 
 def test_cli_tables_writes_every_table_and_the_plot(tmp_path, monkeypatch):
-    import portcast.measured as m
+    import portcast.measured_ports as m
 
     pts = _points_frame().assign(sim_k40=[2e-5, 4e-5])
     write_points_table(pts, tmp_path / "s.parquet")
@@ -423,7 +423,7 @@ def test_points_can_name_one_ports_label():
         calls.append((spec.name, label))
         return {"port": spec.name, "point": label}
 
-    import portcast.measured as m
+    import portcast.measured_ports as m
 
     orig = m.trace_point
     m.trace_point = fake

@@ -242,7 +242,7 @@ CASES = [
 def test_extrapolation_matches_a_direct_trace(kernel, sizes, target, bounds):
     from features import FeatureSink
     from kernels.registry import get_kernel
-    from portcast.measured import WorkSink
+    from portcast.measured_ports import WorkSink
     from profiler.session import trace_function
 
     spec = get_kernel(kernel)

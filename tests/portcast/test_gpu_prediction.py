@@ -25,7 +25,7 @@ def _flat(text: str) -> str:
 def _direct(fn, args, gpu="p100", model=None, simulate=False):
     """Trace once and predict (the profile path without the CLI)."""
     from features import FeatureSink
-    from portcast.measured import WorkSink
+    from portcast.measured_ports import WorkSink
     from profiler.session import trace_function
 
     work, feats, rw = WorkSink(), FeatureSink(), BytesSink()

@@ -1,10 +1,10 @@
-"""portcast.gputime: the measured training rows, the splits, the scores; portcast.gpu_prediction's BytesSink."""
+"""portcast.gputime_training: the measured training rows, the splits, the scores; gpu_prediction's BytesSink."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from portcast import gputime as G
+from portcast import gputime_training as G
 
 
 @pytest.fixture(scope="module")

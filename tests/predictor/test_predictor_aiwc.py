@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictor import aiwc
+from predictor import xapp_aiwc as aiwc
 
 
 @pytest.fixture(scope="module")

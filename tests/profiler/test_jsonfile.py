@@ -35,8 +35,8 @@ def test_read_json_limits(tmp_path):
 
 
 def _loaders():
-    from gpu_models.dvfs.counters import load_counters
-    from gpu_models.scaling.model import ScalingModel
+    from gpu_models.dvfs.counter_record import load_counters
+    from gpu_models.scaling.surface import ScalingModel
     from gpu_models.simt.config import load_config
     from predictor.eiger.export import load_model as load_eiger
     from predictor.gputime import load_gputime_model

@@ -106,7 +106,7 @@ def _markdown(df: pd.DataFrame, index_name: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     """Print the CRISP-versus-baselines tables (markdown) for the synthetic suite or for trace files.
 
-    Usage: ``python -m gpu_models.simt.evaluate [--gpu gtx480] [TRACE.parquet ...]``.
+    Usage: ``python -m gpu_models.simt.dvfs_truth [--gpu gtx480] [TRACE.parquet ...]``.
 
     Parameters
     ----------
@@ -115,11 +115,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     import argparse
 
     from gpu_models.simt.config import load_config
-    from gpu_models.simt.pipeline import load_region
     from gpu_models.simt.synthetic_kernels import validation_suite
     from gpu_models.simt.threads import build_streams
+    from gpu_models.simt.trace_input import load_region
 
-    ap = argparse.ArgumentParser(prog="python -m gpu_models.simt.evaluate")
+    ap = argparse.ArgumentParser(prog="python -m gpu_models.simt.dvfs_truth")
     ap.add_argument("traces", nargs="*", help="trace files (default: the synthetic suite)")
     ap.add_argument("--gpu", default="gtx480")
     ap.add_argument("--block-size", type=int, default=256)

@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from gpu_models.dvfs.counters import CounterError
+from gpu_models.dvfs.counter_record import CounterError
 
 _STYLES = {
     "truth": dict(color="black", lw=2.2, marker="o", ms=4, zorder=5),
@@ -146,7 +146,7 @@ def plot_titanx_kernel(kernel: str, path, top_k: int = 4, curves=None) -> Path:
     -------
     Path
     """
-    from gpu_models.dvfs.evaluate import FORMS, _form_predict, fit_crisp, fit_linear, titanx_curves
+    from gpu_models.dvfs.crisp_evaluation import FORMS, _form_predict, fit_crisp, fit_linear, titanx_curves
 
     curves = titanx_curves() if curves is None else curves
     g = curves[curves["kernel"] == kernel].sort_values("core_clock_mhz", ascending=False)

@@ -24,7 +24,7 @@ import numpy as np
 
 from features.counters import COUNTER_NAMES, counters_from_ptx
 from gpu_models.scaling.dataset import ScalingDataset, load_titanx
-from gpu_models.scaling.model import ScalingModel, prediction_errors, write_json_atomic
+from gpu_models.scaling.surface import ScalingModel, prediction_errors, write_json_atomic
 from profiler.atomic import atomic_write_text
 
 RESULTS_SCHEMA = "portcast.scaling_evaluation"
@@ -272,7 +272,7 @@ def run_evaluation(out_dir, settings: EvalSettings | None = None, ds: ScalingDat
     summary = _summarise(table, s, grid)
     write_json_atomic(out / "summary.json", summary)
     _write_text(out / "errors.md", _markdown(summary))
-    from gpu_models.scaling import plots
+    from gpu_models.scaling import figures as plots
 
     for fmt in s.fmt:
         plots.heatmap(heat, grid, s.heat_k, out / f"heatmap_time.{fmt}")

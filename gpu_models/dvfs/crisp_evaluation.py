@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_models.dvfs.controller import PowerModel, TimelineInterval, default_pstates, simulate_control
-from gpu_models.dvfs.counters import CounterError, atomic_write_text
+from gpu_models.dvfs.counter_record import CounterError, atomic_write_text
 from gpu_models.dvfs.models import MODEL_NAMES, crisp_time, predict_all
 from gpu_models.dvfs.synthetic_timelines import PROFILES, generate, suite
 from gpu_models.dvfs.timeline import derive_counters, simulate

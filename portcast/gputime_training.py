@@ -1,6 +1,6 @@
 """The GPU-time model's data, training and evaluation on the measured kernels (docs/gputime.md).
 
-Training rows are the measured points of :mod:`portcast.measured`: one row per (port, point, GPU) with the
+Training rows are the measured points of :mod:`portcast.measured_ports`: one row per (port, point, GPU) with the
 GPU's measured kernel time, the point's work counts and features (committed table
 ``kernels/measured/data/measured_points.parquet``), the GPU's description (its SIMT preset) and the SIMT model's
 estimate. A point traced without features (more records than the table's feature bound) takes the rate
@@ -64,7 +64,7 @@ def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | Non
     (:data:`predictor.gputime.INPUT_COLUMNS`), ``measured_s``, ``gpu`` (the data's GPU name), ``preset``,
     ``generation``, ``application``, ``port``, ``point``, ``source``, ``features_from``."""
     from kernels.measured.registry import all_measured
-    from portcast import measured as M
+    from portcast import measured_ports as M
 
     points = M.read_points_table() if points is None else points
     times = M.measured_times(all_measured()) if times is None else times

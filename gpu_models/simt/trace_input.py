@@ -4,7 +4,7 @@
 * :class:`StreamsSink` builds them while a region is traced (``profiler.profile_script`` /
   ``trace_function``), so a marked region goes to the timing model without a trace file;
 * :func:`trace_counters` runs the timing model at a base clock and returns the DVFS models' counters
-  (a :class:`~gpu_models.dvfs.counters.CounterRecord`, what ``portcast dvfs predict`` reads);
+  (a :class:`~gpu_models.dvfs.counter_record.CounterRecord`, what ``portcast dvfs predict`` reads);
 * :func:`trace_sweep` runs the configuration grid and returns a scaling-surface dataset
   (a :class:`~gpu_models.scaling.dataset.ScalingDataset`, what ``portcast scale`` reads).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpu_models.dvfs.counters import CounterRecord
+from gpu_models.dvfs.counter_record import CounterRecord
 from gpu_models.scaling.dataset import ScalingDataset
 from gpu_models.simt.config import GPUConfig, load_config
 from gpu_models.simt.model import SimResult, simulate
