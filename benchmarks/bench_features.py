@@ -153,9 +153,9 @@ def test_family(benchmark, pool, family):
 
 
 def test_block_map(benchmark, pool):
-    """The engine's shared block index alone (features/_blocks.py) over 2 x 10^6 records: what footprint,
+    """The engine's shared block index alone (features/fast/blocks.py) over 2 x 10^6 records: what footprint,
     reuse (and any other analyzer reading dense block ids) share inside the engine."""
-    from features._blocks import BlockMap
+    from features.fast.blocks import BlockMap
 
     def run(n):
         bm = BlockMap()

@@ -116,7 +116,7 @@ def test_ilp(benchmark, pool):
 def test_ilp_refs(benchmark, pool):
     """ILP as the engine feeds it next to footprint or reuse: blocks as the engine's dense ids (the bytes
     within them from the addresses), mapped outside the timing."""
-    from features._blocks import BlockMap, BlockRefs
+    from features.fast.blocks import BlockMap, BlockRefs
 
     if not hasattr(IlpAnalyzer, "consume_refs"):
         pytest.skip("this copy of features/ has no ILP on block ids (before round 4)")

@@ -14,10 +14,10 @@ from numba import njit
 from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
 
 from ._base import MAX_PC, Analyzer, env_int, pc_capacity
-from ._blocks import BlockMap
 from .bdiv import BranchDivergenceAnalyzer
 from .branch import BranchAnalyzer
 from .catalogue import FEATURE_NAMES
+from .fast.blocks import BlockMap
 from .ilp import IlpAnalyzer, _max_token
 from .library import LibraryAnalyzer
 from .mix import MixAnalyzer
@@ -180,7 +180,7 @@ class FeatureEngine:
                 a.configure(thread_space)
         self.n = 0
         # One block index for every analyzer that reads block ids: each chunk's memory references are
-        # hashed once (features/_blocks.py). Analyzers that consumed something on their own keep their map.
+        # hashed once (features/fast/blocks.py). Analyzers that consumed something on their own keep their map.
         self.blockmap = BlockMap()
         # An analyzer with ``blocks_optional`` (ILP) hashes its blocks faster than a map made for it alone:
         # it joins the shared map only when an analyzer that needs it (footprint, reuse) is mapped too.

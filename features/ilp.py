@@ -8,12 +8,12 @@ from numba import njit
 from profiler.trace import TraceChunk
 
 from ._base import grow_1d, ratio
-from ._blocks import BlockAnalyzer, BlockRefs
-from ._hash import HashIndex, find, insert
-from ._i32x8 import LANES
-from ._ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact, rehash
-from ._ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
-from ._ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
+from .fast.blocks import BlockAnalyzer, BlockRefs
+from .fast.hash_index import HashIndex, find, insert
+from .fast.i32x8 import LANES
+from .fast.ilp_mem import BLOCK_SHIFT, EMPTY, GROUP_ROWS, GROUPS_PER_STORE, WPB, compact, rehash
+from .fast.ilp_unrolled import DEFAULT_WINDOWS as UNROLLED_DEFAULT
+from .fast.ilp_unrolled import ilp_lanes, ilp_lanes_refs, ilp_windows_default, ilp_windows_default_refs
 
 ILP_WINDOWS = (32, 64, 128, 256, 2048, 16384, 65536)
 XAPP_ILP_WINDOWS = (32, 256, 2048, 16384, 65536)
@@ -135,7 +135,7 @@ class _RegTable:
 
 
 class _MemTable:
-    """Ready rows of the stored bytes (``features/_ilp_mem.py``): slots of stored 64-byte blocks, each with
+    """Ready rows of the stored bytes (``features/fast/ilp_mem.py``): slots of stored 64-byte blocks, each with
     eight word rows (``W``), its byte-row group and key (``M``, ``K``), the byte rows ``Y`` of the words
     written in part, and the hash table ``cells`` (block -> slot) used when ILP looks blocks up itself. When
     the slots or the groups run out, the blocks whose every ready time is at or below every lane's clock
@@ -401,14 +401,14 @@ class IlpAnalyzer(BlockAnalyzer):
     neighbouring elements of an array do not depend on each other, wherever the allocator put the array.
 
     State: per window a ring of 2W positions, ready rows for registers (indexed by token while all tokens are
-    below :data:`DIRECT_TOKENS`, else hashed) and for the bytes written by stores (``features/_ilp_mem.py``:
+    below :data:`DIRECT_TOKENS`, else hashed) and for the bytes written by stores (``features/fast/ilp_mem.py``:
     a slot per stored 64-byte block with a row per 8-byte word, eight byte rows besides for a word written in
     part), holding only the blocks that can still delay an instruction: when the slots run out, blocks whose
     ready times are all at or below every window's clock are dropped, so this memory is bounded by the
     windows and the values in flight, never by the trace length or the size of the arrays. Fed alone
     (:meth:`consume`), ILP finds a block's slot in its own hash table. Fed by a
     :class:`features.engine.FeatureEngine` together with footprint or reuse (:meth:`consume_refs`), it reads
-    the engine's dense block ids (features/_blocks.py) and the bytes within them from the addresses: a
+    the engine's dense block ids (features/fast/blocks.py) and the bytes within them from the addresses: a
     block's slot is ``brow[id]`` (an int32 per distinct block, 0 = none), so no block is hashed twice.
     """
 

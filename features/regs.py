@@ -8,8 +8,8 @@ from numba import njit
 from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
-from ._hash import HashIndex, find, insert
-from ._i32x8 import uget, uset
+from .fast.hash_index import HashIndex, find, insert
+from .fast.i32x8 import uget, uset
 from .ilp import _max_token
 
 DEP_BOUNDS = (1, 2, 4, 8, 16, 32, 64)

@@ -8,8 +8,8 @@ from numba import njit
 from profiler.trace import Op, TraceChunk
 
 from ._base import grow_1d, ratio
-from ._blocks import BlockAnalyzer, BlockRefs
-from ._prefetch import prefetch
+from .fast.blocks import BlockAnalyzer, BlockRefs
+from .fast.prefetch import prefetch
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -36,7 +36,7 @@ def _footprint_kernel(pc, rec, off, ids, nxt, newblk, pcseen):
 class FootprintAnalyzer(BlockAnalyzer):
     """Distinct 64-byte blocks and 4 KiB pages touched by loads and stores; distinct static instructions.
 
-    Blocks and pages are counted by the (engine-shared) :class:`features._blocks.BlockMap`; this analyzer
+    Blocks and pages are counted by the (engine-shared) :class:`features.fast.blocks.BlockMap`; this analyzer
     keeps the first-touch count per static instruction and the set of static instructions seen.
     """
 

@@ -1,4 +1,4 @@
-"""ILP's SIMD lane pass (features/ilp.py, features/_gen_ilp.py) against the step-by-step FIFO machine.
+"""ILP's SIMD lane pass (features/ilp.py, features/fast/gen_ilp.py) against the step-by-step FIFO machine.
 
 Covers what the vector layout adds: more than eight windows (two lane groups), the int32 time rebase
 (forced every few records), hash-mode registers together with compaction of the stored blocks, the

@@ -1,7 +1,7 @@
 """ILP on the engine's shared block ids, the shared register-token pass.
 
 ILP fed by a :class:`FeatureEngine` finds the blocks of LOADs and STOREs through the engine's dense ids
-(``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/_ilp_unrolled.py``; the bytes within a
+(``IlpAnalyzer.consume_refs``, the ``*_refs`` passes of ``features/fast/ilp_unrolled.py``; the bytes within a
 block from the addresses) instead of hashing them; fed alone it keeps its own table. Both are compared here
 with the literal FIFO machine (memory dependences on exact bytes) and the slow reference
 (tests/features/featref.py), at several chunk sizes, with more than eight windows, forced time rebases,

@@ -120,15 +120,15 @@ def test_long_chain_then_independent_burst_at_the_seven_windows():
 
 
 def test_generated_window_pass_is_current_and_matches_the_analyzer_layout():
-    """features/_ilp_unrolled.py is what the generator writes, and the constants baked into the pass
+    """features/fast/ilp_unrolled.py is what the generator writes, and the constants baked into the pass
     specialised for the default windows are the analyzer's table offsets, masks and sizes."""
     import re
     from pathlib import Path
 
-    import features._gen_ilp as gen
+    import features.fast.gen_ilp as gen
     from features.ilp import ILP_WINDOWS
 
-    text = Path(gen.__file__).with_name("_ilp_unrolled.py").read_text()
+    text = Path(gen.__file__).with_name("ilp_unrolled.py").read_text()
     assert text == gen.source()
     special = text[text.index("def ilp_windows_default"):]
     const = {name: int(v) for name, v in re.findall(r"^    ([omw]\d) = (\d+)$", special, re.M)}

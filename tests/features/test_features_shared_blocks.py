@@ -1,7 +1,7 @@
 """Fast paths of the shared block map, reuse distance and PPM against the reference (featref.py) and against
 the straightforward formulations:
 
-* the engine's shared block map (features/_blocks.py): dense ids in first-touch order, pages, growth;
+* the engine's shared block map (features/fast/blocks.py): dense ids in first-touch order, pages, growth;
 * footprint and reuse distance reading dense ids; reuse's live-byte map plus Fenwick tree over groups of
   64 positions (group boundaries, compactions);
 * PPM keeping only the stored orders (features/branch.py: _branch_kernel_stored), the rare sum over
@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from features import BranchAnalyzer, FeatureEngine, FootprintAnalyzer, ReuseDistanceAnalyzer
-from features._blocks import BlockMap
 from features.branch import _fill_orders, stored_orders
+from features.fast.blocks import BlockMap
 from profiler.trace import Op, TraceChunk
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -131,7 +131,7 @@ def test_compiled_regions_lazy_chunks_through_the_threaded_sink():
 
 
 def test_a_failing_block_mapping_raises_and_no_pool_thread_waits_forever(monkeypatch):
-    from features._blocks import BlockMap
+    from features.fast.blocks import BlockMap
 
     def broken(self, chunk):
         raise RuntimeError("block map failed on purpose")

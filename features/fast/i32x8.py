@@ -1,6 +1,6 @@
 """Eight int32 lanes as one SIMD vector for Numba kernels (LLVM ``<8 x i32>``, one AVX2 register), and the
-small helpers the generated ILP passes (``features/_ilp_unrolled.py``) share: unchecked element access and
-the hashing constant of the word table (``features/_ilp_mem.py``). See ``features/_gen_ilp.py`` for how the
+small helpers the generated ILP passes (``features/fast/ilp_unrolled.py``) share: unchecked element access and
+the hashing constant of the word table (``features/fast/ilp_mem.py``). See ``features/fast/gen_ilp.py`` for how the
 passes use them."""
 
 import numpy as np

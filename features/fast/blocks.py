@@ -27,9 +27,9 @@ from numba import njit
 
 from profiler.trace import Op, TraceChunk
 
-from ._base import Analyzer, grow_1d, pc_capacity
-from ._hash import slot_hash
-from ._prefetch import prefetch
+from .._base import Analyzer, grow_1d, pc_capacity
+from .hash_index import slot_hash
+from .prefetch import prefetch
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -80,7 +80,7 @@ def _cell_rehash(old, new, nkeys):
 
 
 class CellIndex:
-    """Keys -> dense slots 0, 1, 2, ... in order of first insertion, like :class:`features._hash.HashIndex`,
+    """Keys -> dense slots 0, 1, 2, ... in order of first insertion, like :class:`features.fast.hash_index.HashIndex`,
     with each cell's key and slot side by side (one cache line per probe instead of two).
 
     Attributes

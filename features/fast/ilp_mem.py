@@ -1,5 +1,5 @@
 """ILP's memory dependences on exact bytes: the ready times of stored bytes, for the generated passes of
-``features/_ilp_unrolled.py`` (``features/ilp.py``, ``_MemTable``, owns the arrays and their life cycle).
+``features/fast/ilp_unrolled.py`` (``features/ilp.py``, ``_MemTable``, owns the arrays and their life cycle).
 
 A LOAD of bytes [a, e) waits for the largest ready time of those bytes; a STORE makes each byte it writes
 ready at t + 1 (docs/features.md, "ILP"). The bytes are kept in three levels, so that the common access,
@@ -25,7 +25,7 @@ the byte rows it covers. New blocks take the next slots, so a stream of stores w
 the slots or groups run out, the Python side drops the blocks whose times can no longer delay anything
 and renumbers the others (``compact``).
 
-The passes write these steps out in their loop (``features/_gen_ilp.py``) and call only the small helpers
+The passes write these steps out in their loop (``features/fast/gen_ilp.py``) and call only the small helpers
 below (which LLVM inlines): Numba's ``inline="always"`` of a function with a loop over arrays left
 reference-counting calls in the pass's loop, and an ordinary call of the store steps, with its dozens of
 array arguments, cost more than the work itself (both measured, both several times slower).
@@ -34,8 +34,8 @@ array arguments, cost more than the work itself (both measured, both several tim
 import numpy as np
 from numba import njit
 
-from ._i32x8 import HASH_MUL, lane_events, uget, uset, vload, vmax, vprefetch, vsplat, vstore
-from ._prefetch import prefetch
+from .i32x8 import HASH_MUL, lane_events, uget, uset, vload, vmax, vprefetch, vsplat, vstore
+from .prefetch import prefetch
 
 #: log2 of the bytes of a word
 WORD_SHIFT = 3
