@@ -72,6 +72,42 @@ def _own_ready(i, t, w_dep, ready):
     return e
 
 
+@nb.njit(cache=True, inline="always")
+def _l2_lookup(l2_map, key, n_l2, c2, rec2, l2_ways, tg, c, dep_c, period, st, l2_xfer):
+    """One sector's request at the L2, the part loads and stores share: find (or start) the record of L2 set
+    ``key``, book the request's slot on the L2 server and look the tag ``tg`` up in the set.
+
+    Bandwidth is booked on the shared servers (``st[0]`` = L2 free time, ``st[1]`` = DRAM free time, in ns)
+    at the simulation time ``c * period`` so that the servers see requests in time order; the request is
+    served at the later of its booked slot and its departure ``dep_c * period``.
+
+    Returns ``(n_l2, h2, v2, lb0, start)``: the sets started so far, the hit way's word index (-1 on a miss),
+    the LRU victim's, the booked slot and the service start (ns).
+    """
+    m2 = l2_map[key]
+    if m2 == 0:
+        n_l2 += 1
+        m2 = n_l2
+        l2_map[key] = m2
+        for kk in range((m2 - 1) * rec2, m2 * rec2):
+            c2[kk] = 0
+    now_ns = c * period
+    t_ns = dep_c * period
+    lb0 = now_ns if now_ns > st[0] else st[0]
+    st[0] = lb0 + l2_xfer
+    start = t_ns if t_ns > lb0 else lb0
+    base2 = (m2 - 1) * rec2
+    h2 = -1
+    v2 = base2
+    for k2 in range(base2, base2 + l2_ways):
+        if (c2[k2] & _TAG) == tg:
+            h2 = k2
+            break
+        if c2[k2] < c2[v2]:
+            v2 = k2
+    return n_l2, h2, v2, lb0, start
+
+
 @nb.njit(cache=True)
 def _grow(a, n):
     size = a.shape[0]
@@ -460,34 +496,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                                 dep_c = mq[s, mh0]
                                 if c > dep_c:
                                     dep_c = c
-                                key = acc[j, 2]
-                                m2 = l2_map[key]
-                                if m2 == 0:
-                                    n_l2 += 1
-                                    m2 = n_l2
-                                    l2_map[key] = m2
-                                    for kk in range((m2 - 1) * rec2, m2 * rec2):
-                                        c2[kk] = 0
-                                # the sector at the L2 (written out for speed): data time t_ret in ns.
-                                # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free
-                                # time) at the simulation time c * period so that the servers see requests in time
-                                # order; the request is served at the later of its booked slot and its departure dep_c *
-                                # period.
-                                now_ns = c * period
-                                t_ns = dep_c * period
-                                lb0 = now_ns if now_ns > st[0] else st[0]
-                                st[0] = lb0 + l2_xfer
-                                start = t_ns if t_ns > lb0 else lb0
-                                base2 = (m2 - 1) * rec2
+                                # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
                                 clock += 1
-                                h2 = -1
-                                v2 = base2
-                                for k2 in range(base2, base2 + l2_ways):
-                                    if (c2[k2] & _TAG) == tg:
-                                        h2 = k2
-                                        break
-                                    if c2[k2] < c2[v2]:
-                                        v2 = k2
+                                n_l2, h2, v2, lb0, start = _l2_lookup(
+                                    l2_map, acc[j, 2], n_l2, c2, rec2, l2_ways, tg, c, dep_c, period, st, l2_xfer)
                                 if h2 >= 0:
                                     stats[S_L2_HIT] += 1
                                     c2[h2] = (clock << 32) | (c2[h2] & _DIRTY) | tg
@@ -547,33 +559,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                             dep_c = qq[s, qh0]
                             if c > dep_c:
                                 dep_c = c
-                            key = acc[j, 2]
-                            m2 = l2_map[key]
-                            if m2 == 0:
-                                n_l2 += 1
-                                m2 = n_l2
-                                l2_map[key] = m2
-                                for kk in range((m2 - 1) * rec2, m2 * rec2):
-                                    c2[kk] = 0
-                            # the sector at the L2 (written out for speed): acknowledgement time t_ack in ns.
-                            # Bandwidth is booked on the shared servers (st[0] = L2 free time, st[1] = DRAM free time)
-                            # at the simulation time c * period so that the servers see requests in time order; the
-                            # request is served at the later of its booked slot and its departure dep_c * period.
-                            now_ns = c * period
-                            t_ns = dep_c * period
-                            lb0 = now_ns if now_ns > st[0] else st[0]
-                            st[0] = lb0 + l2_xfer
-                            start = t_ns if t_ns > lb0 else lb0
-                            base2 = (m2 - 1) * rec2
+                            # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
                             clock += 1
-                            h2 = -1
-                            v2 = base2
-                            for k2 in range(base2, base2 + l2_ways):
-                                if (c2[k2] & _TAG) == tg:
-                                    h2 = k2
-                                    break
-                                if c2[k2] < c2[v2]:
-                                    v2 = k2
+                            n_l2, h2, v2, lb0, start = _l2_lookup(
+                                l2_map, acc[j, 2], n_l2, c2, rec2, l2_ways, tg, c, dep_c, period, st, l2_xfer)
                             # The entry frees when the L2 takes the sector (its slot on the L2 server) or, when the
                             # sector evicts a dirty one, when that victim has left for the DRAM: stores are posted, so
                             # a stream of them is bound by the L2's and the DRAM's bandwidth, not by the round trip.
