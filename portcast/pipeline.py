@@ -594,3 +594,20 @@ def provisional_speedups(setup: ProfileSetup) -> list:
 
     quiet = Console(file=io.StringIO())
     return xapp_predict(quiet, quiet, setup.chosen[1], setup.features.results, terms=False)
+
+
+def features_of_file(path):
+    """The features of ``path``: a feature table (CSV, JSON or Parquet, read by :mod:`features.table`), or a
+    Portcast trace file, whose features are computed first (one row)."""
+    from pathlib import Path
+
+    from features import compute_features
+    from features.table import read_feature_table
+    from profiler.tracefile import is_trace_file
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if is_trace_file(path, strict=True):
+        return compute_features(path).to_frame().T
+    return read_feature_table(path)

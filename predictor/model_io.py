@@ -45,10 +45,6 @@ class ModelFileError(ValueError):
     """A model file that is not valid JSON, not a Portcast model, or of an unsupported version."""
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_text(path, text)
-
-
 def model_to_dict(model: InteractionSearchRegressor, metadata: dict[str, Any] | None = None) -> dict:
     """The JSON document of a fitted model.
 
@@ -123,7 +119,7 @@ def save_model(model: InteractionSearchRegressor, path, metadata: dict[str, Any]
     pathlib.Path
     """
     path = Path(path)
-    _atomic_write_text(path, json.dumps(model_to_dict(model, metadata), indent=2, allow_nan=False) + "\n")
+    atomic_write_text(path, json.dumps(model_to_dict(model, metadata), indent=2, allow_nan=False) + "\n")
     return path
 
 

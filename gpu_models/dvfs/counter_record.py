@@ -41,7 +41,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from profiler.atomic import atomic_write_text as _atomic_write_text
+from profiler.atomic import atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.dvfs.counters"
@@ -277,17 +277,6 @@ def load_counters(path: str | os.PathLike, default_base_mhz: float | None = None
             out.append(_record_from_mapping(row, f"{p} line {line_no[i]}", default_base_mhz))
         return out
     raise CounterError(f"{p}: counter files must end in .json or .csv")
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :mod:`profiler.atomic`).
-
-    Parameters
-    ----------
-    path : path-like
-    text : str
-    """
-    _atomic_write_text(path, text)
 
 
 def save_counters(records: Iterable[CounterRecord], path: str | os.PathLike) -> None:

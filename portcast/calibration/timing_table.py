@@ -70,13 +70,9 @@ def write_calibration(table, machine: dict, out: str | os.PathLike, *, kernels: 
     }
     if simulation is not None:
         meta["simulation"] = simulation
-    _atomic_write(out, table.to_csv(index=False, lineterminator="\n"))
-    _atomic_write(sidecar, json.dumps(meta, indent=2, sort_keys=False) + "\n")
+    atomic_write_text(out, table.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(sidecar, json.dumps(meta, indent=2, sort_keys=False) + "\n")
     return out, sidecar
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    atomic_write_text(path, text)
 
 
 # ---------------------------------------------------------------------------------------------------------

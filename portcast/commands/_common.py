@@ -182,12 +182,14 @@ def split_list(values: Optional[List[str]]) -> Optional[List[str]]:
     return out or None
 
 
-def progress_bar(label: str):
-    """A Rich progress bar on stderr: ``label``, the task's description, a bar, done/total, elapsed time."""
+def progress_bar(label: str, transient: bool = False):
+    """A Rich progress bar on stderr: ``label``, the task's description, a bar, done/total, elapsed time
+    (``transient``: erased when done)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn(f"[bold]{label}[/] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err_console, transient=False)
+    text = f"[bold]{label}[/] {{task.description}}" if label else "{task.description}"
+    return Progress(TextColumn(text), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err_console, transient=transient)
 
 
 def check_output(out, *, inputs=(), force: bool = False, what: str = "--out") -> None:

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._common import UserError, console, progress_bar, user_errors
 
 eiger_app = typer.Typer(help="Eiger: statistical performance models synthesised from a trials database.",
                         no_args_is_help=True)
@@ -27,13 +27,6 @@ def _open_db(url: Optional[str]):
     from predictor.eiger.db import TrialsDB
 
     return TrialsDB(url)
-
-
-def _progress():
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
 
 
 @eiger_app.command("import")
@@ -85,7 +78,7 @@ def import_cmd(
                           f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
                           "--append imports it again", highlight=False, soft_wrap=True)
             return
-        with _progress() as prog:
+        with progress_bar("", transient=True) as prog:
             task = prog.add_task("importing trials", total=None)
 
             def cb(done: int, total: int) -> None:
@@ -177,7 +170,7 @@ def fit_cmd(
                              n_clusters=clusters, threshold=threshold, interactions=not no_interactions,
                              max_terms=max_terms, input_transform="slog" if slog_inputs else "none",
                              target_transform="log2" if log_target else "none", random_state=seed)
-        with _progress() as prog:
+        with progress_bar("", transient=True) as prog:
             task = prog.add_task("fitting cluster models", total=clusters)
             est.fit(df[feats], df[result].to_numpy(float),
                     progress=lambda d, t: prog.update(task, completed=d, total=t))
@@ -205,9 +198,9 @@ def evaluate_cmd(
     with _errors():
         if source == "aiwc":
             from predictor.eiger.experiments import render_markdown, run_aiwc_experiments
-            from predictor.eiger.export import atomic_write_text
+            from profiler.atomic import atomic_write_text
 
-            with _progress() as prog:
+            with progress_bar("", transient=True) as prog:
                 task = prog.add_task("experiments", total=None)
                 res = run_aiwc_experiments(
                     progress=lambda stage, d, t: prog.update(task, completed=d, total=t, description=stage))
@@ -254,7 +247,8 @@ def export_cmd(
     name: Optional[str] = typer.Option(None, "--name", help="Generated function name."),
 ) -> None:
     """Export a model as a standalone C or Python function (or re-save its JSON)."""
-    from predictor.eiger.export import atomic_write_text, export_c, export_python, load_model, save_model
+    from predictor.eiger.export import export_c, export_python, load_model, save_model
+    from profiler.atomic import atomic_write_text
 
     with _errors():
         est = load_model(model)

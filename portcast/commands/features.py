@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from profiler.atomic import atomic_path
+from profiler.atomic import atomic_write_text
 
 from ._common import UserError, check_output, console, user_errors
 
@@ -18,12 +18,6 @@ class Format(str, Enum):
     csv = "csv"
     json = "json"
     parquet = "parquet"
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Call ``write(tmp)`` on a temporary file in the target folder, then rename it over ``path``."""
-    with atomic_path(path) as tmp:
-        write(str(tmp))
 
 
 def _compute(paths: list[Path], chunk_records: int, quiet: bool):
@@ -83,7 +77,7 @@ def _write_frame(df, fmt: Format, out: Optional[Path], index: bool, extra: dict,
         if out is None:
             console.out(text, end="", highlight=False)
         else:
-            _atomic_write(out, lambda tmp: Path(tmp).write_text(text))
+            atomic_write_text(out, text)
         return
     frame = df if index else df.rename_axis(None)
     if fmt is Format.json and explanations:
@@ -151,7 +145,7 @@ def features_command(
                 console.out(ex.to_csv(index=False), end="", highlight=False)
             else:
                 ex_path = out.with_name(out.stem + ".explain.csv")
-                _atomic_write(ex_path, lambda tmp: ex.to_csv(tmp, index=False))
+                atomic_write_text(ex_path, ex.to_csv(index=False))
 
 
 def register(app: typer.Typer) -> None:

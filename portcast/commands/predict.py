@@ -12,9 +12,8 @@ import numpy as np
 import pandas as pd
 import typer
 
-from portcast.commands._common import UserError, check_output, console, err_console, user_errors
+from portcast.commands._common import UserError, check_output, console, err_console, progress_bar, user_errors
 from profiler.atomic import atomic_write_text
-from profiler.tracefile import is_trace_file
 
 
 # ---------------------------------------------------------------------------------------------- input
@@ -28,120 +27,7 @@ def read_table(path: Path) -> pd.DataFrame:
         raise UserError(str(exc)) from None
 
 
-def features_from_input(path: Path) -> pd.DataFrame:
-    """Features of ``path``: a features table, or a Portcast trace file (features computed first)."""
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file")
-    if is_trace_file(path, strict=True):
-        try:
-            from features import compute_features
-        except ImportError:
-            raise UserError(
-                f"{path} is a trace file, but this Portcast has no features.compute_features to turn it into "
-                "features; pass a features file instead"
-            ) from None
-        fv = compute_features(path)
-        if isinstance(fv, pd.DataFrame):
-            return fv
-        if isinstance(fv, pd.Series):
-            return fv.to_frame().T
-        if isinstance(fv, dict):
-            return pd.DataFrame([fv])
-        for attr in ("to_frame", "to_dict", "as_dict"):
-            if hasattr(fv, attr):
-                out = getattr(fv, attr)()
-                return out if isinstance(out, pd.DataFrame) else pd.DataFrame([dict(out)])
-        raise UserError(f"{path}: compute_features returned {type(fv).__name__}, which has no feature table")
-    return read_table(path)
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    atomic_write_text(path, text)
-
-
-def _progress():
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err_console, transient=True)
-
-
 # ---------------------------------------------------------------------------------------------- train
-#: Log predictions are clipped here in cross-validation (exp(700) ~ 1e304), so an overflowing held-out
-#: prediction scores a huge but finite error (counted in ``n_clipped``); ``predict`` itself never clips.
-CV_LOG_CLIP = 700.0
-
-
-def grouped_cross_validation(make_estimator, X: pd.DataFrame, y: np.ndarray, groups, progress=None) -> pd.DataFrame:
-    """Leave-one-group-out cross-validation of a whole model search (e.g. leave one kernel out).
-
-    For each group the estimator from ``make_estimator()`` is fitted (its feature search included) on the other
-    groups' points and predicts the held-out group's points, which were never seen by the search.
-
-    Parameters
-    ----------
-    make_estimator : callable returning a fresh, unfitted InteractionSearchRegressor.
-    X : candidate feature columns, one row per point.
-    y : speedups (> 0).
-    groups : group label per point (e.g. the kernel name).
-    progress : callable(done, total), optional; called after each group.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per point: ``group``, ``actual``, ``predicted``, ``clipped`` (a log prediction clipped at
-        exp(:data:`CV_LOG_CLIP`)), ``subset`` (the features chosen without that group).
-    """
-    from predictor.interaction import inverse_transform
-
-    groups = np.asarray(groups)
-    y = np.asarray(y, dtype=np.float64)
-    names = list(dict.fromkeys(groups.tolist()))
-    rows = []
-    for i, g in enumerate(names):
-        test = groups == g
-        est = make_estimator().fit(X.loc[~test], y[~test])
-        raw = est.predict_transformed(X.loc[test])
-        clipped = np.zeros(raw.shape, dtype=bool)
-        if est.transform == "log":
-            clipped = np.abs(raw) > CV_LOG_CLIP
-            raw = np.clip(raw, -CV_LOG_CLIP, CV_LOG_CLIP)
-        pred = inverse_transform(raw, est.transform)
-        if est.transform == "none":
-            pred = np.where(pred > 0, pred, np.nan)  # a non-positive speedup prediction has no relative error
-        for a, p_, c in zip(y[test], pred, clipped):
-            rows.append({"group": g, "actual": float(a), "predicted": float(p_), "clipped": bool(c),
-                         "subset": ",".join(est.subset_)})
-        if progress is not None:
-            progress(i + 1, len(names))
-    return pd.DataFrame(rows)
-
-
-def summarize_cv(cv: pd.DataFrame) -> dict:
-    """Errors of a :func:`grouped_cross_validation` table.
-
-    Parameters
-    ----------
-    cv : the table.
-
-    Returns
-    -------
-    dict
-        ``n_points``, ``n_groups``, ``mean_abs_relative_error``, ``median_abs_relative_error``,
-        ``weighted_error`` (XAPP Table 4 weights), ``decision_accuracy`` (speedup > 1), ``n_clipped``,
-        ``n_nonpositive`` (linear-model predictions <= 0, left out of the errors).
-    """
-    from predictor import metrics
-
-    ok = cv["predicted"].notna().to_numpy()
-    a, p = cv["actual"].to_numpy()[ok], cv["predicted"].to_numpy()[ok]
-    rel = np.abs(p - a) / a
-    return {"n_points": int(len(cv)), "n_groups": int(cv["group"].nunique()),
-            "mean_abs_relative_error": float(np.mean(rel)), "median_abs_relative_error": float(np.median(rel)),
-            "weighted_error": metrics.weighted_error(a, p), "decision_accuracy": metrics.decision_accuracy(a, p),
-            "n_clipped": int(cv["clipped"].sum()), "n_nonpositive": int((~ok).sum())}
-
-
 def train(
     data: Path = typer.Option(
         ..., "--data", help="Features table (.csv, .csv.gz, .parquet, .json), one row per point."
@@ -281,7 +167,7 @@ def train(
             )
 
         est = make()
-        with _progress() as prog, warnings.catch_warnings(record=True) as caught:
+        with progress_bar("", transient=True) as prog, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", UserWarning)
             task = prog.add_task("scoring feature subsets", total=None)
 
@@ -294,10 +180,12 @@ def train(
         meta = {"target": target, "data": str(data), "platform": platform, **meta_extra}
         cv_summary = None
         if cv is not None:
-            with _progress() as prog, warnings.catch_warnings():
+            with progress_bar("", transient=True) as prog, warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 n_groups = int(df[cv].nunique())
                 task = prog.add_task(f"cross-validation, one {cv} out at a time", total=n_groups)
+                from predictor.cross_validation import grouped_cross_validation, summarize_cv
+
                 table = grouped_cross_validation(make, df[cand], yv.to_numpy(), df[cv].to_numpy(),
                                                  progress=lambda d, t: prog.update(task, completed=d))
             cv_summary = summarize_cv(table)
@@ -307,7 +195,7 @@ def train(
             if cv_out is not None:
                 if "kernel" in df.columns and "size" in df.columns:
                     table.insert(1, "size", df["size"].to_numpy())
-                _atomic_write(cv_out, table.to_csv(index=False))
+                atomic_write_text(cv_out, table.to_csv(index=False))
         save_model(est, out, metadata=meta)
     top = est.scores_.head(5)
     console.print(f"chosen features: {', '.join(est.subset_)}  (validation score {est.best_score_:.3f}, "
@@ -353,7 +241,7 @@ def predict(
                 raise UserError("no speedup model ships with this checkout: give --model MODEL.json")
         check_output(out, inputs=(input, model), force=force)
         m = load_model(model)
-        df = features_from_input(input)
+        df = _features_of_file(input)
         if df.empty:
             raise UserError(f"{input}: no rows")
         missing = [c for c in m.subset_ if c not in df.columns]
@@ -392,7 +280,7 @@ def predict(
 
                 print_model_label(console, m)
         if out is not None:
-            _atomic_write(out, res.to_csv(index=False))
+            atomic_write_text(out, res.to_csv(index=False))
             console.print(f"wrote {out}", highlight=False)
 
 
@@ -429,16 +317,16 @@ def evaluate_aiwc_cmd(
         else:
             pairs = list(aiwc.DEFAULT_PLATFORMS)
         total = len(pairs) * 2 * n_outer
-        with _progress() as prog:
+        with progress_bar("", transient=True) as prog:
             task = prog.add_task("outer splits", total=total)
             res = aiwc.evaluate_aiwc(pairs, n_outer=n_outer, n_splits=n_splits, k=k, random_state=random_state,
                                      baselines=not no_baselines, progress=lambda msg: prog.advance(task))
         cmd = "portcast evaluate aiwc" + "".join(f" {a}" for a in _nondefault_args(sys.argv))
         settings = {"platforms": "; ".join(f"{c} -> {g}" for c, g in pairs), "n_outer": n_outer, "test points": 12,
                     "n_splits": n_splits, "validation_size": 12, "k": k, "random_state": random_state}
-        _atomic_write(out, aiwc.render_markdown(res, settings, cmd))
+        atomic_write_text(out, aiwc.render_markdown(res, settings, cmd))
         if csv is not None:
-            _atomic_write(csv, res.to_csv(index=False))
+            atomic_write_text(csv, res.to_csv(index=False))
     s = aiwc.summarize(res)
     fin = s[s["model"] == aiwc.FINAL]
     for _, r in fin.iterrows():
@@ -473,3 +361,14 @@ def register(app: typer.Typer) -> None:
     app.command("train")(train)
     app.command("predict")(predict)
     app.add_typer(evaluate_app, name="evaluate")
+
+
+def _features_of_file(path: Path) -> pd.DataFrame:
+    """:func:`portcast.pipeline.features_of_file`, its errors as the user's."""
+    from features.table import FeatureTableError
+    from portcast.pipeline import features_of_file
+
+    try:
+        return features_of_file(path)
+    except FeatureTableError as exc:
+        raise UserError(str(exc)) from None

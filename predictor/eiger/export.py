@@ -40,16 +40,11 @@ from predictor.eiger.synthesis import (
     EigerRegressor,
     Term,
 )
-from profiler.atomic import atomic_write_text as _atomic_write_text
+from profiler.atomic import atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.eiger.model"
 SCHEMA_VERSION = 1
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :mod:`profiler.atomic`)."""
-    _atomic_write_text(path, text)
 
 
 def _f(x: float) -> float | None:

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 import predictor.model_io as model_io
 from portcast.cli import app
-from portcast.commands.predict import grouped_cross_validation, summarize_cv
 from portcast.report import provisional_line
 from predictor import InteractionSearchRegressor, load_model
+from predictor.cross_validation import grouped_cross_validation, summarize_cv
 from predictor.model_io import default_model_path, is_provisional
 
 ROOT = Path(__file__).resolve().parents[2]
