@@ -49,18 +49,18 @@ def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_
     """Counter records from a counter file, or from a region's trace through the SIMT timing model.
 
     A trace's (or a script's regions', one record each) streams are built by the loader ``portcast simulate``
-    uses (:func:`portcast.commands.simulate.load_streams`) and run once at ``base_mhz`` (default: the GPU's
+    uses (:func:`portcast.commands._streams.load_streams`) and run once at ``base_mhz`` (default: the GPU's
     clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
     """
     from gpu_models.dvfs.counter_record import load_counters
-    from portcast.commands.simulate import is_script
+    from portcast.commands._streams import is_script
     from profiler.tracefile import is_trace_file
 
     if is_script(counters) or is_trace_file(counters, strict=True):
         # a region's trace, or a script whose marked regions are traced: run the SIMT timing model for the counters
         from gpu_models.simt.config import load_config
         from gpu_models.simt.model import simulate
-        from portcast.commands.simulate import load_streams
+        from portcast.commands._streams import load_streams
 
         cfg = load_config(gpu)
         recs = []

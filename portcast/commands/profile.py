@@ -12,171 +12,21 @@ import typer
 from rich.table import Table
 
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
-from portcast.pipeline import MIX_GROUPS, SummarySink, load_module, mix_fractions, resolve_function
-
-
-class ProgressSink:
-    """Shows a live count of traced records for long regions (Rich progress on stderr)."""
-
-    def __init__(self) -> None:
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        from portcast.commands._common import err_console
-
-        self._progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                  console=err_console, transient=True)
-        self._task = None
-        self._n = 0
-
-    def start_region(self, info, static) -> None:
-        self._n = 0
-        self._progress.start()
-        self._task = self._progress.add_task(f"tracing {info.name} #{info.invocation}: 0 records")
-
-    def consume(self, chunk) -> None:
-        self._n += len(chunk)
-        self._progress.update(self._task, description=f"tracing: {self._n:,} records")
-
-    def end_region(self, info, static) -> None:
-        self._progress.remove_task(self._task)
-        self._progress.stop()
-
-
-def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
-                replace: bool = False) -> tuple[list, SummarySink]:
-    """The sinks of ``portcast record``'s regions: those of :func:`portcast.pipeline.prepare` without the
-    GPU-time prediction (summary counter, hot lines, optional progress, optional Parquet files), plus the
-    feature engine when ``features``.
-
-    Returns
-    -------
-    (sinks, summary)
-        All sinks, in the order they receive chunks, and the summary sink among them. The feature sink,
-        when asked for, is ``feature_sink(sinks)``.
-    """
-    from portcast.pipeline import prepare
-
-    setup = prepare(trace_dir=trace_dir, features=False, replace=replace,
-                    progress=ProgressSink() if progress else None,
-                    notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
-    if features:
-        from features import FeatureSink
-
-        setup.sinks.append(FeatureSink())
-    return setup.sinks, setup.summary
-
-
-def feature_sink(sinks):
-    """The feature engine's sink among ``sinks``, or None."""
-    from features import FeatureSink
-
-    return next((s for s in sinks if isinstance(s, FeatureSink)), None)
-
-
-def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True, terms: bool = True) -> None:
-    """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
-    from portcast.commands._common import err_console
-    from portcast.report import predict_regions, print_features, print_library_calls, print_thread_space
-
-    fsink = feature_sink(sinks)
-    if fsink is None:
-        return
-    out = _out()
-    for (info, series), expl, ts in zip(fsink.results, fsink.explanations, fsink.thread_spaces):
-        label = f"{info.name} #{info.invocation}"
-        print_thread_space(out, err_console, label, ts)
-        print_features(out, label, series, expl)
-        print_library_calls(out, label, info)
-    if predict and fsink.results:
-        predict_regions(out, err_console, model, fsink.results, terms=terms)
-
-
-def _out():
-    """The output console (laid out at a fixed width when not a terminal; see ``_common._Console``)."""
-    return console
-
-
-def written_files(sinks) -> list:
-    """The trace files the sinks have written so far."""
-    return [p for s in sinks for p in getattr(s, "written", [])]
-
-
-def print_region_summary(rows, written=()) -> None:
-    """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete (in a
-    terminal narrower than the table, one small field/value table per invocation instead, so that no number
-    is cut)."""
-    out = _out()
-    if out.width < 110:
-        for info, counts in rows:
-            mix = mix_fractions(counts)
-            t = Table(title=f"traced region {info.name} #{info.invocation}", title_justify="left", show_header=False)
-            t.add_column("field", no_wrap=True)
-            t.add_column("value", overflow="fold")
-            t.add_row("records", f"{info.n_records:,}")
-            t.add_row("mix", "  ".join(f"{k} {mix[k]:.3f}" for k, _ in MIX_GROUPS))
-            t.add_row("threads", str(info.n_threads))
-            t.add_row("time (s)", f"{info.wall_time_s or 0.0:.3f}")
-            t.add_row("mode", info.mode)
-            t.add_row("complete", "yes" if info.complete else f"no ({info.error})")
-            out.print(t)
-        for p in written:
-            out.print(f"wrote {p}", highlight=False, soft_wrap=True)
-        return
-    table = Table(title="traced regions", show_lines=False)
-    for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode",
-                "complete"):
-        table.add_column(col, justify="right" if col not in ("region", "mode", "complete") else "left", no_wrap=True)
-    for info, counts in rows:
-        mix = mix_fractions(counts)
-        table.add_row(
-            info.name, str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
-            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", info.mode,
-            "yes" if info.complete else f"no ({info.error})",
-        )
-    _out().print(table)
-    for p in written:
-        _out().print(f"wrote {p}", highlight=False, soft_wrap=True)
-
-
-@contextlib.contextmanager
-def report_if_interrupted(summary: SummarySink, sinks):
-    """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
-    written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
-    instead of a bare traceback or nothing at all."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        if summary.rows:
-            print_region_summary(summary.rows, written_files(sinks))
-            err_console.print("interrupted: the traces above are what was recorded; the region open at the "
-                              "interrupt is marked incomplete", highlight=False, soft_wrap=True)
-        else:
-            err_console.print("interrupted before any region was recorded", highlight=False)
-        raise typer.Exit(130) from None
-
-
-def print_baseline(rows) -> None:
-    """``--baseline``: each region's uninstrumented wall time and the tracing slowdown (traced / uninstrumented)."""
-    for info, _ in rows:
-        t = info.uninstrumented_time_s
-        label = f"{info.name} #{info.invocation}"
-        if t:
-            how = info.extra.get("uninstrumented_mode", "")
-            if info.extra.get("uninstrumented_note"):
-                how = f"{how}; {info.extra['uninstrumented_note']}"
-            traced = info.wall_time_s or 0.0
-            _out().print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
-                         f"= {traced / t:.1f}x slowdown", highlight=False, soft_wrap=True)
-        else:
-            why = (info.extra.get("uninstrumented_error")
-                   or "marked blocks are not re-run (their side effects would repeat)")
-            _out().print(f"baseline {label}: not measured ({why})", highlight=False, soft_wrap=True)
+from portcast.commands._regions import (
+    ProgressSink,
+    print_baseline,
+    print_features_and_prediction,
+    print_region_summary,
+    record_and_report,
+    report_if_interrupted,
+    written_files,
+)
+from portcast.pipeline import load_module, mix_fractions, resolve_function
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
                     features, model, baseline=False) -> None:
     """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code)."""
-    from portcast.commands.record import record_and_report
     from profiler.native.build import NativeToolError
 
     if function:
@@ -288,7 +138,7 @@ def print_gpu_predictions(setup, preds, *, verbose: bool = False, baseline: bool
     from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
     fsink = setup.features
-    out = _out()
+    out = console
     for rp in preds:
         info = fsink.results[rp.index][0]
         expl = fsink.explanations[rp.index]
@@ -366,7 +216,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         if not path.is_file():
             raise UserError("--at-size needs a GPU-time model without the SIMT input (gputime-nosimt.json)")
         model = load_gputime_model(path)
-    out = _out()
+    out = console
     out.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}", highlight=False)
     at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
     t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
@@ -581,4 +431,4 @@ def register(app: typer.Typer) -> None:
         mix = mix_fractions(counts)
         table.add_row("mix", "  ".join(f"{k} {v:.3f}" for k, v in mix.items()))
         table.add_row("classes", "  ".join(f"{Op(i).name} {int(c):,}" for i, c in enumerate(counts) if c))
-        _out().print(table)
+        console.print(table)

@@ -10,6 +10,7 @@ from typing import List, Optional
 import typer
 
 from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._regions import record_and_report
 
 import_app = typer.Typer(help="Convert traces recorded by other tools into Portcast trace files (.parquet).",
                          no_args_is_help=True)
@@ -40,92 +41,6 @@ def record_command(
             raise UserError("--region and --whole-program exclude each other")
         record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
                           progress=progress and console.is_terminal)
-
-
-def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,
-                      trace_dir: Optional[Path] = None, features: bool = False, progress: bool = False,
-                      predict: bool = False, model: Optional[Path] = None, chunk_records: int = 1 << 20,
-                      no_region_error: Optional[str] = None):
-    """Run ``program`` under the Valgrind tool, then print the per-region summary, features and prediction.
-
-    The one implementation behind ``portcast record`` and ``portcast profile --native`` (which prints
-    what the Python profiler prints for the same regions).
-
-    Parameters
-    ----------
-    program : the command (program path and arguments)
-    region : record only regions with this name
-    whole : record the whole run as one region ``program``
-    trace_dir : write each region to ``DIR/<region>.<invocation>.parquet``
-    features : compute each region's features while it runs (feature engine)
-    progress : show a live record count
-    predict : after the features, predict each region's speedup (with ``model``; None = the default one)
-    chunk_records : records per chunk handed to the sinks
-    no_region_error : when given and no region was recorded, raise :class:`UserError` with this message
-        (plus the program's exit status); otherwise print a hint
-
-    Returns
-    -------
-    profiler.native.record.StreamDecoder
-        The decoder of the run (``regions``, ``exit_code``).
-    """
-    from portcast.commands.profile import (
-        build_sinks,
-        print_features_and_prediction,
-        print_region_summary,
-        report_if_interrupted,
-        written_files,
-    )
-    from profiler.native.record import record_program
-
-    sinks, summary = build_sinks(trace_dir, progress=progress, features=features)
-    with report_if_interrupted(summary, sinks):
-        dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records)
-    if not dec.regions:
-        if no_region_error is not None:
-            status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
-            raise UserError(no_region_error + status)
-        hint = f" named {region!r}" if region else ""
-        console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
-                      f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
-        script = _script_interpreter(program[0])
-        if script:
-            console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
-                          "programs the script starts (they run untraced); record the program itself",
-                          highlight=False)
-    if summary.rows:
-        print_region_summary(summary.rows, written_files(sinks))
-    if predict:
-        from predictor import ModelFileError
-
-        with user_errors(ModelFileError, ValueError):
-            print_features_and_prediction(sinks, model, predict=True)
-    else:
-        print_features_and_prediction(sinks, None, predict=False)
-    if dec.exit_code:
-        console.print(f"the program exited with status {dec.exit_code}", highlight=False)
-    return dec
-
-
-def _script_interpreter(program: str) -> Optional[str]:
-    """The interpreter named by ``program``'s ``#!`` line, or None (not a script, or not readable)."""
-    import shutil
-
-    path = program if os.sep in program else shutil.which(program)
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(256)
-    except (OSError, TypeError):
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    return first[2:].decode(errors="replace").strip() or None
-
-
-def _include_dir() -> str:
-    from profiler.native import INCLUDE_DIR
-
-    return str(INCLUDE_DIR)
 
 
 def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records: int, **kw) -> None:

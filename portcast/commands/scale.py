@@ -39,7 +39,7 @@ def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 2
 
     from gpu_models.scaling.dataset import ScalingDataset, load_titanx, read_dataset
     from gpu_models.scaling.generator import generate
-    from portcast.commands.simulate import is_script, trace_dataset
+    from portcast.commands._streams import is_script, trace_dataset
     from profiler.tracefile import is_trace_file
 
     items = [data] if isinstance(data, str) else list(data)
