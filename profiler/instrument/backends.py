@@ -11,8 +11,95 @@ from ..trace import Op
 from .program import Program
 
 
-class _Interp:
-    prims = {}
+class _Backend:
+    """What a record statement is in one execution mode. The rewriter asks for source text (statements as
+    strings) and never looks inside it; ``pc`` is a static id, ``op`` an :class:`~profiler.trace.Op`, names
+    (``obj``, ``idx``, ``probes``, ...) are the temporaries or variables of the generated code."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.ns: dict = {}  # namespace of the function being rewritten (set by the rewriter): lookup tables go there
+
+    def prologue(self) -> list[str]:
+        """Statements at the entry of every instrumented function (bind the buffer's state to locals)."""
+        raise NotImplementedError
+
+    def rec(self, pc, op, taken=0) -> str:
+        """One record of ``pc`` with operation class ``op`` (``taken``: 1 for a taken BRANCH)."""
+        raise NotImplementedError
+
+    def rec_typed(self, pc, op_i, op_f, probes) -> str:
+        """One record whose class is ``op_f`` when any of the values ``probes`` is a float, else ``op_i``."""
+        raise NotImplementedError
+
+    def rec_branch(self, pc, cond) -> str:
+        """A BRANCH record, taken when the expression ``cond`` is true."""
+        raise NotImplementedError
+
+    def rec_mem(self, pc, op, obj, idx) -> str:
+        """A LOAD or STORE record with the address and size of element ``idx`` of the array ``obj``."""
+        raise NotImplementedError
+
+    def rec_attr(self, pc, op, obj, name) -> str:
+        """The record of reading attribute ``name`` of ``obj`` (array metadata such as ``.shape``)."""
+        raise NotImplementedError
+
+    def rec_kind(self, pc, ops, probe) -> str:
+        """One record whose class is picked from ``ops`` by the kind of the value ``probe`` (int, float,
+        complex, int/float/complex array, other object: ``runtime.VK_*``)."""
+        raise NotImplementedError
+
+    def rec_kattr(self, pc, ops, obj, name) -> str:
+        """As :meth:`rec_kind` for the attribute ``obj.name`` (``.real``, ``.imag``)."""
+        raise NotImplementedError
+
+    def set_tid(self, expr) -> str:
+        """The statement that makes ``expr`` the logical GPU thread of the records that follow."""
+        raise NotImplementedError
+
+    def check(self) -> list[str]:
+        """A check point: statements that hand a full buffer to the sinks."""
+        raise NotImplementedError
+
+    def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
+        """Run the expansion ``method`` of a library call (:mod:`profiler.libcalls`) with the site's ``plan``;
+        with ``guard``, only when that value is an ndarray, else the statement ``scalar``. ``n_pcs``: the
+        record sites of the expansion."""
+        raise NotImplementedError
+
+    def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
+        """An elementwise site: its one typed record for scalars, the map expansion for arrays."""
+        raise NotImplementedError
+
+    def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
+        """A subscript ``base[idx]``: the gather expansion when ``idx`` is an array, else ``scalar``."""
+        raise NotImplementedError
+
+    def lib_iter(self, code, it, i) -> str:
+        """The LOAD record of element ``i`` when iterating over an array or list ``it``."""
+        raise NotImplementedError
+
+    def lib_work(self, plan, out, args, flag) -> str:
+        """Count the estimated work of a library call that is not expanded into records."""
+        raise NotImplementedError
+
+    def before_call(self) -> list[str]:
+        """Statements before a call to another instrumented function."""
+        raise NotImplementedError
+
+    def after_call(self) -> list[str]:
+        """Statements after such a call."""
+        raise NotImplementedError
+
+    def before_return(self) -> list[str]:
+        """Statements before the function returns."""
+        raise NotImplementedError
+
+
+class _Interp(_Backend):
+    """Interpreted back end: records are ints appended to a Python list (``_pc_a``), memory records go
+    through the buffer's methods (``_pc_m``, ``_pc_m1``, ``_pc_m2``); a check point flushes the list when it
+    holds more than the buffer's capacity."""
 
     @staticmethod
     def prologue() -> list[str]:
@@ -26,9 +113,6 @@ class _Interp:
             "_pc_CAP = _pc_B.cap",
             "_pc_X = _pc_B.lib",
         ]
-
-    def __init__(self, prog: Program) -> None:
-        self.prog = prog
 
     def rec(self, pc, op, taken=0) -> str:
         return f"_pc_a({rt.code_of(pc, op, taken)})"
@@ -112,7 +196,7 @@ class _Interp:
     after_call = before_return = before_call
 
 
-class _Compiled:
+class _Compiled(_Backend):
     """Compiled back end: each record is one int64 code (the interpreted buffer's layout) written by
     ``_pc_rec`` (memory records: ``_pc_recm`` also writes the address) with no capacity check; the row
     ``_pc_p`` lives in a local (register), the columns' addresses ``_pc_c0``/``_pc_c1`` too; ``_pc_S`` is

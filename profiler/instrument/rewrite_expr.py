@@ -381,5 +381,3 @@ class _Expressions:
         if target or dst is not None:
             return out, self._move_from(node, out, d, callee.ret_tok)
         return out, callee.ret_tok
-
-    # -- statements ------------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from .. import libcalls as lc
 from .. import markers as _markers
 from ..trace import Op
 from .source import UnsupportedConstruct
@@ -382,54 +381,6 @@ class _Statements:
         final = self.block(s.finalbody) if s.finalbody else []
         self.cur = s
         self.emit_node(ast.Try(body=body, handlers=handlers, orelse=orelse, finalbody=final))
-
-    # -- library calls: NumPy operations traced as the element loops they perform (profiler/libcalls.py) ----
-    # (inside the thread space, see in_thread_space, an expansion runs in the current logical thread;
-    # elsewhere each element of its outer iteration space is a thread of its own launch)
-    def _counter_names(self) -> set[str]:
-        """Locals bound only as the target of ``for ... in range(...)`` loops (never arrays)."""
-        names = getattr(self, "_counters", None)
-        if names is None:
-            ranged, other = set(), set(a.arg for a in self.fdef.args.args + self.fdef.args.posonlyargs
-                                       + self.fdef.args.kwonlyargs)
-            targets = set()
-            for n in ast.walk(self.fdef):
-                if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and self._range_iter(n.iter):
-                    ranged.add(n.target.id)
-                    targets.add(id(n.target))
-            for n in ast.walk(self.fdef):
-                if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in targets:
-                    other.add(n.id)
-            names = self._counters = ranged - other
-        return names
-
-    def _range_iter(self, it) -> bool:
-        if isinstance(it, ast.Call):
-            ok, obj = self.resolve(it.func)
-            if ok and obj is _markers.parallel and len(it.args) == 1:
-                return self._range_iter(it.args[0])
-            return ok and (obj is range or getattr(obj, "__name__", "") == "prange")
-        return False
-
-    def _maybe_array(self, node) -> bool:
-        """False when ``node`` is certainly not an array (a literal, a range-loop counter, a global number,
-        ``len()``/``int()``, arithmetic of those): such a site needs no expansion."""
-        if isinstance(node, ast.Constant):
-            return False
-        if isinstance(node, ast.Name):
-            if node.id in self.locals:
-                return node.id not in self._counter_names()
-            ok, v = self.resolve(node)
-            return not (ok and lc._is_number(v))
-        if isinstance(node, ast.UnaryOp):
-            return self._maybe_array(node.operand)
-        if isinstance(node, ast.BinOp):
-            return self._maybe_array(node.left) or self._maybe_array(node.right)
-        if isinstance(node, ast.Call):
-            ok, obj = self.resolve(node.func)
-            if ok and obj in (len, int, bool):
-                return False
-        return True
 
 
 def is_region_call(node) -> bool:

@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 
 
 class _Rewriter(_Expressions, _Statements, _LibraryCalls):
+    """Rewrites one function (``fdef``, the user's source) into the instrumented function: three-address
+    statements in ``out``, each followed by its record (from the back end ``be``), static ids and registers
+    allocated in the program ``prog``. ``root``: the region's root, whose loops may become GPU threads."""
+
     def __init__(self, inst: "Instrumenter", fi: FuncInfo, fdef: ast.FunctionDef, root: bool) -> None:
         self.inst = inst
         self.prog = inst.prog
@@ -34,22 +38,27 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
 
     # -- helpers ------------------------------------------------------------------------------------------
     def tmp(self) -> str:
+        """A new temporary name (``_pc_t<k>``)."""
         self.n_tmp += 1
         return f"_pc_t{self.n_tmp}"
 
     def var(self, name: str) -> int:
+        """The register of local variable ``name``."""
         return self.prog.reg((self.fi.key, "var", name))
 
     def site(self) -> int:
+        """A new register for an expression site (perfect renaming: one per site)."""
         return self.prog.reg((self.fi.key, "site", len(self.prog._regs)))
 
     def emit(self, src: str | list[str]) -> None:
+        """Append the statements of the source text ``src`` to the output, located at the user's statement."""
         for s in [src] if isinstance(src, str) else src:
             for st in ast.parse(s).body:
                 self._locate(st)
                 self.out.append(st)
 
     def emit_node(self, st: ast.stmt) -> None:
+        """Append the statement node ``st`` to the output, located at the user's statement."""
         self._locate(st)
         self.out.append(st)
 
@@ -70,13 +79,16 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         st._pc_located = True
 
     def rtyped(self, pc, op_i, op_f, probes) -> str:
+        """The back end's typed record (:meth:`_Backend.rec_typed`) in this function's namespace."""
         self.be.ns = self.ns
         return self.be.rec_typed(pc, op_i, op_f, probes)
 
     def pc(self, node, kind, srcs=(), dst=0, text=None) -> int:
+        """A new static id for ``node`` (:meth:`Program.new_pc`)."""
         return self.prog.new_pc(self.fi, node, kind, srcs, dst, text)
 
     def block(self, stmts) -> list[ast.stmt]:
+        """The rewritten statements of a nested block (the body of an ``if``, a loop, a ``with``)."""
         saved = self.out
         self.out = []
         for s in stmts:
@@ -85,7 +97,8 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         return body or [ast.Pass()]
 
     def resolve(self, node) -> tuple[bool, Any]:
-        """Static value of a global name or attribute chain (not of locals)."""
+        """:func:`resolve_static` of ``node`` in this function: the value of a global name or attribute chain
+        (its locals shadow globals)."""
         return resolve_static(node, self.locals, self.ns)
 
     def in_thread_space(self) -> bool:
@@ -99,10 +112,10 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         ts = self.inst.ts
         return None if ts is None else ts.role(self.fi.key, s)
 
-    # -- expressions ---------------------------------------------------------------------------------------
-
     # -- function ------------------------------------------------------------------------------------------
     def function(self) -> ast.FunctionDef:
+        """The instrumented function: prologue, the rewritten body, a final return; parameters ``_pc_B`` (the
+        buffer), ``_pc_S`` (its state) and the user's."""
         pro = self.be.prologue()
         self.cur = self.fdef
         self.emit(pro)
