@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
-from portcast.pipeline import MIX_GROUPS, SummarySink, mix_fractions
+from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
 
 
 class ProgressSink:
@@ -44,17 +44,10 @@ class ProgressSink:
 
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
-                replace: bool = False) -> tuple[list, SummarySink]:
+                replace: bool = False) -> ProfileSetup:
     """The sinks of ``portcast record``'s regions: those of :func:`portcast.pipeline.prepare` without the
     GPU-time prediction (summary counter, hot lines, optional progress, optional Parquet files), plus the
-    feature engine when ``features``.
-
-    Returns
-    -------
-    (sinks, summary)
-        All sinks, in the order they receive chunks, and the summary sink among them. The feature sink,
-        when asked for, is ``feature_sink(sinks)``.
-    """
+    feature engine when ``features`` (``setup.features``)."""
     from portcast.pipeline import prepare
 
     setup = prepare(trace_dir=trace_dir, features=False, replace=replace,
@@ -64,22 +57,16 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
         from features import FeatureSink
 
         setup.sinks.append(FeatureSink())
-    return setup.sinks, setup.summary
+    return setup
 
 
-def feature_sink(sinks):
-    """The feature engine's sink among ``sinks``, or None."""
-    from features import FeatureSink
-
-    return next((s for s in sinks if isinstance(s, FeatureSink)), None)
-
-
-def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = True, terms: bool = True) -> None:
+def print_features_and_prediction(setup: ProfileSetup, model: Optional[Path], predict: bool = True,
+                                  terms: bool = True) -> None:
     """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
     from portcast.commands._common import err_console
     from portcast.report import predict_regions, print_features, print_library_calls, print_thread_space
 
-    fsink = feature_sink(sinks)
+    fsink = setup.features
     if fsink is None:
         return
     out = console
@@ -90,11 +77,6 @@ def print_features_and_prediction(sinks, model: Optional[Path], predict: bool = 
         print_library_calls(out, label, info)
     if predict and fsink.results:
         predict_regions(out, err_console, model, fsink.results, terms=terms)
-
-
-def written_files(sinks) -> list:
-    """The trace files the sinks have written so far."""
-    return [p for s in sinks for p in getattr(s, "written", [])]
 
 
 def print_region_summary(rows, written=()) -> None:
@@ -135,15 +117,15 @@ def print_region_summary(rows, written=()) -> None:
 
 
 @contextlib.contextmanager
-def report_if_interrupted(summary: SummarySink, sinks):
+def report_if_interrupted(setup: ProfileSetup):
     """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
     written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
     instead of a bare traceback or nothing at all."""
     try:
         yield
     except KeyboardInterrupt:
-        if summary.rows:
-            print_region_summary(summary.rows, written_files(sinks))
+        if setup.summary.rows:
+            print_region_summary(setup.summary.rows, setup.written())
             err_console.print("interrupted: the traces above are what was recorded; the region open at the "
                               "interrupt is marked incomplete", highlight=False, soft_wrap=True)
         else:
@@ -198,9 +180,9 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     """
     from profiler.native.record import record_program
 
-    sinks, summary = build_sinks(trace_dir, progress=progress, features=features)
-    with report_if_interrupted(summary, sinks):
-        dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records)
+    setup = build_sinks(trace_dir, progress=progress, features=features)
+    with report_if_interrupted(setup):
+        dec = record_program(program, setup.sinks, region=region, whole_program=whole, chunk_records=chunk_records)
     if not dec.regions:
         if no_region_error is not None:
             status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
@@ -213,15 +195,15 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
             console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
                           "programs the script starts (they run untraced); record the program itself",
                           highlight=False)
-    if summary.rows:
-        print_region_summary(summary.rows, written_files(sinks))
+    if setup.summary.rows:
+        print_region_summary(setup.summary.rows, setup.written())
     if predict:
         from predictor import ModelFileError
 
         with user_errors(ModelFileError, ValueError):
-            print_features_and_prediction(sinks, model, predict=True)
+            print_features_and_prediction(setup, model, predict=True)
     else:
-        print_features_and_prediction(sinks, None, predict=False)
+        print_features_and_prediction(setup, None, predict=False)
     if dec.exit_code:
         console.print(f"the program exited with status {dec.exit_code}", highlight=False)
     return dec

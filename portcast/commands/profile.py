@@ -19,7 +19,6 @@ from portcast.commands._regions import (
     print_region_summary,
     record_and_report,
     report_if_interrupted,
-    written_files,
 )
 from portcast.pipeline import load_module, mix_fractions, resolve_function
 
@@ -346,7 +345,7 @@ def register(app: typer.Typer) -> None:
             sinks, summary = setup.sinks, setup.summary
             # with --json stdout carries the report only: the user's own prints go to stderr
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
-            with report_if_interrupted(summary, sinks), quiet:
+            with report_if_interrupted(setup), quiet:
                 if function:
                     if script is not None:
                         raise UserError("give either SCRIPT or --function, not both")
@@ -391,14 +390,14 @@ def register(app: typer.Typer) -> None:
                               "or portcast.region_start/region_end)")
                 outcome.finish([])
                 return
-            print_region_summary(summary.rows, written_files(sinks))
+            print_region_summary(summary.rows, setup.written())
             if baseline:
                 print_baseline(summary.rows)
             if gputime:
-                print_features_and_prediction(sinks, None, predict=False)
+                print_features_and_prediction(setup, None, predict=False)
                 print_gpu_predictions(setup, preds, verbose=verbose, baseline=baseline)
             else:
-                print_features_and_prediction(sinks, setup.chosen[1] if setup.chosen else None, predict=features,
+                print_features_and_prediction(setup, setup.chosen[1] if setup.chosen else None, predict=features,
                                               terms=verbose)
         outcome.finish(summary.rows)
 
