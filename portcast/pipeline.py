@@ -302,7 +302,7 @@ def region_labels(infos) -> list[str]:
 
 def load_streams(source: Path | None = None, block_size: int = 256, *, regions=None, function: str | None = None,
                  args: str | None = None, script_args=(), mode: str = "auto", trace_dir: Path | None = None,
-                 status=None) -> list:
+                 status=None, fn=None, fargs: tuple = ()) -> list:
     """The one loader of ``portcast simulate``, ``scale`` and ``dvfs``: a trace file, a script or a function ->
     the warp streams of each region invocation.
 
@@ -334,6 +334,8 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
         script allocates its arrays elsewhere, so its addresses, and with them cache behaviour, can differ).
     status : callable, optional
         ``status(text)`` returns a context manager shown while the work runs (the command's status line).
+    fn, fargs : callable and tuple, optional
+        Instead of ``source`` or ``function``: trace the call ``fn(*fargs)`` (the Python API's way).
 
     Returns
     -------
@@ -347,7 +349,11 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
     from profiler.instrument import SourceUnavailable, UnsupportedConstruct
 
     status = status or (lambda text: contextlib.nullcontext())
-    if function is not None:
+    if fn is not None:
+        if source is not None or function is not None:
+            raise UserError("give a callable, a trace/SCRIPT or --function, not several")
+        function = getattr(fn, "__qualname__", repr(fn))
+    elif function is not None:
         if source is not None:
             raise UserError(f"give either a trace/SCRIPT ({source}) or --function, not both")
         if regions:
@@ -370,10 +376,12 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
         from profiler.tracefile import TraceDirectorySink
 
         sinks.append(TraceDirectorySink(trace_dir, replace=False))
-    what = f"--function {function}" if function is not None else str(source)
+    what = (f"{function}()" if fn is not None else f"--function {function}" if function is not None
+            else str(source))
     with status(f"tracing {what} and building warp streams"):
         try:
-            fn, fargs = resolve_function(function, args) if function is not None else (None, ())
+            if fn is None and function is not None:
+                fn, fargs = resolve_function(function, args)
             run_traced(sinks, script=Path(source) if source is not None else None, script_args=script_args,
                        fn=fn, fargs=fargs, mode=mode, regions=regions)
         except (UserError, UnsupportedConstruct, SourceUnavailable):
@@ -566,21 +574,79 @@ def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Opti
     contributions. In Jupyter the report renders inline; ``.to_dict()``, ``.write_html(path)`` save it.
     An exception in the user's code propagates (the traces written so far stay, marked incomplete)."""
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
-    if callable(target):
-        run_traced(setup.sinks, fn=target, fargs=tuple(args or ()), mode=mode, measure_uninstrumented=baseline)
-        name = getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
-    else:
-        path = Path(target)
-        if not path.is_file():
-            raise UserError(f"{target}: no such script")
-        run_traced(setup.sinks, script=path, script_args=script_args, mode=mode, regions=regions,
-                   measure_uninstrumented=baseline)
-        name = str(path)
+    name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
+                       baseline=baseline)
     preds = predict_regions(setup, baseline=baseline)
     speedups = None
     if setup.chosen is not None and setup.chosen[0] == "xapp" and setup.features is not None:
         speedups = provisional_speedups(setup)
     return build_report(setup, preds, target=name, speedups=speedups)
+
+
+def _run_target(sinks: list, target, args, *, script_args=(), regions=None, mode: str = "auto",
+                baseline: bool = False) -> str:
+    """Trace ``target(*args)`` (a callable) or the marked regions of the script ``target`` into ``sinks``;
+    returns the target's name."""
+    if callable(target):
+        run_traced(sinks, fn=target, fargs=tuple(args or ()), mode=mode, measure_uninstrumented=baseline)
+        return getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
+    path = Path(target)
+    if not path.is_file():
+        raise UserError(f"{target}: no such script")
+    run_traced(sinks, script=path, script_args=script_args, mode=mode, regions=regions,
+               measure_uninstrumented=baseline)
+    return str(path)
+
+
+def features(target, args: tuple | None = None, *, script_args: tuple = (), regions: Optional[list] = None,
+             mode: str = "auto"):
+    """The features of each region invocation of a call ``target(*args)`` or of a script's marked regions, as a
+    pandas DataFrame (one row per invocation, indexed ``"name #k"``, the columns of docs/features.md); for a
+    trace file or a feature table, :func:`features_of_file`."""
+    import pandas as pd
+
+    from features import FeatureSink
+
+    if not callable(target) and not is_script(target):
+        return features_of_file(target)
+    sink = FeatureSink()
+    name = _run_target([sink], target, args, script_args=script_args, regions=regions, mode=mode)
+    if not sink.results:
+        raise UserError(f"{name} traced no region")
+    return pd.DataFrame([series.rename(f"{info.name} #{info.invocation}") for info, series in sink.results])
+
+
+def predict(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
+            script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto",
+            baseline: bool = True) -> list[RegionPrediction]:
+    """The predicted GPU time on ``gpu`` of each region invocation of a call or script: one
+    :class:`RegionPrediction` each (``.prediction``: kernel time, speedup against the CPU; ``.bounds``;
+    ``.contributions``: the model's terms; ``.reason`` when there is no prediction). ``model``: None (the
+    shipped GPU-time model) or a model file; ``baseline`` times the region uninstrumented for the speedup."""
+    setup = prepare(model=model, gpu=gpu)
+    _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode, baseline=baseline)
+    return predict_regions(setup, baseline=baseline)
+
+
+def simulate(target, args: tuple | None = None, *, gpu: str = "h100", block_size: int = 256,
+             sm_count: Optional[int] = None, core_mhz: Optional[float] = None, mem_mhz: Optional[float] = None,
+             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto") -> dict:
+    """Run each region invocation of a call ``target(*args)``, a script's marked regions or a trace file on the
+    SIMT timing model of ``gpu`` (a preset name or JSON file; SM count and clocks overridable): a dict
+    ``{label: gpu_models.simt.model.SimResult}`` in the order the invocations ended (what
+    ``portcast simulate`` prints)."""
+    from gpu_models.simt.config import ConfigError, load_config
+    from gpu_models.simt.model import simulate as run
+
+    try:
+        cfg = load_config(gpu)
+    except ConfigError as exc:
+        raise UserError(str(exc)) from None
+    if callable(target):
+        loaded = load_streams(None, block_size, fn=target, fargs=tuple(args or ()), mode=mode)
+    else:
+        loaded = load_streams(Path(target), block_size, regions=regions, script_args=script_args, mode=mode)
+    return {name: run(streams, cfg, sm_count, core_mhz, mem_mhz, name=name) for name, streams in loaded}
 
 
 def provisional_speedups(setup: ProfileSetup) -> list:
