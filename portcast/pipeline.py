@@ -677,3 +677,66 @@ def features_of_file(path):
     if is_trace_file(path, strict=True):
         return compute_features(path).to_frame().T
     return read_feature_table(path)
+
+
+def at_size_ladder(make, at_size: int, sizes: Optional[list] = None) -> list:
+    """The small sizes ``--at-size`` traces: ``sizes`` when given, else :func:`portcast.at_size.default_sizes`
+    below ``at_size`` (starting from the default size of ``make``'s first parameter, when it has one)."""
+    import inspect
+
+    from portcast.at_size import default_sizes
+
+    if sizes:
+        return [int(n) for n in sizes]
+    first = next(iter(inspect.signature(make).parameters.values()))
+    traced = first.default if isinstance(first.default, int) else None
+    return list(default_sizes(at_size, traced))
+
+
+@dataclasses.dataclass
+class AtSizePrediction:
+    """What :func:`predict_at_size` found: the work extrapolated to the size, the prediction there and its
+    bounds, the model used (the one without the SIMT input), the CPU time at the size (or why there is none)."""
+
+    label: str
+    ladder: list
+    extrapolation: Any  # portcast.at_size.Extrapolation
+    prediction: Any  # portcast.gpu_prediction.GpuPrediction
+    bounds: Any  # gpu_models.bounds.Bounds, or None
+    model: Any
+    model_path: Path
+    cpu_s: Optional[float]
+    cpu_why: str
+
+
+def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, mode: str = "auto",
+                    baseline: bool = True, label: str = "") -> AtSizePrediction:
+    """Trace ``fn(*make(n))`` at each size of ``ladder``, fit every count, extrapolate to ``at_size`` and
+    predict the GPU time there with the GPU-time model of ``chosen`` (:func:`resolve_model`; one that needs the
+    SIMT input is replaced by ``gputime-nosimt.json``: the size itself is not traced); with ``baseline``, the
+    CPU time is measured at ``at_size`` itself."""
+    import predictor.gputime as gputime_module
+    from portcast.at_size import extrapolate
+    from portcast.gpu_prediction import BytesSink, predict_region, region_bounds
+    from predictor.gputime import WORK_KEYS, load_gputime_model
+    from profiler.baseline import measure_uninstrumented
+
+    _, path, model = chosen
+    if model.needs_simt:
+        path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
+        if not path.is_file():
+            raise UserError("--at-size needs a GPU-time model without the SIMT input (gputime-nosimt.json)")
+        model = load_gputime_model(path)
+    at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
+    cpu, why = None, "--no-baseline"
+    if baseline:
+        inputs = make(at_size)
+        b = measure_uninstrumented(fn, inputs if isinstance(inputs, tuple) else (inputs,))
+        cpu, why = b.seconds, b.error or ""
+    work = {k: float(at.counts[k]) for k in WORK_KEYS}
+    rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
+          "written_bytes": float(at.counts.get("written_bytes", 0.0))}
+    p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
+    return AtSizePrediction(label=label, ladder=list(ladder), extrapolation=at, prediction=p,
+                            bounds=region_bounds(p, at.features), model=model, model_path=path, cpu_s=cpu,
+                            cpu_why=why)

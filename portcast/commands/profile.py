@@ -20,7 +20,7 @@ from portcast.commands._regions import (
     record_and_report,
     report_if_interrupted,
 )
-from portcast.pipeline import load_module, mix_fractions, resolve_function
+from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -177,12 +177,8 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     """``--at-size N``: trace the function at small sizes, extrapolate its work to N, predict there."""
     import inspect
 
-    import predictor.gputime as gputime_module
-    from portcast.at_size import default_sizes, extrapolate
     from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import BytesSink, predict_region, print_gpu_prediction, print_model_line, region_bounds
-    from predictor.gputime import load_gputime_model
-    from profiler.baseline import measure_uninstrumented
+    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
     if at_size is None:
         raise UserError("--sizes needs --at-size N (the size to predict at)")
@@ -199,25 +195,16 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     make = getattr(module, "portcast_inputs", None)
     if make is None or not inspect.signature(make).parameters:
         raise UserError(f"{mod_spec}: --at-size needs portcast_inputs(n) that makes the inputs at size n")
-    if sizes:
-        try:
-            ladder = [int(x) for x in sizes.split(",") if x.strip()]
-        except ValueError:
-            raise UserError(f"--sizes must be integers separated by commas, got {sizes!r}") from None
-    else:
-        first = next(iter(inspect.signature(make).parameters.values()))
-        traced = first.default if isinstance(first.default, int) else None
-        ladder = list(default_sizes(at_size, traced))
-    _, path, model = chosen
-    if model.needs_simt:
-        # the SIMT model needs the records of the size itself, which is not traced: the model without it
-        path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-        if not path.is_file():
-            raise UserError("--at-size needs a GPU-time model without the SIMT input (gputime-nosimt.json)")
-        model = load_gputime_model(path)
-    out = console
-    out.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}", highlight=False)
-    at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
+    try:
+        given = [int(x) for x in sizes.split(",") if x.strip()] if sizes else None
+    except ValueError:
+        raise UserError(f"--sizes must be integers separated by commas, got {sizes!r}") from None
+    ladder = at_size_ladder(make, at_size, given)
+    console.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
+                  highlight=False)
+    res = predict_at_size(fn, make, at_size, ladder, chosen=chosen, gpu=gpu, mode=mode, baseline=baseline,
+                          label=f"{qual} at n = {at_size:,}")
+    at, p, b, out = res.extrapolation, res.prediction, res.bounds, console
     t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
     for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
         t.add_column(c, justify="left" if c in ("quantity", "fit") else "right")
@@ -229,28 +216,13 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         if r.name in shown:
             t.add_row(r.name, str(r.form), f"{r.traced:,.4g}", f"{r.at_target:,.4g}")
     out.print(t)
-    cpu = None
-    why = "--no-baseline"
-    if baseline:
-        b = measure_uninstrumented(fn, _as_tuple(make(at_size)))
-        cpu = b.seconds
-        why = b.error or ""
-    work = {k: float(at.counts[k]) for k in WORK_KEYS}
-    rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
-          "written_bytes": float(at.counts.get("written_bytes", 0.0))}
-    p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
-    label = f"{qual} at n = {at_size:,}"
-    print_gpu_prediction(out, label, p, cpu_how="njit at n, not traced" if cpu else "", cpu_why=why)
-    b = region_bounds(p, at.features)
+    print_gpu_prediction(out, res.label, p, cpu_how="njit at n, not traced" if res.cpu_s else "",
+                         cpu_why=res.cpu_why)
     if b is not None:
-        print_bounds(out, label, b, None)
+        print_bounds(out, res.label, b, None)
     print_model_line(out, p, b)
     if verbose:
-        _print_inputs(out, model, p)
-
-
-def _as_tuple(v):
-    return v if isinstance(v, tuple) else (v,)
+        _print_inputs(out, res.model, p)
 
 
 def register(app: typer.Typer) -> None:
