@@ -447,6 +447,103 @@ def trace_dataset(trace: Path, gpu: str = "h100", sweep: str | None = None, bloc
     return concat_datasets([run_sweep(streams, cfg, grid, n) for n, streams in loaded])
 
 
+def load_scaling_data(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256, regions=None,
+                      *, status=None, run_sweep=None):
+    """One or more DATA arguments -> one dataset.
+
+    Each item is a dataset file, ``titanx``, ``synthetic`` or a region's trace file; a trace is swept on the
+    SIMT timing model (``--gpu``, ``--sweep``, ``--block-size``), exactly as ``portcast simulate TRACE --sweep``
+    does. Several items are combined into one dataset (same counter columns and configuration grid).
+    ``status`` and ``run_sweep``: as for :func:`trace_dataset` (the command's status line and progress bar).
+    """
+    import pandas as pd
+
+    from gpu_models.scaling.dataset import ScalingDataset, load_titanx, read_dataset
+    from gpu_models.scaling.generator import generate
+    from profiler.tracefile import is_trace_file
+
+    items = [data] if isinstance(data, str) else list(data)
+    if not items:
+        raise UserError("give at least one DATA argument (dataset file, trace file, 'titanx' or 'synthetic')")
+    parts = []
+    for item in items:
+        if item == "titanx":
+            ds = load_titanx()
+        elif item == "synthetic":
+            ds = generate()
+        elif is_script(item) or is_trace_file(item, strict=True):
+            # a region's trace, or a script's marked regions: run the timing model over the grid
+            ds = trace_dataset(Path(item), gpu, sweep, block_size, None, regions if is_script(item) else None,
+                               status=status, run_sweep=run_sweep)
+        else:
+            ds = read_dataset(item)
+        parts.append((item, ds))
+    if len(parts) == 1:
+        return parts[0][1]
+    frames, seen = [], set()
+    cols0 = parts[0][1].counter_columns
+    for item, ds in parts:
+        if ds.counter_columns != cols0:
+            raise UserError(f"{item}: counter columns {ds.counter_columns} differ from those of {parts[0][0]} "
+                            f"({cols0}); only data with the same counters can be combined")
+        f = ds.frame.copy()
+        clash = sorted(set(ds.kernels) & seen)
+        if (
+            clash and (is_script(item) or is_trace_file(item)) and len(ds.kernels) == 1
+        ):  # two traces of a region: name by file
+            f["kernel"] = f"{ds.kernels[0]}@{Path(item).stem}"
+            clash = sorted(set(f["kernel"]) & seen)
+        if clash:
+            raise UserError(f"{item}: kernel(s) {', '.join(clash)} already come from an earlier DATA argument")
+        seen.update(f["kernel"])
+        frames.append(f)
+    ds = ScalingDataset(pd.concat(frames, ignore_index=True), source=" + ".join(i for i, _ in parts))
+    f = ds.frame
+    per_kernel = f.groupby("kernel").size()
+    full = ds.grid().n_configs
+    short = per_kernel[per_kernel != full]
+    if len(short):
+        k = short.index[0]
+        raise UserError(f"kernel {k!r} has {int(short.iloc[0])} of the {full} configurations of the combined grid; "
+                        "combine data swept over the same grid")
+    return ds
+
+
+def load_counter_records(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_size: int = 256,
+                         regions=None, *, status=None):
+    """Counter records from a counter file, or from a region's trace through the SIMT timing model.
+
+    A trace's (or a script's regions', one record each) streams are built by the loader ``portcast simulate``
+    uses (:func:`load_streams`) and run once at ``base_mhz`` (default: the GPU's clock); the record is the
+    one ``portcast simulate TRACE --counters-out`` writes. ``status(text)``: a context manager shown while
+    each region is simulated (the command's status line).
+    """
+    import contextlib
+
+    from gpu_models.dvfs.counter_record import load_counters
+    from profiler.tracefile import is_trace_file
+
+    if is_script(counters) or is_trace_file(counters, strict=True):
+        # a region's trace, or a script whose marked regions are traced: run the SIMT timing model for the counters
+        from gpu_models.simt.config import load_config
+        from gpu_models.simt.model import simulate
+
+        cfg = load_config(gpu)
+        status = status or (lambda text: contextlib.nullcontext())
+        recs = []
+        for name, streams in load_streams(counters, block_size, regions=regions if is_script(counters) else None,
+                                          status=status):
+            with status(f"simulating {name} on {cfg.name}"):
+                recs.append(simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp)
+        return recs
+    recs = load_counters(counters, default_base_mhz=base_mhz)
+    if base_mhz is not None:
+        for i, r in enumerate(recs):
+            if abs(r.base_mhz - base_mhz) > 1e-9 * base_mhz:
+                raise UserError(f"{counters} record {i}: base_mhz {r.base_mhz:g} differs from --base-mhz {base_mhz:g}")
+    return recs
+
+
 def concat_datasets(datasets):
     """Several regions' scaling datasets (same grid and counters) -> one."""
     import pandas as pd

@@ -19,6 +19,13 @@ dvfs_app = typer.Typer(
 )
 
 
+def _load(counters, base_mhz, gpu, block_size, regions):
+    """:func:`portcast.pipeline.load_counter_records` with this command's status line."""
+    from portcast.pipeline import load_counter_records
+
+    return load_counter_records(counters, base_mhz, gpu, block_size, regions, status=console.status)
+
+
 def _errors():
     from gpu_models.dvfs.counter_record import CounterError
     from gpu_models.dvfs.timeline import TimelineError
@@ -43,37 +50,6 @@ def _models(text: str) -> list[str]:
     if text.strip().lower() == "all":
         return list(MODEL_NAMES)
     return [get_model(m).name for m in text.split(",") if m.strip()]
-
-
-def _load(counters: Path, base_mhz: Optional[float], gpu: str = "gtx480", block_size: int = 256, regions=None):
-    """Counter records from a counter file, or from a region's trace through the SIMT timing model.
-
-    A trace's (or a script's regions', one record each) streams are built by the loader ``portcast simulate``
-    uses (:func:`portcast.commands._streams.load_streams`) and run once at ``base_mhz`` (default: the GPU's
-    clock); the record is the one ``portcast simulate TRACE --counters-out`` writes.
-    """
-    from gpu_models.dvfs.counter_record import load_counters
-    from portcast.commands._streams import is_script
-    from profiler.tracefile import is_trace_file
-
-    if is_script(counters) or is_trace_file(counters, strict=True):
-        # a region's trace, or a script whose marked regions are traced: run the SIMT timing model for the counters
-        from gpu_models.simt.config import load_config
-        from gpu_models.simt.model import simulate
-        from portcast.commands._streams import load_streams
-
-        cfg = load_config(gpu)
-        recs = []
-        for name, streams in load_streams(counters, block_size, regions=regions if is_script(counters) else None):
-            with console.status(f"simulating {name} on {cfg.name}"):
-                recs.append(simulate(streams, cfg, core_mhz=base_mhz, crisp=True, name=name).crisp)
-        return recs
-    recs = load_counters(counters, default_base_mhz=base_mhz)
-    if base_mhz is not None:
-        for i, r in enumerate(recs):
-            if abs(r.base_mhz - base_mhz) > 1e-9 * base_mhz:
-                raise UserError(f"{counters} record {i}: base_mhz {r.base_mhz:g} differs from --base-mhz {base_mhz:g}")
-    return recs
 
 
 @dvfs_app.command("predict")

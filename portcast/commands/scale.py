@@ -21,72 +21,20 @@ scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scalin
                         no_args_is_help=True)
 
 
+def _load(data, gpu, sweep, block_size, regions):
+    """:func:`portcast.pipeline.load_scaling_data` with this command's status line and sweep progress bar."""
+    from portcast.commands._streams import sweep_with_progress
+    from portcast.pipeline import load_scaling_data
+
+    return load_scaling_data(data, gpu, sweep, block_size, regions, status=console.status,
+                             run_sweep=sweep_with_progress)
+
+
 def _errors():
     from gpu_models.scaling.dataset import DatasetError
     from gpu_models.scaling.surface import ScalingModelError
 
     return user_errors(DatasetError, ScalingModelError, ValueError)
-
-
-def _load(data, gpu: str = "h100", sweep: str | None = None, block_size: int = 256, regions=None):
-    """One or more DATA arguments -> one dataset.
-
-    Each item is a dataset file, ``titanx``, ``synthetic`` or a region's trace file; a trace is swept on the
-    SIMT timing model (``--gpu``, ``--sweep``, ``--block-size``), exactly as ``portcast simulate TRACE --sweep``
-    does. Several items are combined into one dataset (same counter columns and configuration grid).
-    """
-    import pandas as pd
-
-    from gpu_models.scaling.dataset import ScalingDataset, load_titanx, read_dataset
-    from gpu_models.scaling.generator import generate
-    from portcast.commands._streams import is_script, trace_dataset
-    from profiler.tracefile import is_trace_file
-
-    items = [data] if isinstance(data, str) else list(data)
-    if not items:
-        raise UserError("give at least one DATA argument (dataset file, trace file, 'titanx' or 'synthetic')")
-    parts = []
-    for item in items:
-        if item == "titanx":
-            ds = load_titanx()
-        elif item == "synthetic":
-            ds = generate()
-        elif is_script(item) or is_trace_file(item, strict=True):
-            # a region's trace, or a script's marked regions: run the timing model over the grid
-            ds = trace_dataset(Path(item), gpu=gpu, sweep=sweep, block_size=block_size,
-                               regions=regions if is_script(item) else None)
-        else:
-            ds = read_dataset(item)
-        parts.append((item, ds))
-    if len(parts) == 1:
-        return parts[0][1]
-    frames, seen = [], set()
-    cols0 = parts[0][1].counter_columns
-    for item, ds in parts:
-        if ds.counter_columns != cols0:
-            raise UserError(f"{item}: counter columns {ds.counter_columns} differ from those of {parts[0][0]} "
-                            f"({cols0}); only data with the same counters can be combined")
-        f = ds.frame.copy()
-        clash = sorted(set(ds.kernels) & seen)
-        if (
-            clash and (is_script(item) or is_trace_file(item)) and len(ds.kernels) == 1
-        ):  # two traces of a region: name by file
-            f["kernel"] = f"{ds.kernels[0]}@{Path(item).stem}"
-            clash = sorted(set(f["kernel"]) & seen)
-        if clash:
-            raise UserError(f"{item}: kernel(s) {', '.join(clash)} already come from an earlier DATA argument")
-        seen.update(f["kernel"])
-        frames.append(f)
-    ds = ScalingDataset(pd.concat(frames, ignore_index=True), source=" + ".join(i for i, _ in parts))
-    f = ds.frame
-    per_kernel = f.groupby("kernel").size()
-    full = ds.grid().n_configs
-    short = per_kernel[per_kernel != full]
-    if len(short):
-        k = short.index[0]
-        raise UserError(f"kernel {k!r} has {int(short.iloc[0])} of the {full} configurations of the combined grid; "
-                        "combine data swept over the same grid")
-    return ds
 
 
 _DATA_HELP = ("Dataset file (.csv/.parquet), 'titanx', 'synthetic', a region's trace file (.parquet) or a SCRIPT.py "

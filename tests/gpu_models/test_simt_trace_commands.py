@@ -106,9 +106,9 @@ def test_scale_taxonomy_on_traces(corpus, tmp_path):
 
 def test_two_traces_of_one_region_are_named_by_file(corpus, tmp_path):
     traces, _ = corpus
-    from portcast.commands.scale import _load
+    from portcast.pipeline import load_scaling_data
 
-    ds = _load([str(traces["saxpy"]), str(traces["saxpy"])], "gtx480", GRID, 128)
+    ds = load_scaling_data([str(traces["saxpy"]), str(traces["saxpy"])], "gtx480", GRID, 128)
     assert ds.kernels == ["saxpy", f"saxpy@{traces['saxpy'].stem}"]
     a, b = (ds.frame[ds.frame.kernel == k].time.to_numpy() for k in ds.kernels)
     np.testing.assert_array_equal(a, b)
