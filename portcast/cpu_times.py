@@ -76,12 +76,14 @@ def host_description() -> dict[str, Any]:
     one thread, the Numba / NumPy / Python versions, the host name, the date (UTC) and the load average."""
     import numba
 
+    from portcast.calibration.host import cpu_model
+
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:  # pragma: no cover - not on Linux
         load = None
     return {
-        "cpu_model": _cpu_model(),
+        "cpu_model": cpu_model(),
         "logical_cores": os.cpu_count(),
         "threads": 1,
         "threading": "single thread: numba.njit(parallel=False), prange runs as range",
@@ -92,17 +94,6 @@ def host_description() -> dict[str, Any]:
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "load_average": load,
     }
-
-
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _dispatcher(fn: Callable) -> Callable:

@@ -47,7 +47,7 @@ def host_machine() -> dict[str, Any]:
     import numba
 
     info: dict[str, Any] = {k: None for k in MACHINE_FIELDS}
-    info["cpu_model"] = _cpu_model()
+    info["cpu_model"] = cpu_model()
     info["cpu_count"] = os.cpu_count()
     info["numba_version"] = numba.__version__
     info["numba_cuda_version"] = _version("numba-cuda")
@@ -59,7 +59,8 @@ def host_machine() -> dict[str, Any]:
     return info
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; else what the platform module says)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:

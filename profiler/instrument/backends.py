@@ -3,6 +3,7 @@ in interpreted and in compiled mode, and the primitives the generated code calls
 
 from __future__ import annotations
 
+import abc
 import ast
 
 from .. import libcalls as lc
@@ -11,89 +12,90 @@ from ..trace import Op
 from .program import Program
 
 
-class _Backend:
+class _Backend(abc.ABC):
     """What a record statement is in one execution mode. The rewriter asks for source text (statements as
     strings) and never looks inside it; ``pc`` is a static id, ``op`` an :class:`~profiler.trace.Op`, names
-    (``obj``, ``idx``, ``probes``, ...) are the temporaries or variables of the generated code."""
+    (``obj``, ``idx``, ``probes``, ...) are the temporaries or variables of the generated code. Each back end
+    implements every method (abstract here, so a missing one fails when the back end is made)."""
 
     def __init__(self, prog: Program) -> None:
         self.prog = prog
         self.ns: dict = {}  # namespace of the function being rewritten (set by the rewriter): lookup tables go there
 
+    @abc.abstractmethod
     def prologue(self) -> list[str]:
         """Statements at the entry of every instrumented function (bind the buffer's state to locals)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec(self, pc, op, taken=0) -> str:
         """One record of ``pc`` with operation class ``op`` (``taken``: 1 for a taken BRANCH)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_typed(self, pc, op_i, op_f, probes) -> str:
         """One record whose class is ``op_f`` when any of the values ``probes`` is a float, else ``op_i``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_branch(self, pc, cond) -> str:
         """A BRANCH record, taken when the expression ``cond`` is true."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_mem(self, pc, op, obj, idx) -> str:
         """A LOAD or STORE record with the address and size of element ``idx`` of the array ``obj``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_attr(self, pc, op, obj, name) -> str:
         """The record of reading attribute ``name`` of ``obj`` (array metadata such as ``.shape``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_kind(self, pc, ops, probe) -> str:
         """One record whose class is picked from ``ops`` by the kind of the value ``probe`` (int, float,
         complex, int/float/complex array, other object: ``runtime.VK_*``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rec_kattr(self, pc, ops, obj, name) -> str:
         """As :meth:`rec_kind` for the attribute ``obj.name`` (``.real``, ``.imag``)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def set_tid(self, expr) -> str:
         """The statement that makes ``expr`` the logical GPU thread of the records that follow."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def check(self) -> list[str]:
         """A check point: statements that hand a full buffer to the sinks."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def lib(self, method, plan, out, args, guard=None, scalar=None, n_pcs=0) -> str:
         """Run the expansion ``method`` of a library call (:mod:`profiler.libcalls`) with the site's ``plan``;
         with ``guard``, only when that value is an ndarray, else the statement ``scalar``. ``n_pcs``: the
         record sites of the expansion."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
         """An elementwise site: its one typed record for scalars, the map expansion for arrays."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def lib_sub(self, plan, code, base, idx, out, scalar, n_pcs=0) -> str:
         """A subscript ``base[idx]``: the gather expansion when ``idx`` is an array, else ``scalar``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def lib_iter(self, code, it, i) -> str:
         """The LOAD record of element ``i`` when iterating over an array or list ``it``."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def lib_work(self, plan, out, args, flag) -> str:
         """Count the estimated work of a library call that is not expanded into records."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def before_call(self) -> list[str]:
         """Statements before a call to another instrumented function."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def after_call(self) -> list[str]:
         """Statements after such a call."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def before_return(self) -> list[str]:
         """Statements before the function returns."""
-        raise NotImplementedError
 
 
 class _Interp(_Backend):
