@@ -16,17 +16,6 @@ from portcast.commands._common import UserError, check_output, console, err_cons
 from profiler.atomic import atomic_write_text
 
 
-# ---------------------------------------------------------------------------------------------- input
-def read_table(path: Path) -> pd.DataFrame:
-    """Read a features table (CSV, Parquet or JSON; ``features.table``, the one reader of feature tables)."""
-    from features.table import FeatureTableError, read_feature_table
-
-    try:
-        return read_feature_table(path)
-    except FeatureTableError as exc:
-        raise UserError(str(exc)) from None
-
-
 # ---------------------------------------------------------------------------------------------- train
 def train(
     data: Path = typer.Option(
@@ -88,7 +77,9 @@ def train(
     with user_errors(ValueError, ModelFileError):
         check_output(out, inputs=(data, calibration), force=force)
         check_output(cv_out, inputs=(data, calibration, out), force=force, what="--cv-out")
-        df = read_table(data)
+        from features.table import read_feature_table
+
+        df = read_feature_table(data)
         meta_extra: dict = {}
         drop_keys: set = set()
         if calibration is not None:
@@ -241,7 +232,9 @@ def predict(
                 raise UserError("no speedup model ships with this checkout: give --model MODEL.json")
         check_output(out, inputs=(input, model), force=force)
         m = load_model(model)
-        df = _features_of_file(input)
+        from portcast.pipeline import features_of_file
+
+        df = features_of_file(input)
         if df.empty:
             raise UserError(f"{input}: no rows")
         missing = [c for c in m.subset_ if c not in df.columns]
@@ -363,12 +356,3 @@ def register(app: typer.Typer) -> None:
     app.add_typer(evaluate_app, name="evaluate")
 
 
-def _features_of_file(path: Path) -> pd.DataFrame:
-    """:func:`portcast.pipeline.features_of_file`, its errors as the user's."""
-    from features.table import FeatureTableError
-    from portcast.pipeline import features_of_file
-
-    try:
-        return features_of_file(path)
-    except FeatureTableError as exc:
-        raise UserError(str(exc)) from None
