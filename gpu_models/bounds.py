@@ -1,12 +1,24 @@
-"""Roofline-style lower bounds of a region's GPU kernel time, one per resource, and host<->device copy time.
+"""Lower bounds of a region's GPU kernel time, one per resource, the per-launch estimates the GPU-time model
+builds on, and host<->device copy time.
 
 :func:`bounds` takes the work of one traced region (the counts of ``portcast.measured_ports.WorkSink`` and features of
 the feature engine, merged into one mapping: ``{**work_sink_result, **feature_series}``) and a GPU description
-(:class:`gpu_models.simt.config.GPUConfig`), and gives for each resource the shortest time the kernel could
-take if that resource were the only limit. The largest names what bounds the kernel (:attr:`Bounds.bound`); it
-is a lower bound of the kernel time (:attr:`Bounds.total_lower`), not a prediction: the resources overlap
-at best, so the true time is at least the largest and usually more. Every number follows from the inputs by
-the formulas below; :attr:`Bounds.details` holds every intermediate quantity, so each can be redone by hand.
+(:class:`gpu_models.simt.config.GPUConfig`), and gives two things:
+
+* **lower bounds** (:attr:`Bounds.times`), one per resource: the shortest time the region's kernels could take
+  if that resource were the only limit. The largest (:attr:`Bounds.total_lower`) is a floor: no port of the
+  region runs faster, and the GPU-time model never predicts less (``predictor.gputime``). They are bounds of
+  the *GPU's* work, not of the trace's: the trace's records are Python-level operations, and a GPU compiler
+  folds part of them (address arithmetic into memory instructions, loop control, strength reduction), so every
+  bound counted in records counts only :data:`RECORD_DERATE` of them. Checked against 2,178 measured kernel
+  times (docs/gputime.md): none ran below the DRAM, waves, latency or launch bounds, and none below the
+  derated issue and pipeline bounds (the fastest ran at 0.58x the underated pipeline bound);
+* **estimates** (:attr:`Bounds.terms`): the time each resource would take per launch on the region's full
+  work (no derating, no cache reuse between launches, realistic latencies), the quantities the GPU-time model
+  scales by what it learned from measured kernels. They are not bounds: a kernel can beat them.
+
+Every number follows from the inputs by the formulas below; :attr:`Bounds.details` holds every intermediate
+quantity, so each can be redone by hand.
 
 Inputs (``counts``; keys exactly as the feature engine and ``WorkSink`` name them, no ``f_`` prefix)
 -------------------------------------------------------------------------------------------------------
@@ -19,53 +31,68 @@ Required (:data:`REQUIRED`), each a finite number >= 0:
 ``unique_bytes``       U, distinct bytes read or written (``WorkSink``)
 ``warp_simdEfficiency``  s, mean active lanes / threads per warp instruction (0 read as 1: no instructions)
 ``warp_sectorsPerGroup`` g, 32-byte sectors per warp memory instruction
-``warp_launches``      L, launches of the thread space (0 read as 1)
-``mica_mix_<OP>``      share of the region's records of each compute class OP (the 14 classes of
-                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER)
+``warp_launches``      launches of the thread space as the feature engine counts them
+``mica_mix_<OP>``      share of the region's records of each compute class OP of :data:`REQUIRED_OPS`
+                       (``INT_ALU`` ... ``OTHER``)
 
-Optional, used only in :attr:`Bounds.details` (and the report's sentences): ``load_bytes``, ``store_bytes``
-(requested bytes), ``warp_coalescing`` (ideal / actual sectors).
+Optional (:data:`OPTIONAL`), read when present:
 
-Formulas (seconds unless said; ``ceil`` rounds up; f = ``core_mhz`` x 1e6 Hz)
-----------------------------------------------------------------------------
+``launches``           L, kernel launches (default ``warp_launches``; a measured port whose barrier phases the
+                       trace shows as launches passes 1)
+``sector_bytes``       S, 32 x the distinct 32-byte sectors the threads touch (``WorkSink``; default U)
+``launch_sector_bytes`` S_L, the same per launch, summed over launches (``WorkSink``; default L x S)
+``mica_mix_<OP>`` of the other compute classes (the FP64 ones): 0 when absent, so older tables still work
+``ilp32``              instruction-level parallelism of a thread (default 1)
+``mem``                share of loads and stores among the records (default (loads + stores) / N)
+``coldRef``            share of first-touch load references (default 1)
+``load_bytes``, ``store_bytes``, ``warp_coalescing``: details only.
+
+Formulas (seconds unless said; ``ceil`` rounds up; f = ``core_mhz`` x 1e6 Hz; d = :data:`RECORD_DERATE`)
+------------------------------------------------------------------------------------------------------
 Thread space share and warps:
 
 * p = R / N: the share of the region inside the thread space; ``loads``, ``stores`` and the mix count the
   whole region, and are taken to hold inside it in that share (exact when ``warp_parallelFraction`` = 1).
 * lanes per warp a = T / ceil(T / 32) (32 unless the last warp is partial).
-* warp instructions W = R / (a x s); warp memory instructions Wm = (loads + stores) x p / (a x s).
+* warp instructions W = R / (a x s); warp memory instructions Wm = (loads + stores) x p / (a x s);
+  sectors moved without any reuse: Wm x g.
 
 Grid (block size B, default :data:`DEFAULT_BLOCK`; per launch):
 
 * blocks b = ceil(T / B); warps per block wb = ceil(B / 32);
   resident blocks per SM r = max(1, min(``max_blocks_per_sm``, ``max_warps_per_sm`` // wb));
   one wave holds r x ``sm_count`` blocks; waves = b / (r x ``sm_count``); rounds = ceil(waves).
-* SMs with work = min(``sm_count``, b); effective SMs E = b / ceil(b / ``sm_count``): the busiest SM holds
-  ceil(b / ``sm_count``) blocks, so the whole runs no faster than b / that many SMs of it would (this is the
-  tail effect for throughput: 57 blocks on 56 SMs give E = 28.5).
-* occupancy = min(ceil(T / 32), r x ``sm_count`` x wb) / (``sm_count`` x ``max_warps_per_sm``): the share of
-  the GPU's resident-warp slots the first wave fills.
+* effective SMs E = b / ceil(b / ``sm_count``): the busiest SM holds ceil(b / ``sm_count``) blocks, so the
+  whole runs no faster than b / that many SMs of it would (57 blocks on 56 SMs give E = 28.5).
+* occupancy = min(ceil(T / 32), r x ``sm_count`` x wb) / (``sm_count`` x ``max_warps_per_sm``).
 
-Bounds:
+Bounds (whole region):
 
-* ``dram`` = D / (``dram_bytes_per_ns()`` x 1e9), D = max(U, 32 x Wm x g) bytes: every sector each warp
-  memory instruction touches, moved once (no reuse between warp instructions is credited: a kernel that
-  re-reads data from the caches can run faster than this), and never less than the distinct footprint U.
-* ``issue`` = W / (E x ``schedulers_per_sm`` x f): one warp instruction per scheduler per cycle, on the SMs
-  that get work. Divergence (s < 1) raises W by 1/s: lanes idle in partially active warps.
-* ``pipe`` = max over units u of C_u / (E x P_u x f), the busiest pipeline: for u in int, fp, sfu,
-  C_u = sum over classes OP of unit u (``ops[OP][0]``) of ``mica_mix_OP`` x R / (a x s) x
-  ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u = ``schedulers_per_sm`` (each scheduler has
-  its own lanes); for the load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
-* ``latency`` = R / T x c / f: one thread's records, as if each waited c cycles for the one before it
-  (c = :data:`CHAIN_CYCLES`, an assumption: the dependent-issue latency of a simple ALU instruction, 4 cycles on
-  Maxwell to Hopper, more on Kepler and Fermi; independent instructions of a thread overlap, so this is a
-  floor for a dependent chain only). Launches run one after another, so their chains add up.
-* ``waves`` = rounds x R / (T x s) x c / f: an SM runs at most r blocks at a time, each for at least one
-  warp's chain (R / (T x L) / s warp instructions: divergent paths run one after the other), so each launch
-  takes at least ``rounds`` chains; L launches add up (L cancels). It is >= ``latency``; it exceeds it by the
-  tail (rounds > 1) and by divergence.
+* ``dram`` = S / (``dram_bytes_per_ns()`` x 1e9): every sector the threads touch crosses the DRAM interface
+  at least once (the first launch finds it in DRAM). Sectors, not bytes: a strided access moves whole
+  sectors.
+* ``issue`` = d x W / (E x ``schedulers_per_sm`` x f): one warp instruction per scheduler per cycle, on the
+  SMs that get work; divergence (s < 1) raises W by 1/s.
+* ``pipe`` = d x max over units u of C_u / (E x P_u x f), the busiest pipeline: for every compute unit u
+  (int, fp, fp64, sfu: whichever the GPU describes), C_u = sum over classes OP of unit u (``ops[OP][0]``) of
+  ``mica_mix_OP`` x R / (a x s) x ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u =
+  ``schedulers_per_sm``; for the load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
+* ``latency`` = d x R / T x c / f: one thread's records, as if each waited c cycles for the one before it
+  (c = :data:`CHAIN_CYCLES`); launches run one after another, so their chains add up.
+* ``waves`` = d x rounds x R / (T x s) x c / f: an SM runs at most r blocks at a time, each for at least one
+  warp's chain (divergent paths run one after the other), so each launch takes at least ``rounds`` chains.
 * ``launch`` = L x :data:`LAUNCH_SECONDS`.
+
+Estimates (:attr:`Bounds.terms`, seconds per launch, the launch's share 1/L of the region's work):
+
+* ``dram``: S_L / L at the DRAM bandwidth (each launch moves its distinct sectors once);
+* ``traffic``: Wm x g x 32 / L bytes at the DRAM bandwidth: every sector of every warp access, no reuse;
+* ``issue``, ``pipe``, ``waves``: the bounds above without the derating, divided by L;
+* ``latency``: rounds x R / (T x L x s) / ilp x (latency of an average record) / f, where a record's latency
+  is the ALU latency (``ops["INT_ALU"][1]`` cycles) for a compute record and, for a load or store,
+  ``l2_latency_ns`` + ``dram_latency_ns``: the chain of dependent memory round trips of one warp, ilp of them
+  overlapping (``latency_cached`` weighs the memory latency by ``coldRef`` and takes the L1 latency
+  for the rest).
 
 :func:`transfer_seconds` is the time of the copies around the kernel over the host link:
 sum over copies of (:data:`TRANSFER_LATENCY_S` + bytes / (``link_gb_per_s`` x 1e9)).
@@ -83,40 +110,58 @@ from .simt.config import SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
 
 #: Resources, in the order of the tables (and of preference among equal times).
 RESOURCES = ("dram", "issue", "pipe", "waves", "latency", "launch")
-#: Compute operation classes (``mica_mix_<name>`` is required for each).
+#: Per-launch estimates of :attr:`Bounds.terms`, in order.
+TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_cached")
+#: Compute operation classes: every class but LOAD and STORE.
 COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+#: The classes whose ``mica_mix_`` share is required (the integer and single-precision ones every trace has had).
+REQUIRED_OPS = tuple(o for o in COMPUTE_OPS if not o.startswith("FP64"))
 #: Keys :func:`bounds` needs in ``counts``.
 REQUIRED = ("threads", "records", "thread_records", "loads", "stores", "unique_bytes", "warp_simdEfficiency",
-            "warp_sectorsPerGroup", "warp_launches", *(f"mica_mix_{o}" for o in COMPUTE_OPS))
-#: Keys :func:`bounds` reads when present (details only).
-OPTIONAL = ("load_bytes", "store_bytes", "warp_coalescing")
+            "warp_sectorsPerGroup", "warp_launches", *(f"mica_mix_{o}" for o in REQUIRED_OPS))
+#: Keys :func:`bounds` reads when present.
+OPTIONAL = ("launches", "sector_bytes", "launch_sector_bytes", "ilp32", "mem", "coldRef",
+            *(f"mica_mix_{o}" for o in COMPUTE_OPS if o not in REQUIRED_OPS),
+            "load_bytes", "store_bytes", "warp_coalescing")
 
-#: Fixed cost of one kernel launch, seconds. An assumption: the ~5-10 us usually quoted for a CUDA launch
-#: through the runtime on the generations of the presets (docs/gpus.md, "launch"), lower end; the smallest
-#: kernels of the Amaris data take 3-9 us on the GPU (docs/gpus.md). No measurement here pins it per board.
+#: Fixed cost of one kernel launch, seconds: no launch of a kernel takes less. The smallest kernel times
+#: measured on the GPUs of the training data are 5.0 us (P100) to 10.6 us (Quadro K5200) device-side
+#: (nvprof; Amaris et al.) and 11-20 us with a host timer (AIWC); 5 us is the lower end of the ~5-10 us
+#: usually quoted for a CUDA launch through the runtime (docs/gpus.md, "launch").
 LAUNCH_SECONDS = 5e-6
 #: Fixed cost of one host<->device copy, seconds (a cudaMemcpy: driver call and link round trip); the same
 #: assumption as ``portcast.calibration.PCIE_LATENCY_S``.
 TRANSFER_LATENCY_S = 10e-6
-#: Cycles a dependent instruction waits for the one before it in the ``latency`` and ``waves`` floors (an
+#: Cycles a dependent instruction waits for the one before it in the ``latency`` and ``waves`` bounds (an
 #: assumption: simple ALU latency on Maxwell to Hopper; Jia et al. 2018, docs/gpus.md).
 CHAIN_CYCLES = 4.0
+#: Share of the trace's records the bounds counted in records (issue, pipe, latency, waves) take as GPU
+#: instructions: a compiler folds address arithmetic, loop control and strength-reducible operations that the
+#: trace records one by one. Portcast's warp instructions are 0.87-1.93x the instructions nvprof counts for the
+#: measured Rodinia kernels (docs/measured.md), and the fastest measured kernel ran at 0.58x the pipeline time
+#: of all its records; half keeps every bound below every measured time.
+RECORD_DERATE = 0.5
 #: Threads per block when the caller gives none (the SIMT commands' default).
 DEFAULT_BLOCK = 256
 
 
 @dataclasses.dataclass(frozen=True)
 class Bounds:
-    """Lower bounds (seconds) of a kernel's time per resource on one GPU; see the module docstring.
+    """Lower bounds (seconds) of a region's kernel time per resource on one GPU, and the per-launch estimates
+    the GPU-time model builds on; see the module docstring.
 
     Attributes
     ----------
     dram, issue, pipe, waves, latency, launch : float
-        Seconds.
+        Lower bounds, seconds, whole region.
     gpu : str
         The GPU description's name.
     details : dict
         Every intermediate quantity of the formulas (bytes, warp instructions, SMs, waves, ...).
+    terms : dict
+        ``{estimate: seconds per launch}`` for each of :data:`TERMS`.
+    launches : float
+        L, the kernel launches the terms are per.
     """
 
     dram: float
@@ -127,6 +172,8 @@ class Bounds:
     launch: float
     gpu: str = ""
     details: dict = dataclasses.field(default_factory=dict)
+    terms: dict = dataclasses.field(default_factory=dict)
+    launches: float = 1.0
 
     @property
     def times(self) -> dict[str, float]:
@@ -150,9 +197,10 @@ class Bounds:
         return {r: (v / top if top > 0 else 0.0) for r, v in self.times.items()}
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``gpu``, ``bound``, ``total_lower_s``, ``seconds`` per resource, ``details``."""
+        """JSON-ready: ``gpu``, ``bound``, ``total_lower_s``, ``seconds`` per resource, ``launches``,
+        ``terms_s`` (estimates per launch), ``details``."""
         return {"gpu": self.gpu, "bound": self.bound, "total_lower_s": self.total_lower, "seconds": self.times,
-                "details": dict(self.details)}
+                "launches": self.launches, "terms_s": dict(self.terms), "details": dict(self.details)}
 
     def to_frame(self):
         """One row per resource: ``resource``, ``seconds``, ``share`` (of the largest), ``bound`` (bool).
@@ -181,7 +229,8 @@ def _get(counts: Mapping[str, float], key: str) -> float:
 
 def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEFAULT_BLOCK,
            chain_cycles: float = CHAIN_CYCLES, launch_seconds: float = LAUNCH_SECONDS) -> Bounds:
-    """Lower bounds of the kernel time of a region's work on a GPU, per resource (formulas: module docstring).
+    """Lower bounds of the kernel time of a region's work on a GPU, per resource, and the per-launch estimates
+    (formulas: module docstring).
 
     Parameters
     ----------
@@ -193,7 +242,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     block_size : int
         Threads per block of the port (default 256).
     chain_cycles : float
-        Cycles per record of the ``latency`` and ``waves`` floors (default :data:`CHAIN_CYCLES`).
+        Cycles per record of the ``latency`` and ``waves`` bounds (default :data:`CHAIN_CYCLES`).
     launch_seconds : float
         Cost of one launch (default :data:`LAUNCH_SECONDS`).
 
@@ -204,8 +253,9 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     Raises
     ------
     ValueError
-        A required key missing or not a finite number >= 0, ``threads`` < 1 (no thread space: no kernel),
-        ``thread_records`` > ``records``, ``warp_simdEfficiency`` > 1, or a bad ``block_size``.
+        A required key missing or not a finite number >= 0 (an optional one present and not), ``threads`` < 1
+        (no thread space: no kernel), ``thread_records`` > ``records``, ``warp_simdEfficiency`` > 1, or a bad
+        ``block_size``.
     """
     missing = [k for k in REQUIRED if k not in counts]
     if missing:
@@ -226,10 +276,11 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     if s > 1 + 1e-9:
         raise ValueError(f"counts['warp_simdEfficiency'] must lie in (0, 1], got {s!r}")
     s = min(s, 1.0) if s > 0 else 1.0
-    L = max(1.0, c["warp_launches"])
+    L = max(1.0, opt.get("launches", c["warp_launches"]))
     g = c["warp_sectorsPerGroup"]
     f = cfg.core_mhz * 1e6
     block_size = int(block_size)
+    d = RECORD_DERATE
 
     # thread space and warps
     p = R / N if N > 0 else 0.0
@@ -253,52 +304,64 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     occupancy = min(warps_per_launch, wave_blocks * wb) / (cfg.sm_count * cfg.max_warps_per_sm)
 
     # dram
-    sector_bytes = SECTOR_BYTES * sectors
     U = c["unique_bytes"]
-    D = max(U, sector_bytes)
+    S = opt.get("sector_bytes", U)
+    S_L = opt.get("launch_sector_bytes", L * S)
     bw = cfg.dram_bytes_per_ns() * 1e9
-    dram = D / bw
+    traffic_bytes = SECTOR_BYTES * sectors
 
-    # issue
-    issue = W / (E * cfg.schedulers_per_sm * f)
-
-    # pipes
+    # issue and pipes
+    issue_all = W / (E * cfg.schedulers_per_sm * f)
     cycles = {u: 0.0 for u in UNITS}
     for op in COMPUTE_OPS:
+        share = c.get(f"mica_mix_{op}", opt.get(f"mica_mix_{op}", 0.0))
+        if share and op not in cfg.ops:
+            raise ValueError(f"the GPU description {cfg.name!r} has no entry for operation class {op} in 'ops'")
+        if not share:
+            continue
         unit, _, repeat = cfg.ops[op]
-        cycles[unit] += c[f"mica_mix_{op}"] * R / (a * s) * math.ceil(WARP_SIZE / cfg.lanes[unit]) * repeat
+        cycles[unit] += share * R / (a * s) * math.ceil(WARP_SIZE / cfg.lanes[unit]) * repeat
     cycles["lsu"] = sectors
-    per_cycle = {u: float(cfg.schedulers_per_sm) for u in ("int", "fp", "sfu")}
+    per_cycle = {u: float(cfg.schedulers_per_sm) for u in UNITS if u != "lsu"}
     per_cycle["lsu"] = float(cfg.lsu_sectors_per_cycle)
     pipe_s = {u: cycles[u] / (E * per_cycle[u] * f) for u in UNITS}
     busiest = max(UNITS, key=lambda u: (pipe_s[u], -UNITS.index(u)))
-    pipe = pipe_s[busiest]
 
-    # latency and waves
+    # chains
     rpt = R / T  # records per thread, all launches
-    latency = rpt * chain_cycles / f
-    wave_s = rounds * rpt / s * chain_cycles / f
+    chain = rpt * chain_cycles / f
+    wave_chain = rounds * rpt / s * chain_cycles / f
+    ilp = max(1.0, opt.get("ilp32", 1.0))
+    m = min(1.0, opt["mem"]) if "mem" in opt else (min(1.0, (c["loads"] + c["stores"]) / N) if N > 0 else 0.0)
+    cold = min(1.0, opt.get("coldRef", 1.0))
+    alu = float(cfg.ops["INT_ALU"][1])
+    mem_cycles = (cfg.l2_latency_ns + cfg.dram_latency_ns) * 1e-9 * f
+    steps = rounds * rpt / (L * s) / ilp  # one warp's dependent steps per launch, rounds of them
+    lat_est = steps * ((1 - m) * alu + m * mem_cycles) / f
+    lat_cached = steps * ((1 - m) * alu + m * (cold * mem_cycles + (1 - cold) * cfg.l1_latency_cycles)) / f
 
-    launch = L * launch_seconds
-
+    terms = {"dram": S_L / L / bw, "traffic": traffic_bytes / L / bw, "issue": issue_all / L,
+             "pipe": pipe_s[busiest] / L, "waves": wave_chain / L, "latency": lat_est, "latency_cached": lat_cached}
     details = {
         "threads": T, "records": N, "thread_records": R, "thread_share": p, "launches": L,
-        "simd_efficiency": s, "lanes_per_warp": a, "warp_instructions": W,
+        "simd_efficiency": s, "lanes_per_warp": a, "warp_instructions": W, "record_derate": d,
         "converged_warp_instructions": W * s, "memory_warp_instructions": Wm, "sectors_per_group": g,
-        "sectors": sectors, "sector_bytes": sector_bytes, "unique_bytes": U, "dram_bytes": D,
-        "dram_bytes_per_s": bw, "block_size": block_size, "blocks": blocks, "warps_per_block": wb,
-        "resident_blocks_per_sm": r, "wave_blocks": wave_blocks, "waves": waves, "rounds": rounds,
-        "blocks_on_busiest_sm": per_sm, "effective_sms": E, "sms_used": sms_used, "sm_count": cfg.sm_count,
-        "occupancy": occupancy, "core_hz": f, "schedulers_per_sm": cfg.schedulers_per_sm,
+        "sectors": sectors, "traffic_bytes": traffic_bytes, "unique_bytes": U, "dram_bytes": S,
+        "launch_dram_bytes": S_L, "dram_bytes_per_s": bw, "block_size": block_size, "blocks": blocks,
+        "warps_per_block": wb, "resident_blocks_per_sm": r, "wave_blocks": wave_blocks, "waves": waves,
+        "rounds": rounds, "blocks_on_busiest_sm": per_sm, "effective_sms": E, "sms_used": sms_used,
+        "sm_count": cfg.sm_count, "occupancy": occupancy, "core_hz": f, "schedulers_per_sm": cfg.schedulers_per_sm,
         "pipe_cycles": dict(cycles), "pipe_per_cycle": per_cycle, "pipe_seconds": pipe_s, "busiest_pipe": busiest,
         "records_per_thread": rpt, "chain_cycles": chain_cycles, "launch_seconds": launch_seconds,
+        "ilp": ilp, "memory_share": m, "cold_share": cold, "memory_latency_cycles": mem_cycles,
     }
     if "load_bytes" in opt or "store_bytes" in opt:
         details["requested_bytes"] = opt.get("load_bytes", 0.0) + opt.get("store_bytes", 0.0)
     if "warp_coalescing" in opt:
         details["coalescing"] = opt["warp_coalescing"]
-    return Bounds(dram=dram, issue=issue, pipe=pipe, waves=wave_s, latency=latency, launch=launch,
-                  gpu=cfg.name, details=details)
+    return Bounds(dram=S / bw, issue=d * issue_all, pipe=d * pipe_s[busiest], waves=d * wave_chain,
+                  latency=d * chain, launch=L * launch_seconds, gpu=cfg.name, details=details, terms=terms,
+                  launches=L)
 
 
 def _copies(x, what: str) -> list[float]:

@@ -75,35 +75,35 @@ def meanings(b: Bounds) -> dict[str, str]:
     mhz = d["core_hz"] / 1e6
     sms = f"{d['effective_sms']:.3g} SMs" if d["effective_sms"] != d["sm_count"] else f"{d['sm_count']} SMs"
     coal = f", coalescing {d['coalescing']:.2f}" if "coalescing" in d else ""
-    if d["sector_bytes"] >= d["unique_bytes"]:
-        moved = (f"{format_bytes(d['dram_bytes'])} in 32-B sectors ({_count(d['sectors'])} sectors{coal}; "
-                 f"{format_bytes(d['unique_bytes'])} distinct)")
-    else:
-        moved = (f"{format_bytes(d['dram_bytes'])} distinct footprint (sectors touched: "
-                 f"{format_bytes(d['sector_bytes'])}{coal})")
+    share = d.get("record_derate", 1.0)
+    half = f"{share:.0%} of " if share < 1 else ""
+    moved = (f"{format_bytes(d['dram_bytes'])} of distinct 32-B sectors the threads touch, each moved at least "
+             f"once (the warps' accesses without any cache reuse: {format_bytes(d['traffic_bytes'])}{coal})")
     s = d["simd_efficiency"]
     div = (f"; SIMD efficiency {s:.2f}: {1 - s:.0%} of lanes idle, {1 / s:.3g}x the converged count"
            if s < 1 else "; no divergence")
     unit = d["busiest_pipe"]
     per = d["pipe_per_cycle"][unit]
     if unit == "lsu":
-        pipe = (f"busiest pipeline lsu (load/store): {_count(d['pipe_cycles'][unit])} sectors at {per:g} per cycle "
-                f"per SM on {sms}")
+        pipe = (f"busiest pipeline lsu (load/store): {half}{_count(d['pipe_cycles'][unit])} sectors at {per:g} per "
+                f"cycle per SM on {sms}")
     else:
-        pipe = (f"busiest pipeline {unit}: {_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} {unit} "
+        pipe = (f"busiest pipeline {unit}: {half}{_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} {unit} "
                 f"pipes per SM on {sms}")
+    folded = " (a compiler folds part of the trace's records)" if share < 1 else ""
     out = {
         "dram": f"{moved} at {d['dram_bytes_per_s'] / 1e9:.4g} GB/s",
-        "issue": (f"{_count(d['warp_instructions'])} warp instructions at {d['schedulers_per_sm']} per cycle per "
-                  f"SM on {sms} at {mhz:.0f} MHz{div}"),
+        "issue": (f"{half}{_count(d['warp_instructions'])} warp instructions{folded} at {d['schedulers_per_sm']} "
+                  f"per cycle per SM on {sms} at {mhz:.0f} MHz{div}"),
         "pipe": pipe,
         "waves": (f"{d['blocks']:,} blocks of {d['block_size']} threads: {d['waves']:.3g} waves ({d['rounds']} "
                   f"round{'s' if d['rounds'] != 1 else ''}) on {d['sms_used']} of {d['sm_count']} SMs, occupancy "
-                  f"{d['occupancy']:.0%}; a round lasts one warp's chain"),
-        "latency": (f"one thread's chain: {d['records_per_thread']:.3g} records x {d['chain_cycles']:g} cycles at "
-                    f"{mhz:.0f} MHz"),
+                  f"{d['occupancy']:.0%}; a round lasts one warp's chain ({half}its records x "
+                  f"{d['chain_cycles']:g} cycles)"),
+        "latency": (f"one thread's chain: {half}{d['records_per_thread']:.3g} records x {d['chain_cycles']:g} cycles "
+                    f"at {mhz:.0f} MHz"),
         "launch": f"{d['launches']:g} launch{'es' if d['launches'] != 1 else ''} x "
-                  f"{format_seconds(d['launch_seconds'])} (assumed launch overhead)",
+                  f"{format_seconds(d['launch_seconds'])} (the least a launch takes)",
     }
     return out
 

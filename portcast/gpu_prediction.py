@@ -127,6 +127,11 @@ class GpuPrediction:
     trained_on: str
     inputs: dict
     uses_simt: bool = False
+    #: how the time is made (:meth:`predictor.bounded.BoundedTimeModel.explain`; None for the older families)
+    explanation: dict | None = None
+    #: the region's lower bounds on this GPU (:class:`gpu_models.bounds.Bounds`; not serialised here: the report
+    #: writes them on their own)
+    bounds: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     @property
     def speedup(self) -> float | None:
@@ -139,9 +144,47 @@ class GpuPrediction:
         return None if not self.cpu_s else self.cpu_s / (self.kernel_s + self.transfer_s)
 
     def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "bounds"}
         d.update(speedup=self.speedup, speedup_with_transfers=self.speedup_with_transfers)
         return d
+
+
+def model_inputs(counts, gpu, *, block_size: int = BLOCK_SIZE, launches: float | None = None,
+                 host_timer: float = 0.0):
+    """The GPU-time model's input row of one region on one GPU (a preset name or a
+    :class:`gpu_models.simt.config.GPUConfig`), and the region's bounds there: ``(row, bounds)``.
+
+    ``counts``: the region's work and features in one mapping (``{**WorkSink result, **feature series}``,
+    feature names without a prefix); ``launches``: kernel launches when they differ from the trace's
+    (a measured port's barrier phases are one launch); ``host_timer``: 1 for a time taken by a host timer
+    around the launch. The row holds the per-launch estimates (``term_<name>``), the lower bound
+    (``bound_s``), the launches, the rate features and ``host_timer``: the same assembly for training
+    (``portcast.gputime_training``) and for every prediction. Returns ``(None, None)`` when the counts lack
+    what the bounds need (:data:`gpu_models.bounds.REQUIRED`)."""
+    from gpu_models.bounds import REQUIRED, bounds
+    from gpu_models.simt.config import load_config
+    from predictor.bounded import FACTOR_RATES, TERM_NAMES
+
+    c = {k: float(v) for k, v in counts.items() if isinstance(v, (int, float, np.integer, np.floating))
+         and np.isfinite(v)}
+    if any(k not in c for k in REQUIRED):
+        return None, None
+    if launches is not None:
+        c["launches"] = float(launches)
+    cfg = load_config(gpu) if isinstance(gpu, str) else gpu
+    # the mix is the kernel's own (records inside threads) where the work counts give it: the host code around
+    # the launches neither dilutes it nor makes it drift with the input size
+    R = c.get("thread_records", 0.0)
+    if R > 0 and all(k in c for k in ("thread_mem", "thread_ctrl", "thread_fp", "thread_fp64")):
+        c["mem"], c["ctrl"], c["fp"] = c["thread_mem"] / R, c["thread_ctrl"] / R, c["thread_fp"] / R
+        c["fp64"] = c["thread_fp64"] / c["thread_fp"] if c["thread_fp"] > 0 else 0.0
+    b = bounds(c, cfg, block_size=int(block_size))
+    row = {f"term_{t}": float(b.terms[t]) for t in TERM_NAMES}
+    row.update(bound_s=float(b.total_lower), launches=float(b.launches), host_timer=float(host_timer))
+    c["alu_latency"] = float(cfg.ops["INT_ALU"][1])
+    c["warps_per_scheduler"] = cfg.max_warps_per_sm / cfg.schedulers_per_sm
+    row.update({r: float(c.get(r, 0.0)) for r in FACTOR_RATES})
+    return row, b
 
 
 def load_default_model(path: Path | None = None):
@@ -162,11 +205,23 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
 
     cfg = load_config(gpu)
     sim = float(simulated_s)
-    row = {**{k: float(work[k]) for k in work}, "block_size": float(BLOCK_SIZE),
-           **{k: float(series.get(k, np.nan)) for k in RATE_FEATURES}, **gpu_columns(gpu),
-           "simulated_s": sim, "host_timer": 0.0}
-    frame = pd.DataFrame([row])
-    kernel = float(model.predict(frame, gpu=[gpu])[0])
+    explanation, b = None, None
+    if getattr(model, "family", "") == "bounded":
+        row, b = model_inputs({**series.to_dict(), **work}, gpu)
+        if row is None:
+            from gpu_models.bounds import REQUIRED
+
+            missing = [k for k in REQUIRED if k not in work and k not in series.index]
+            raise ValueError(f"the region's features lack {', '.join(missing)}: no GPU time can be predicted")
+        frame = pd.DataFrame([row])
+        kernel = float(model.predict(frame)[0])
+        explanation = model.explain(frame)
+    else:
+        row = {**{k: float(work[k]) for k in work}, "block_size": float(BLOCK_SIZE),
+               **{k: float(series.get(k, np.nan)) for k in RATE_FEATURES}, **gpu_columns(gpu),
+               "simulated_s": sim, "host_timer": 0.0}
+        frame = pd.DataFrame([row])
+        kernel = float(model.predict(frame, gpu=[gpu])[0])
     meta = model.metadata or {}
     trained_gens = set(meta.get("generations", []))
     gen = GENERATIONS.get(gpu, "unknown")
@@ -176,7 +231,8 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
         transfer_s=float(transfer_seconds(bytes_rw["read_bytes"], bytes_rw["written_bytes"], cfg)),
         read_bytes=round(bytes_rw["read_bytes"]), written_bytes=round(bytes_rw["written_bytes"]), cpu_s=cpu_s,
         simulated_s=None if not np.isfinite(sim) else float(sim), out_of_range=model.out_of_range(frame),
-        model_file=model_file, trained_on=str(meta.get("trained_on", "")), inputs=row, uses_simt=model.needs_simt)
+        model_file=model_file, trained_on=str(meta.get("trained_on", "")), inputs=row, uses_simt=model.needs_simt,
+        explanation=explanation, bounds=b)
 
 
 def describe(p: GpuPrediction) -> dict[str, Any]:
@@ -231,7 +287,21 @@ def print_model_line(console, p: GpuPrediction, bounds=None) -> None:
     measured data it was trained on."""
     from rich.markup import escape
 
-    if bounds is not None and bounds.total_lower > 0:
+    e = p.explanation
+    if e is not None:
+        from portcast.bounds_report import format_seconds as fs
+
+        launches = f"{e['launches']:g} launches x " if e["launches"] != 1 else ""
+        how = (f"  how: {launches}({fs(e['launch_s'])} per launch + factor {e['factor']:.3g} x the {e['term']} "
+               f"estimate {fs(e['term_s'])}) = {fs(e['estimate_s'])}")
+        if e["floor_decides"]:
+            how += f"; below the lower bound {fs(e['bound_s'])}, which is the prediction"
+        console.print(how, highlight=False, soft_wrap=True)
+    if bounds is not None and bounds.total_lower > 0 and e is not None:
+        r = p.kernel_s / bounds.total_lower
+        console.print(f"  the predicted time is {r:.3g}x the largest bound ({bounds.bound}); the model never predicts "
+                      "less (docs/gputime.md)", highlight=False, soft_wrap=True)
+    elif bounds is not None and bounds.total_lower > 0:
         r = p.kernel_s / bounds.total_lower
         how = ("above it: the measured kernels of this shape ran that far above their bounds (latencies, "
                "scheduling and launch costs the bounds do not count)") if r >= 1 else \
@@ -249,6 +319,8 @@ def region_bounds(p: GpuPrediction, series: pd.Series):
     from gpu_models.bounds import OPTIONAL, REQUIRED, bounds
     from gpu_models.simt.config import load_config
 
+    if p.bounds is not None:
+        return p.bounds
     counts = {}
     for k in (*REQUIRED, *OPTIONAL):
         if k in p.inputs:

@@ -29,8 +29,8 @@ GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40":
                "gtx1080": "Pascal", "gtx1080ti": "Pascal", "p100": "Pascal", "a100": "Ampere",
                "rtx4090": "Ada Lovelace", "h100": "Hopper", "gtx480": "Fermi"}
 
-#: model variants compared by :func:`evaluate`: name -> (factory, needs the SIMT estimate)
-SPLITS = ("application", "gpu", "pascal")
+#: the held-out splits of :func:`evaluate`
+SPLITS = ("application", "gpu", "pascal", "largest")
 
 
 def gpu_columns(preset: str) -> dict:
@@ -79,7 +79,41 @@ def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | Non
     d = d.merge(g, on="preset")
     d["host_timer"] = (d["source"] == "aiwc").astype(float)
     d["generation"] = d["preset"].map(GENERATIONS)
-    return d.sort_values(["port", "point", "gpu"]).reset_index(drop=True)
+    d = d.sort_values(["port", "point", "gpu"]).reset_index(drop=True)
+    return _with_bounded_inputs(d, pts)
+
+
+def _with_bounded_inputs(d: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
+    """``d`` with the bounded model's inputs of every row (``portcast.gpu_prediction.model_inputs``: the
+    per-launch estimates ``term_*``, the lower bound ``bound_s``, ``launches`` and the rates), from the point's
+    work counts and features on the row's GPU. A port's parallel loops are one launch (barrier phases) unless
+    its spec says they are separate launches. Rows whose point lacks a feature the bounds need are dropped."""
+    from kernels.measured.registry import all_measured
+    from portcast.gpu_prediction import model_inputs
+
+    specs = all_measured()
+    fcols = [c for c in pts.columns if c.startswith("f_")]
+    point_counts = {}
+    for r in pts.itertuples(index=False):
+        r = r._asdict()
+        c = {k: r[k] for k in r if k in ("threads", "records", "thread_records", "loads", "stores", "load_bytes",
+                                         "store_bytes", "unique_bytes", "launches", "sector_bytes",
+                                         "launch_sector_bytes")}
+        c.update({k[2:]: r[k] for k in fcols})
+        spec = specs.get(r["port"])
+        one = spec is None or not spec.separate_launches
+        point_counts[(r["port"], r["point"])] = (c, 1.0 if one else None)
+    rows, keep = [], []
+    for i, r in enumerate(d[["port", "point", "preset", "block_size", "host_timer"]].itertuples(index=False)):
+        counts, launches = point_counts[(r.port, r.point)]
+        row, _ = model_inputs(counts, r.preset, block_size=int(r.block_size), launches=launches,
+                              host_timer=float(r.host_timer))
+        if row is not None:
+            rows.append(row)
+            keep.append(i)
+    extra = pd.DataFrame(rows, index=d.index[keep])
+    out = d.loc[keep].drop(columns=[c for c in extra.columns if c in d.columns])
+    return pd.concat([out, extra], axis=1).reset_index(drop=True)
 
 
 def application_weights(frame: pd.DataFrame) -> np.ndarray:
@@ -92,11 +126,20 @@ def _interaction(columns):
     return lambda: GpuTimeModel("xapp", columns, k=3)
 
 
+#: the shipped family's name in the tables
+BOUNDED_LINEAR = "bounded, linear factor"
+
+
 #: the variants :func:`evaluate` compares: name -> model factory (or "simt" for the SIMT estimate as it is)
 def variants() -> dict[str, Callable | str]:
     from predictor.gputime import DESIGN_COLUMNS
 
+    from predictor.bounded import BoundedTimeModel
+
     return {
+        BOUNDED_LINEAR: lambda: BoundedTimeModel("linear"),
+        "bounded, XAPP interaction factor (k=3)": lambda: BoundedTimeModel("xapp", k=3),
+        "bounded, boosted-tree factor": lambda: BoundedTimeModel("trees"),
         "SIMT model alone": "simt",
         "SIMT, per-GPU scale + constant": lambda: GpuTimeModel("simt-calibrated"),
         "gradient boosting (all inputs)": lambda: GpuTimeModel("gbm"),
@@ -131,7 +174,17 @@ def fit_predict(variant, tr: pd.DataFrame, te: pd.DataFrame) -> np.ndarray:
 
 def folds(frame: pd.DataFrame, split: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(name, training rows, test rows) of a split: ``application`` (leave one out), ``gpu`` (one SIMT preset,
-    i.e. GPU model, out; both data sources) or ``pascal`` (train on Kepler and Maxwell, test on Pascal)."""
+    i.e. GPU model, out; both data sources), ``pascal`` (train on Kepler and Maxwell, test on Pascal) or
+    ``largest`` (extrapolation in size: every port's largest point, by trace records, is tested on a model
+    trained on every smaller point of every port; ports measured at one size only are left out)."""
+    if split == "largest":
+        size = frame.groupby(["port", "point"])["records"].first().reset_index()
+        top = size.loc[size.groupby("port")["records"].idxmax()]
+        several = size.groupby("port")["point"].nunique()
+        top = top[top["port"].map(several) > 1]
+        largest = set(zip(top["port"], top["point"]))
+        te_mask = np.array([k in largest for k in zip(frame["port"], frame["point"])], dtype=bool)
+        return [("largest size", np.nonzero(~te_mask)[0], np.nonzero(te_mask)[0])]
     if split == "application":
         keys = frame["application"]
     elif split == "gpu":
@@ -207,14 +260,25 @@ def score(pred: pd.DataFrame, cpu: pd.DataFrame | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def train_default(frame: pd.DataFrame, family: str = "gbm", *, without_simt: bool = False) -> GpuTimeModel:
-    """The shipped model: ``family`` fitted on every measured row, its metadata naming the data and GPUs
-    (``without_simt``: a ``gbm`` without the SIMT estimate among its inputs)."""
+#: families ``portcast gpu-time train --family`` fits
+TRAIN_FAMILIES = ("bounded", "bounded-xapp", "bounded-trees", "gbm", "gbm-residual", "simt-calibrated")
+
+
+def train_default(frame: pd.DataFrame, family: str = "bounded", *, without_simt: bool = False):
+    """The shipped model: ``family`` (:data:`TRAIN_FAMILIES`; ``bounded``: the bounded model with a linear
+    factor) fitted on every measured row, its metadata naming the data and GPUs (``without_simt``: a ``gbm``
+    without the SIMT estimate among its inputs)."""
+    from predictor.bounded import BoundedTimeModel
     from predictor.gputime import DESIGN_COLUMNS
 
+    if family not in TRAIN_FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(TRAIN_FAMILIES)}, not {family!r}")
     if without_simt and family != "gbm":
         raise ValueError("--without-simt applies to the gbm family")
-    m = GpuTimeModel(family, [c for c in DESIGN_COLUMNS if c != "log_simt"] if without_simt else None)
+    if family.startswith("bounded"):
+        m = BoundedTimeModel({"bounded": "linear", "bounded-xapp": "xapp", "bounded-trees": "trees"}[family])
+    else:
+        m = GpuTimeModel(family, [c for c in DESIGN_COLUMNS if c != "log_simt"] if without_simt else None)
     m.fit(frame, frame["measured_s"].to_numpy(), gpu=frame["preset"].to_numpy(),
           sample_weight=application_weights(frame))
     m.metadata = {
@@ -307,7 +371,8 @@ def provisional_predictions(frame: pd.DataFrame, points: pd.DataFrame, cpu: pd.D
 
 
 SPLIT_TITLES = {"application": "Leave one application out", "gpu": "Leave one GPU out",
-                "pascal": "Trained on Kepler and Maxwell, tested on Pascal"}
+                "pascal": "Trained on Kepler and Maxwell, tested on Pascal",
+                "largest": "Trained on the smaller sizes, tested on every port's largest size"}
 
 
 def evaluation_markdown(scores: pd.DataFrame, frame: pd.DataFrame) -> str:

@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -45,10 +46,54 @@ GPU_LABELS = {"gtx1080": "GTX 1080 (AIWC)", "gtx1080ti": "GTX 1080 Ti (AIWC)", "
               "Tesla-P100": "Tesla P100", "Titan": "GTX Titan", "TitanX": "GTX Titan X (Amaris)"}
 
 
+SECTOR = 32
+#: :class:`WorkSink`'s instruction-mix counts of the records inside threads: key -> operation classes
+THREAD_MIX = {"thread_mem": (int(Op.LOAD), int(Op.STORE)),
+              "thread_ctrl": (int(Op.BRANCH), int(Op.JUMP), int(Op.CALL), int(Op.RET)),
+              "thread_fp": tuple(int(o) for o in Op if o.name.startswith("FP")),
+              "thread_fp64": tuple(int(o) for o in Op if o.name.startswith("FP64"))}
+
+
+@numba.njit(cache=True)
+def _grouped_union(ids, start, end):  # pragma: no cover - compiled
+    """Length of the union of ``[start, end)`` per group, summed over groups (rows sorted by id, then start)."""
+    total = 0
+    i = 0
+    n = ids.shape[0]
+    while i < n:
+        g = ids[i]
+        lo = start[i]
+        hi = end[i]
+        i += 1
+        while i < n and ids[i] == g:
+            if start[i] > hi:
+                total += hi - lo
+                lo = start[i]
+                hi = end[i]
+            elif end[i] > hi:
+                hi = end[i]
+            i += 1
+        total += hi - lo
+    return total
+
+
 class WorkSink:
     """A trace sink counting a region's work: logical threads, records (all, and those inside threads),
     LOAD and STORE records and their bytes, and the exact number of distinct bytes read or written (the
-    union of the accessed byte ranges). ``results`` gets one dict per region."""
+    union of the accessed byte ranges). ``results`` gets one dict per region.
+
+    Also, for the GPU kernel the region's thread space becomes (records with ``tid >= 0``):
+
+    * ``launches``: launches of the thread space, by the feature engine's rule (``warp_launches``: a launch
+      starts at a record with tid >= 0 that follows a record outside the thread space, or whose tid is below
+      the tid of the record before it);
+    * ``sector_bytes``: 32 x the distinct 32-byte sectors the threads' loads and stores touch (what DRAM must
+      move at least once);
+    * ``launch_sector_bytes``: the same counted per launch and summed over launches (what DRAM moves when
+      no launch finds the data of an earlier one in a cache);
+    * ``thread_mem``, ``thread_ctrl``, ``thread_fp``, ``thread_fp64``: the threads' loads and stores, control
+      records (BRANCH, JUMP, CALL, RET), floating-point records (FP64 ones included) and FP64 records: the
+      instruction mix of the GPU kernel alone, which the host code around the launches does not dilute."""
 
     #: chunk intervals collected before they are merged with the region's (at least this many)
     merge_batch = 1 << 16
@@ -62,12 +107,23 @@ class WorkSink:
         self._start = self._end = np.zeros(0, np.int64)  # the bytes touched so far: disjoint, sorted intervals
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []  # and of the chunks since (merged in batches)
         self._n_pending = 0
+        self._sectors = _Union(self.merge_batch)  # distinct sectors of the threads' accesses
+        self._launch = _Union(self.merge_batch)  # those of the launch still open
+        self._last_tid = -1
+        self._launches = 0
+        self._launch_sectors = 0  # summed over the closed launches
+        self._thread_ops = np.zeros(256, np.int64)  # records inside threads, by operation class
 
     def consume(self, chunk) -> None:
         op, tid, size, addr = chunk.op, chunk.tid, chunk.size, chunk.addr
-        self._n += len(op)
-        self._in_threads += int(np.count_nonzero(tid >= 0))
-        inside = tid[tid >= 0]
+        n = len(op)
+        if n == 0:
+            return
+        self._n += n
+        inthread = tid >= 0
+        self._in_threads += int(np.count_nonzero(inthread))
+        self._thread_ops += np.bincount(op[inthread], minlength=256)[:256]
+        inside = tid[inthread]
         if len(inside):
             top = int(inside.max()) + 1
             if top > len(self._seen):
@@ -88,6 +144,35 @@ class WorkSink:
             self._n_pending += len(part[0])
             if self._n_pending > max(len(self._start), self.merge_batch):  # amortised: a merge at least doubles
                 self._merge()
+        # launches and the sectors each touches
+        prev = np.empty(n, np.int64)
+        prev[0] = self._last_tid
+        prev[1:] = tid[:-1]
+        self._last_tid = int(tid[-1])
+        starts = inthread & ((prev < 0) | (tid < prev))
+        lid = np.cumsum(starts)  # 0: the launch open before this chunk (if any), k: the k-th one starting here
+        m = mem & inthread
+        ids = lid[m]
+        a = addr[m].astype(np.int64)
+        s0 = a // SECTOR
+        s1 = (a + size[m].astype(np.int64) - 1) // SECTOR + 1
+        self._sectors.add(s0, s1)
+        k = int(lid[-1])
+        if k == 0:  # the open launch goes on
+            self._launch.add(s0, s1)
+            return
+        old = ids == 0
+        self._launch.add(s0[old], s1[old])
+        self._launch_sectors += self._launch.length()  # the open launch closed (0 when there was none)
+        self._launches += k
+        closed = (ids > 0) & (ids < k)
+        if closed.any():
+            i, lo, hi = ids[closed], s0[closed], s1[closed]
+            order = np.lexsort((lo, i))
+            self._launch_sectors += int(_grouped_union(i[order], lo[order], hi[order]))
+        last = ids == k
+        self._launch = _Union(self.merge_batch)
+        self._launch.add(s0[last], s1[last])
 
     def _merge(self) -> None:
         if self._pending:
@@ -97,10 +182,42 @@ class WorkSink:
 
     def end_region(self, info, static) -> None:
         self._merge()
+        launch_sectors = self._launch_sectors + self._launch.length()
         self.results.append({"threads": int(np.count_nonzero(self._seen)), "records": self._n,
                              "thread_records": self._in_threads, "loads": self._loads, "stores": self._stores,
                              "load_bytes": self._lb, "store_bytes": self._sb,
-                             "unique_bytes": int((self._end - self._start).sum())})
+                             "unique_bytes": int((self._end - self._start).sum()),
+                             "launches": self._launches, "sector_bytes": SECTOR * self._sectors.length(),
+                             "launch_sector_bytes": SECTOR * launch_sectors,
+                             **{k: int(self._thread_ops[list(v)].sum()) for k, v in THREAD_MIX.items()}})
+
+
+class _Union:
+    """The union of half-open integer intervals added in batches (merged when the batch outgrows the union)."""
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self.start = self.end = np.zeros(0, np.int64)
+        self.pending: list[tuple[np.ndarray, np.ndarray]] = []
+        self.n_pending = 0
+
+    def add(self, start: np.ndarray, end: np.ndarray) -> None:
+        if len(start):
+            part = merge_intervals(start, end)
+            self.pending.append(part)
+            self.n_pending += len(part[0])
+            if self.n_pending > max(len(self.start), self.batch):
+                self._merge()
+
+    def _merge(self) -> None:
+        if self.pending:
+            self.start, self.end = merge_intervals(np.concatenate([self.start] + [p[0] for p in self.pending]),
+                                                   np.concatenate([self.end] + [p[1] for p in self.pending]))
+            self.pending, self.n_pending = [], 0
+
+    def length(self) -> int:
+        self._merge()
+        return int((self.end - self.start).sum())
 
 
 class ThreadRecordsSink:

@@ -812,25 +812,25 @@ def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, m
     predict the GPU time there with the GPU-time model of ``chosen`` (:func:`resolve_model`; one that needs the
     SIMT input is replaced by ``gputime-nosimt.json``: the size itself is not traced); with ``baseline``, the
     CPU time is measured at ``at_size`` itself."""
-    import predictor.gputime as gputime_module
     from portcast.at_size import extrapolate
     from portcast.gpu_prediction import BytesSink, predict_region, region_bounds
-    from predictor.gputime import WORK_KEYS, load_gputime_model
+    from predictor.gputime import WORK_KEYS
     from profiler.baseline import measure_uninstrumented
 
     _, path, model = chosen
     if model.needs_simt:
-        path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-        if not path.is_file():
-            raise UserError("--at-size needs a GPU-time model without the SIMT input (gputime-nosimt.json)")
-        model = load_gputime_model(path)
+        raise UserError(f"--at-size needs a GPU-time model without the SIMT input ({path} needs it: a size that is "
+                        "not traced has no SIMT estimate)")
     at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
     cpu, why = None, "--no-baseline"
     if baseline:
         inputs = make(at_size)
         b = measure_uninstrumented(fn, inputs if isinstance(inputs, tuple) else (inputs,))
         cpu, why = b.seconds, b.error or ""
-    work = {k: float(at.counts[k]) for k in WORK_KEYS}
+    work = {k: float(v) for k, v in at.counts.items() if k not in ("read_bytes", "written_bytes")}
+    missing = [k for k in WORK_KEYS if k not in work]
+    if missing:
+        raise UserError(f"--at-size: the extrapolation lacks the counts {missing}")
     rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
           "written_bytes": float(at.counts.get("written_bytes", 0.0))}
     p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))

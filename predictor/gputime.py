@@ -48,7 +48,9 @@ from profiler.atomic import atomic_write_text
 from profiler.jsonfile import JsonFileError, read_json
 
 FORMAT = "portcast.gputime-model"
-SCHEMA_VERSION = 1
+#: 2: the ``bounded`` family (:mod:`predictor.bounded`); files of schema 1 (the tree families) still load
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 #: per-region work counts (portcast.measured_ports.WorkSink's keys)
 WORK_KEYS = ("threads", "records", "thread_records", "loads", "stores", "load_bytes", "store_bytes",
@@ -378,23 +380,34 @@ class GpuTimeModel:
         return doc
 
 
-def save_gputime_model(model: GpuTimeModel, path, metadata: Mapping[str, Any] | None = None) -> Path:
-    """Write ``model`` as JSON (atomically); ``metadata`` is merged into its metadata (plus ``created``)."""
+def save_gputime_model(model, path, metadata: Mapping[str, Any] | None = None) -> Path:
+    """Write ``model`` (a :class:`GpuTimeModel` or a :class:`predictor.bounded.BoundedTimeModel`) as JSON
+    (atomically); ``metadata`` is merged into its metadata (plus ``created``)."""
     model.metadata = {**model.metadata, **(metadata or {}),
                       "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    doc = model.to_dict()
+    doc = {"format": FORMAT, "schema_version": SCHEMA_VERSION, **{k: v for k, v in doc.items()
+                                                                  if k not in ("format", "schema_version")}}
     path = Path(path)
-    atomic_write_text(path, json.dumps(model.to_dict(), separators=(",", ":")) + "\n")
+    atomic_write_text(path, json.dumps(doc, separators=(",", ":")) + "\n")
     return path
 
 
-def gputime_model_from_dict(doc: Any, source: str = "<model>") -> GpuTimeModel:
+def gputime_model_from_dict(doc: Any, source: str = "<model>"):
     """Validate a decoded model document and rebuild the model; errors name ``source`` and the field."""
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise GpuTimeModelError(f"{source}: not a Portcast GPU-time model (format is not {FORMAT!r})")
-    if doc.get("schema_version") != SCHEMA_VERSION:
+    if doc.get("schema_version") not in READABLE_VERSIONS:
         raise GpuTimeModelError(f"{source}: schema_version {doc.get('schema_version')!r} is not supported "
-                                f"(this Portcast reads {SCHEMA_VERSION})")
+                                f"(this Portcast reads {', '.join(map(str, READABLE_VERSIONS))})")
     family = doc.get("family")
+    if family == "bounded":
+        from .bounded import BoundedModelError, BoundedTimeModel
+
+        try:
+            return BoundedTimeModel.from_dict(doc, source)
+        except BoundedModelError as exc:
+            raise GpuTimeModelError(str(exc)) from None
     if family not in ("gbm", "gbm-residual", "simt-calibrated"):
         raise GpuTimeModelError(f"{source}: field 'family': {family!r} is not a saved model family")
     cols = doc.get("columns")
@@ -426,8 +439,9 @@ def gputime_model_from_dict(doc: Any, source: str = "<model>") -> GpuTimeModel:
     return m
 
 
-def load_gputime_model(path) -> GpuTimeModel:
-    """Read and validate a model file written by :func:`save_gputime_model`."""
+def load_gputime_model(path):
+    """Read and validate a model file written by :func:`save_gputime_model` (a :class:`GpuTimeModel`, or a
+    :class:`predictor.bounded.BoundedTimeModel` for the ``bounded`` family)."""
     path = Path(path)
     try:
         doc = read_json(path, what="Portcast GPU-time model")

@@ -290,5 +290,6 @@ KERNELS = [
         test_point=POINTS["tiny"],
         rtol=1e-4,
         atol=2e-3,
+        separate_launches=True,
     ),
 ]

@@ -35,7 +35,10 @@ class MeasuredKernel:
     invocation's global work items (GPU threads) and local work size (threads per block).
     ``test_point``: a small point (parameters) at which CI traces the region and runs the GPU port on the
     CUDA simulator. ``data_sizes(params) -> (input.size.1, input.size.2)``: the Amaris data's problem-size
-    columns of a point (None for AIWC, whose rows are labelled by the size name).
+    columns of a point (None for AIWC, whose rows are labelled by the size name). ``separate_launches``: the
+    region's parallel loops are separate kernel launches of the original (the FFT's passes); by default they
+    are the barrier phases of one kernel (a work group's steps between barriers), so the measured time is one
+    launch however many parallel loops the trace shows.
     """
 
     source: str
@@ -51,6 +54,7 @@ class MeasuredKernel:
     rtol: float = 1e-9
     atol: float = 1e-12
     data_sizes: Callable[[Mapping[str, Any]], tuple[int, int]] | None = None
+    separate_launches: bool = False
 
     def __post_init__(self):
         if self.source not in SOURCES:

@@ -25,7 +25,8 @@ def _cpu_times(path: Optional[Path]):
 @app.command("train")
 def train_cmd(
     out: Path = typer.Option(..., "--out", help="Model file to write (JSON)."),
-    family: str = typer.Option("gbm", "--family", help="gbm | gbm-residual | simt-calibrated"),
+    family: str = typer.Option("bounded", "--family", help="bounded (shipped: the bounds-based model with a linear "
+                               "factor) | bounded-xapp | bounded-trees | gbm | gbm-residual | simt-calibrated"),
     without_simt: bool = typer.Option(False, "--without-simt", help="gbm without the SIMT estimate among its inputs "
                                       "(what --at-size uses: a size that is not traced has no SIMT estimate)."),
     points: Optional[Path] = typer.Option(None, "--points", help="Also write the training rows as a report plots "
@@ -39,8 +40,10 @@ def train_cmd(
     with user_errors(GpuTimeModelError, ValueError):
         check_output(out, force=force)
         check_output(points, force=force, what="--points")
-        if family not in ("gbm", "gbm-residual", "simt-calibrated"):
-            raise UserError(f"--family must be gbm, gbm-residual or simt-calibrated, not {family!r}")
+        from portcast.gputime_training import TRAIN_FAMILIES
+
+        if family not in TRAIN_FAMILIES:
+            raise UserError(f"--family must be one of {', '.join(TRAIN_FAMILIES)}, not {family!r}")
         frame = training_frame()
         model = train_default(frame, family, without_simt=without_simt)
         save_gputime_model(model, out)

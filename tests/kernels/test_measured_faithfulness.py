@@ -472,3 +472,58 @@ def test_the_shipped_table_covers_every_point_of_the_data():
     left = t[sims.isna().all(axis=1)]
     assert sorted(zip(left.port, left.point)) == [("aiwc/dwt/cl_fdwt53Kernel", "large"), ("aiwc/fft/fft", "large")]
     assert left.not_simulated.str.contains("more than 30000000 records").all()
+
+
+def _launch_reference(records):
+    """Launches, distinct sectors and per-launch distinct sectors summed, record by record (the rule of
+    ``warp_launches``: a launch starts at tid >= 0 after a record outside the thread space, or below the tid
+    of the record before it)."""
+    prev, launches, per_launch, region = -1, [], [], set()
+    for tid, op, addr, size in records:
+        if tid >= 0 and (prev < 0 or tid < prev):
+            per_launch.append(set())
+            launches.append(tid)
+        prev = tid
+        if tid >= 0 and op in (Op.LOAD, Op.STORE) and size > 0:
+            secs = set(range(addr // 32, (addr + size - 1) // 32 + 1))
+            per_launch[-1] |= secs
+            region |= secs
+    return len(launches), 32 * len(region), 32 * sum(len(s) for s in per_launch)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(-1, 6), st.sampled_from([Op.LOAD, Op.STORE, Op.INT_ALU]),
+                                   st.integers(0, 200), st.integers(0, 40)), max_size=25), min_size=1, max_size=8),
+       st.integers(1, 4))
+def test_work_sink_launches_and_sectors_equal_a_record_by_record_reference(chunks, batch):
+    from profiler.trace import TraceChunk
+
+    sink = WorkSink()
+    sink.merge_batch = batch
+    sink.start_region(None, None)
+    flat = []
+    for recs in chunks:
+        rows = [(1, op, 0, 0, 0, 0, 0, 4096 + a if op != Op.INT_ALU else 0, n if op != Op.INT_ALU else 0, t)
+                for t, op, a, n in recs]
+        flat += [(t, op, r[7], r[8]) for (t, op, a, n), r in zip(recs, rows)]
+        sink.consume(TraceChunk.from_records(rows) if rows else TraceChunk.empty(0))
+    sink.end_region(None, None)
+    got = sink.results[0]
+    assert (got["launches"], got["sector_bytes"], got["launch_sector_bytes"]) == _launch_reference(flat)
+
+
+def test_work_sink_counts_launches_and_sectors_of_a_two_step_region():
+    from profiler.trace import TraceChunk
+
+    # two launches of 3 threads, each thread loads 8 bytes at 4096 + 8 t; an access outside the threads between
+    rows = []
+    for _ in range(2):
+        rows += [(1, Op.LOAD, 0, 0, 0, 0, 0, 4096 + 8 * t, 8, t) for t in range(3)]
+        rows.append((2, Op.STORE, 0, 0, 0, 0, 0, 9000, 8, -1))
+    sink = WorkSink()
+    sink.start_region(None, None)
+    sink.consume(TraceChunk.from_records(rows))
+    sink.end_region(None, None)
+    got = sink.results[0]
+    # 24 bytes at 4096..4119 lie in one sector (4096 // 32 = 128); each launch touches it once
+    assert (got["launches"], got["sector_bytes"], got["launch_sector_bytes"]) == (2, 32, 64)
