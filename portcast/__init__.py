@@ -18,7 +18,8 @@ def profile(target, args=None, **options):
     a path) and return its :class:`portcast.profile_report.ProfileReport`: each region's summary, features,
     hot lines and predicted GPU time with what bounds it. Rendered inline in Jupyter; ``.to_dict()``,
     ``.write_html(path)``. Options: see :func:`portcast.pipeline.profile` (``gpu``, ``model``, ``mode``,
-    ``baseline``, ``script_args``, ``regions``, ``trace_dir``)."""
+    ``baseline``, ``baseline_kind`` (``"as-written"`` or ``"njit"``), ``baseline_rule``
+    (:class:`portcast.api.RepeatRule`), ``script_args``, ``regions``, ``trace_dir``)."""
     from portcast.pipeline import profile as run
 
     return run(target, args, **options)

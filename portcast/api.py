@@ -3,6 +3,7 @@
     import portcast.api as pc
     result = pc.trace_function(kernel, (x, y), sinks=[pc.TraceDirectorySink("traces")])
     result = pc.trace_function(kernel, (x, y), measure_uninstrumented=True)  # + result.info.uninstrumented_time_s
+    report = pc.profile(kernel, (x, y), baseline_kind="njit", baseline_rule=pc.RepeatRule(spread=0.05, budget_s=5))
     infos = pc.profile_script("examples/saxpy.py", sinks=[...])
     report = pc.profile(kernel, (x, y), gpu="p100")   # the whole report: report.to_dict(), report.write_html(...)
     prediction, bounds = pc.predict_gpu_time(kernel, (x, y), gpu="p100")   # GPU time, speedup, what bounds it
@@ -14,6 +15,7 @@ from __future__ import annotations
 from portcast.gpu_prediction import GpuPrediction, predict_function  # noqa: F401
 from portcast.pipeline import profile  # noqa: E402,F401
 from profiler.baseline import Baseline, measure_uninstrumented  # noqa: F401
+from profiler.repeat_timing import RepeatRule  # noqa: F401
 from profiler.session import TraceResult, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
@@ -26,6 +28,7 @@ __all__ = [
     "GpuPrediction",
     "MemorySink",
     "RegionInfo",
+    "RepeatRule",
     "StaticTable",
     "TraceChunk",
     "TraceDirectorySink",

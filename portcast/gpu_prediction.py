@@ -132,6 +132,11 @@ class GpuPrediction:
     #: the region's lower bounds on this GPU (:class:`gpu_models.bounds.Bounds`; not serialised here: the report
     #: writes them on their own)
     bounds: Any = dataclasses.field(default=None, repr=False, compare=False)
+    # the CPU side: the 25th and 75th percentiles of the timed runs whose median is cpu_s (None when not
+    # repeated), and what was timed in words ("NumPy as written, median of 2,000 runs, IQR 3%")
+    cpu_q25_s: float | None = None
+    cpu_q75_s: float | None = None
+    cpu_baseline: str = ""
 
     @property
     def speedup(self) -> float | None:
@@ -143,9 +148,34 @@ class GpuPrediction:
         """CPU time / (predicted kernel time + copies of the inputs in and the outputs out)."""
         return None if not self.cpu_s else self.cpu_s / (self.kernel_s + self.transfer_s)
 
+    def _interval(self, gpu_s: float) -> tuple[float, float] | None:
+        if not self.cpu_s or self.cpu_q25_s is None or self.cpu_q75_s is None:
+            return None
+        return self.cpu_q25_s / gpu_s, self.cpu_q75_s / gpu_s
+
+    @property
+    def speedup_range(self) -> tuple[float, float] | None:
+        """The speedup at the CPU time's 25th and 75th percentiles (the spread of the CPU runs only)."""
+        return self._interval(self.kernel_s)
+
+    @property
+    def speedup_with_transfers_range(self) -> tuple[float, float] | None:
+        """The speedup with the copies at the CPU time's 25th and 75th percentiles."""
+        return self._interval(self.kernel_s + self.transfer_s)
+
+    def set_cpu(self, baseline, numpy: bool = False, at: str = "") -> None:
+        """Take the CPU side from a :class:`profiler.baseline.Baseline` (None: not measured): its median, the
+        quartiles of its runs and its description."""
+        t = (baseline.timing or {}) if baseline is not None else {}
+        self.cpu_s = (baseline.seconds or None) if baseline is not None else None
+        self.cpu_q25_s, self.cpu_q75_s = t.get("q25_s"), t.get("q75_s")
+        self.cpu_baseline = baseline.describe(numpy, at=at) if baseline is not None and self.cpu_s else ""
+
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "bounds"}
         d.update(speedup=self.speedup, speedup_with_transfers=self.speedup_with_transfers)
+        for name, r in (("speedup", self.speedup_range), ("speedup_with_transfers", self.speedup_with_transfers_range)):
+            d[f"{name}_low"], d[f"{name}_high"] = r if r is not None else (None, None)
         return d
 
 
@@ -252,20 +282,34 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
+def speedup_number(v: float) -> str:
+    """A speedup factor: three significant digits (``5.13``, ``0.191``), whole numbers from 1,000 (``1,040``)."""
+    text = f"{v:.3g}"
+    return f"{v:,.0f}" if "e+" in text else text
+
+
+def speedup_text(value: float, interval: tuple[float, float] | None = None) -> str:
+    """``5.1x (4.8-5.4)``: a speedup and, when known, its interval from the CPU time's quartiles."""
+    span = f" ({speedup_number(interval[0])}-{speedup_number(interval[1])})" if interval is not None else ""
+    return f"{speedup_number(value)}x{span}"
+
+
 def print_gpu_prediction(console, label: str, p: GpuPrediction, *, cpu_how: str = "", cpu_why: str = "") -> None:
-    """Print one region's predicted GPU time, its speedups and what the prediction rests on."""
+    """Print one region's predicted GPU time, its speedups and what the prediction rests on. ``cpu_how``: what
+    was timed on the CPU (default: ``p.cpu_baseline``); ``cpu_why``: why there is no CPU time."""
     from rich.markup import escape
 
     d = describe(p)
     console.print(f"[bold]GPU time of {escape(label)}[/] on {escape(d['gpu'])}: predicted kernel time "
                   f"[bold]{d['kernel']}[/]", highlight=False, soft_wrap=True)
     if p.cpu_s:
+        cpu_how = cpu_how or p.cpu_baseline
         how = f" ({cpu_how})" if cpu_how else ""
-        console.print(f"  CPU time of the region here{escape(how)}: {d['cpu']} -> [bold]speedup {p.speedup:.3g}x[/]",
-                      highlight=False, soft_wrap=True)
+        console.print(f"  CPU time of the region here{escape(how)}: {d['cpu']} -> "
+                      f"[bold]speedup {speedup_text(p.speedup, p.speedup_range)}[/]", highlight=False, soft_wrap=True)
+        with_copies = speedup_text(p.speedup_with_transfers, p.speedup_with_transfers_range)
         console.print(f"  with the copies over the host link ({_bytes(p.read_bytes)} in, {_bytes(p.written_bytes)} "
-                      "out: "
-                      f"{d['transfer']}): speedup {p.speedup_with_transfers:.3g}x", highlight=False, soft_wrap=True)
+                      f"out: {d['transfer']}): speedup {with_copies}", highlight=False, soft_wrap=True)
     else:
         console.print(f"  no speedup: the region's CPU time was not measured ({escape(cpu_why or 'not asked for')}); "
                       f"copies over the host link would take {d['transfer']} ({_bytes(p.read_bytes)} in, "
@@ -334,11 +378,13 @@ def region_bounds(p: GpuPrediction, series: pd.Series):
 
 
 def predict_function(fn, args: tuple, *, gpu: str = DEFAULT_GPU, model_path: Path | None = None,
-                     measure_cpu: bool = True, mode: str = "auto") -> tuple[GpuPrediction, Any]:
+                     measure_cpu: bool = True, mode: str = "auto", baseline_kind: str = "as-written",
+                     baseline_rule=None) -> tuple[GpuPrediction, Any]:
     """Trace ``fn(*args)`` once and predict its GPU kernel time on ``gpu`` (the Python face of
     ``portcast profile --function``): ``(prediction, bounds)``, the bounds being
     :func:`gpu_models.bounds.bounds` of the same work (None when the features lack a count they need).
-    ``measure_cpu``: also time an uninstrumented run (njit when Numba compiles it) for the speedup.
+    ``measure_cpu``: also time uninstrumented runs for the speedup (``baseline_kind``, ``baseline_rule``:
+    :func:`profiler.baseline.measure_uninstrumented`'s ``kind`` and ``rule``).
     Raises ValueError for a region without a parallel thread space (``portcast.report.no_prediction_reason``)."""
     from features import FeatureSink
     from portcast.report import no_prediction_reason
@@ -349,7 +395,8 @@ def predict_function(fn, args: tuple, *, gpu: str = DEFAULT_GPU, model_path: Pat
     model = load_gputime_model(path)
     feats = FeatureSink()
     ps = prediction_sinks(gpu, simulate=model.needs_simt)
-    result = trace_function(fn, args, sinks=[feats, *ps.sinks], mode=mode, measure_uninstrumented=measure_cpu)
+    result = trace_function(fn, args, sinks=[feats, *ps.sinks], mode=mode, measure_uninstrumented=measure_cpu,
+                            baseline_kind=baseline_kind, baseline_rule=baseline_rule)
     info, series = feats.results[-1]
     why = no_prediction_reason(series)
     if why is not None:
@@ -360,4 +407,7 @@ def predict_function(fn, args: tuple, *, gpu: str = DEFAULT_GPU, model_path: Pat
         model = load_gputime_model(path)
     p = predict_region(model, gpu, ps.work.results[-1], series, ps.bytes.results[-1], sim,
                        cpu_s=result.info.uninstrumented_time_s or None, model_file=str(path))
+    from profiler.baseline import Baseline, uses_numpy
+
+    p.set_cpu(Baseline.from_info(result.info), uses_numpy(result.info))
     return p, region_bounds(p, series)

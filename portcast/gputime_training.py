@@ -132,9 +132,8 @@ BOUNDED_LINEAR = "bounded, linear factor"
 
 #: the variants :func:`evaluate` compares: name -> model factory (or "simt" for the SIMT estimate as it is)
 def variants() -> dict[str, Callable | str]:
-    from predictor.gputime import DESIGN_COLUMNS
-
     from predictor.bounded import BoundedTimeModel
+    from predictor.gputime import DESIGN_COLUMNS
 
     return {
         BOUNDED_LINEAR: lambda: BoundedTimeModel("linear"),

@@ -253,17 +253,21 @@ def resolve_function(target: str, args_expr: Optional[str]):
 
 
 def run_traced(sinks: list, *, script: Optional[Path] = None, script_args=(), fn=None, fargs: tuple = (),
-               mode: str = "auto", regions=None, chunk_records: int = 1 << 20, measure_uninstrumented: bool = False):
+               mode: str = "auto", regions=None, chunk_records: int = 1 << 20, measure_uninstrumented: bool = False,
+               baseline_kind: str = "as-written", baseline_rule=None):
     """Run a script's marked regions (``script`` with ``script_args``; only ``regions`` when given) or one call
-    ``fn(*fargs)`` under the tracer, every region invocation sent to ``sinks``. Exceptions of the user's code
-    propagate (the regions open at that moment end incomplete)."""
+    ``fn(*fargs)`` under the tracer, every region invocation sent to ``sinks``; with ``measure_uninstrumented``,
+    each function region is first timed untraced (``baseline_kind``, ``baseline_rule``:
+    :func:`profiler.baseline.measure_uninstrumented`). Exceptions of the user's code propagate (the regions
+    open at that moment end incomplete)."""
     from profiler.session import profile_script, trace_function
 
+    timing = dict(measure_uninstrumented=measure_uninstrumented, baseline_kind=baseline_kind,
+                  baseline_rule=baseline_rule)
     if fn is not None:
-        return trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records,
-                              measure_uninstrumented=measure_uninstrumented)
+        return trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records, **timing)
     return profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=regions or None,
-                          chunk_records=chunk_records, measure_uninstrumented=measure_uninstrumented)
+                          chunk_records=chunk_records, **timing)
 
 
 def is_script(source) -> bool:
@@ -575,6 +579,7 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
     model without it ships gets a ``reason`` instead)."""
     from portcast.gpu_prediction import predict_region, region_bounds
     from portcast.report import no_prediction_reason
+    from profiler.baseline import Baseline, uses_numpy
 
     fsink = setup.features
     if fsink is None or setup.chosen is None or setup.chosen[0] != "gputime":
@@ -607,6 +612,7 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
                             "without it (docs/gputime.md)")
         p = predict_region(use, setup.gpu, psinks.work.results[i], series, psinks.bytes.results[i], sim,
                            cpu_s=info.uninstrumented_time_s or None, model_file=str(use_path))
+        p.set_cpu(Baseline.from_info(info), uses_numpy(info))
         rp.prediction, rp.model = p, use
         rp.bounds = region_bounds(p, series)
         rp.contributions = model_contributions(use, p)
@@ -627,8 +633,10 @@ def model_contributions(model, p):
 
 
 def build_report(setup: ProfileSetup, predictions: list[RegionPrediction], *, target: str,
-                 exit_code: int = 0, error: BaseException | None = None, speedups: list | None = None):
-    """The :class:`~portcast.profile_report.ProfileReport` of a finished run."""
+                 exit_code: int = 0, error: BaseException | None = None, speedups: list | None = None,
+                 no_baseline: str = "not asked for"):
+    """The :class:`~portcast.profile_report.ProfileReport` of a finished run (``no_baseline``: why regions that
+    were not timed uninstrumented were not, when no other reason is known, e.g. ``--no-baseline``)."""
     from portcast.profile_report import ProfileReport, region_report
 
     fsink = setup.features
@@ -646,7 +654,7 @@ def build_report(setup: ProfileSetup, predictions: list[RegionPrediction], *, ta
             pred=by_index.get(fi) if fi is not None else None,
             trace_files=[w for w in written if _trace_of(w, info)],
             speedup=next((s for s in (speedups or []) if s.get("region") == info.name
-                          and s.get("invocation") == info.invocation), None)))
+                          and s.get("invocation") == info.invocation), None), no_baseline=no_baseline))
     kind, path, model = setup.chosen or (None, None, None)
     meta = getattr(model, "metadata", None) or getattr(model, "metadata_", None) or {}
     return ProfileReport(target=target, gpu=setup.gpu if setup.chosen else None,
@@ -664,34 +672,46 @@ def _trace_of(path: str, info) -> bool:
 
 def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto", baseline: bool = True,
-            trace_dir: Optional[Path] = None):
+            trace_dir: Optional[Path] = None, baseline_kind: str = "as-written", baseline_rule=None):
     """Profile a function (``target`` callable, called with ``args``) or a script (``target`` a path: its marked
     regions) and return the :class:`~portcast.profile_report.ProfileReport`: per region its summary, features,
     hot lines, thread space and the predicted GPU time on ``gpu`` with its bounds and the model's term
     contributions. In Jupyter the report renders inline; ``.to_dict()``, ``.write_html(path)`` save it.
-    An exception in the user's code propagates (the traces written so far stay, marked incomplete)."""
+    ``baseline``: time each function region untraced for the speedup, as written (``baseline_kind``
+    ``"as-written"``) or njit-compiled (``"njit"``), repeated by ``baseline_rule``
+    (:class:`profiler.repeat_timing.RepeatRule`). An exception in the user's code propagates (the traces written
+    so far stay, marked incomplete)."""
+    _check_baseline_options(baseline_kind, baseline_rule)
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
     name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
-                       baseline=baseline)
+                       baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
     preds = predict_regions(setup, baseline=baseline)
     speedups = None
     if setup.chosen is not None and setup.chosen[0] == "xapp" and setup.features is not None:
         speedups = provisional_speedups(setup)
-    return build_report(setup, preds, target=name, speedups=speedups)
+    return build_report(setup, preds, target=name, speedups=speedups,
+                        no_baseline="not asked for (baseline=False)")
+
+
+def _check_baseline_options(kind: str, rule) -> None:
+    """Refuse a bad ``baseline_kind`` (ValueError) or ``baseline_rule`` (TypeError) before anything runs."""
+    from profiler.session import check_baseline_options
+
+    check_baseline_options(kind, rule)
 
 
 def _run_target(sinks: list, target, args, *, script_args=(), regions=None, mode: str = "auto",
-                baseline: bool = False) -> str:
+                baseline: bool = False, baseline_kind: str = "as-written", baseline_rule=None) -> str:
     """Trace ``target(*args)`` (a callable) or the marked regions of the script ``target`` into ``sinks``;
     returns the target's name."""
+    timing = dict(measure_uninstrumented=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
     if callable(target):
-        run_traced(sinks, fn=target, fargs=tuple(args or ()), mode=mode, measure_uninstrumented=baseline)
+        run_traced(sinks, fn=target, fargs=tuple(args or ()), mode=mode, **timing)
         return getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
     path = Path(target)
     if not path.is_file():
         raise UserError(f"{target}: no such script")
-    run_traced(sinks, script=path, script_args=script_args, mode=mode, regions=regions,
-               measure_uninstrumented=baseline)
+    run_traced(sinks, script=path, script_args=script_args, mode=mode, regions=regions, **timing)
     return str(path)
 
 
@@ -715,13 +735,16 @@ def features(target, args: tuple | None = None, *, script_args: tuple = (), regi
 
 def predict(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto",
-            baseline: bool = True) -> list[RegionPrediction]:
+            baseline: bool = True, baseline_kind: str = "as-written", baseline_rule=None) -> list[RegionPrediction]:
     """The predicted GPU time on ``gpu`` of each region invocation of a call or script: one
-    :class:`RegionPrediction` each (``.prediction``: kernel time, speedup against the CPU; ``.bounds``;
-    ``.contributions``: the model's terms; ``.reason`` when there is no prediction). ``model``: None (the
-    shipped GPU-time model) or a model file; ``baseline`` times the region uninstrumented for the speedup."""
+    :class:`RegionPrediction` each (``.prediction``: kernel time, speedup against the CPU with its interval and
+    ``cpu_baseline``, what was timed; ``.bounds``; ``.contributions``: the model's terms; ``.reason`` when there is
+    no prediction). ``model``: None (the shipped GPU-time model) or a model file; ``baseline`` times the region
+    uninstrumented for the speedup (``baseline_kind``, ``baseline_rule`` as in :func:`profile`)."""
+    _check_baseline_options(baseline_kind, baseline_rule)
     setup = prepare(model=model, gpu=gpu)
-    _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode, baseline=baseline)
+    _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode, baseline=baseline,
+                baseline_kind=baseline_kind, baseline_rule=baseline_rule)
     return predict_regions(setup, baseline=baseline)
 
 
@@ -804,29 +827,32 @@ class AtSizePrediction:
     model_path: Path
     cpu_s: Optional[float]
     cpu_why: str
+    cpu_baseline: Any = None  # profiler.baseline.Baseline of the runs at the size, or None
 
 
 def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, mode: str = "auto",
-                    baseline: bool = True, label: str = "") -> AtSizePrediction:
+                    baseline: bool = True, label: str = "", baseline_kind: str = "as-written",
+                    baseline_rule=None) -> AtSizePrediction:
     """Trace ``fn(*make(n))`` at each size of ``ladder``, fit every count, extrapolate to ``at_size`` and
     predict the GPU time there with the GPU-time model of ``chosen`` (:func:`resolve_model`; one that needs the
-    SIMT input is replaced by ``gputime-nosimt.json``: the size itself is not traced); with ``baseline``, the
-    CPU time is measured at ``at_size`` itself."""
+    SIMT input is refused: the size itself is not traced); with ``baseline``, the
+    CPU time is measured at ``at_size`` itself (``baseline_kind``, ``baseline_rule`` as in :func:`profile`)."""
     from portcast.at_size import extrapolate
     from portcast.gpu_prediction import BytesSink, predict_region, region_bounds
     from predictor.gputime import WORK_KEYS
-    from profiler.baseline import measure_uninstrumented
+    from profiler.baseline import measure_uninstrumented, uses_numpy
 
     _, path, model = chosen
     if model.needs_simt:
         raise UserError(f"--at-size needs a GPU-time model without the SIMT input ({path} needs it: a size that is "
                         "not traced has no SIMT estimate)")
     at = extrapolate(fn, make, ladder, at_size, mode=mode, extra_sinks=lambda: [BytesSink()])
-    cpu, why = None, "--no-baseline"
+    cpu, why, b = None, "--no-baseline", None
     if baseline:
         inputs = make(at_size)
-        b = measure_uninstrumented(fn, inputs if isinstance(inputs, tuple) else (inputs,))
-        cpu, why = b.seconds, b.error or ""
+        b = measure_uninstrumented(fn, inputs if isinstance(inputs, tuple) else (inputs,), kind=baseline_kind,
+                                   rule=baseline_rule)
+        cpu, why = b.seconds, (f"it raised {b.error}" if b.error else "")
     work = {k: float(v) for k, v in at.counts.items() if k not in ("read_bytes", "written_bytes")}
     missing = [k for k in WORK_KEYS if k not in work]
     if missing:
@@ -834,6 +860,7 @@ def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, m
     rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
           "written_bytes": float(at.counts.get("written_bytes", 0.0))}
     p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
+    p.set_cpu(b, any(uses_numpy(i) for i in at.infos), at=f"at n = {at_size:,} (not traced)")
     return AtSizePrediction(label=label, ladder=list(ladder), extrapolation=at, prediction=p,
                             bounds=region_bounds(p, at.features), model=model, model_path=path, cpu_s=cpu,
-                            cpu_why=why)
+                            cpu_why=why, cpu_baseline=b)

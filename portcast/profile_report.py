@@ -6,7 +6,10 @@ instruction mix, threads, times, completeness, trace files), its busiest source 
 ones with their meaning and the training data's range), the lines behind its weak spots, its GPU thread space,
 its library calls, and its GPU-time prediction with the physical bounds and the model's term contributions (or
 why no time was predicted). Everything is plain data: :meth:`ProfileReport.to_dict` is JSON as it is
-(``format`` ``portcast.profile-report``, ``schema_version`` 1; numbers that are not finite become null).
+(``format`` ``portcast.profile-report``, ``schema_version`` 2; numbers that are not finite become null).
+Version 2: the CPU time is the median of repeated runs of the region as written (``cpu_baseline`` says what was
+timed and how well the runs agreed; the prediction carries the speedups' interval); version 1 had the best of
+three njit runs.
 
 The HTML page (:meth:`ProfileReport.to_html`) is one self-contained file: inline CSS, the plots as inline SVG
 (:mod:`portcast.report_plots`), no script and nothing fetched from the network.
@@ -25,7 +28,7 @@ from typing import Any, Optional
 from profiler.version import portcast_version
 
 FORMAT = "portcast.profile-report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def jsonable(x: Any) -> Any:
@@ -70,8 +73,8 @@ class RegionReport:
     records: int
     threads: int
     wall_time_s: Optional[float]
-    cpu_time_s: Optional[float]
-    cpu_how: str
+    cpu_time_s: Optional[float]  # the median of the uninstrumented runs
+    cpu_how: str  # "python" or "njit": how they ran
     op_counts: dict
     mix: dict
     trace_files: list
@@ -87,6 +90,8 @@ class RegionReport:
     no_prediction: Optional[str] = None
     notes: list = dataclasses.field(default_factory=list)
     speedup_model: Optional[dict] = None
+    cpu_baseline: Optional[dict] = None  # what was timed and how the runs agreed (profiler.baseline.baseline_summary)
+    cpu_not_measured: Optional[str] = None  # why there is no CPU time
 
     @property
     def label(self) -> str:
@@ -163,11 +168,13 @@ def _training_points():
 
 
 def region_report(info, counts, *, hot, series=None, explanation=None, thread_space=None, pred=None,
-                  trace_files=(), speedup=None) -> RegionReport:
-    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`)."""
+                  trace_files=(), speedup=None, no_baseline: str = "not asked for") -> RegionReport:
+    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`);
+    ``no_baseline``: why a region that has no CPU time measurement has none."""
     from portcast.bounds_report import TITLES, bound_lines, meanings
     from portcast.pipeline import mix_fractions
     from portcast.report import EXPLAIN_TITLES, KEY_FEATURES, MIN_EXPLAINED, no_prediction_reason
+    from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
     from profiler.trace import Op
 
     op_counts = {Op(i).name: int(c) for i, c in enumerate(counts)}
@@ -201,6 +208,9 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
         weak_spots=weak, thread_space=jsonable(thread_space) if thread_space is not None else None,
         library_calls=jsonable((info.extra or {}).get("library_work") or []),
         speedup_model=jsonable(speedup) if speedup else None)
+    base = Baseline.from_info(info)
+    rep.cpu_baseline = jsonable(baseline_summary(base, uses_numpy(info)))
+    rep.cpu_not_measured = None if rep.cpu_time_s else why_not_measured(info, no_baseline)
     if pred is not None:
         rep.notes = list(pred.notes)
         rep.no_prediction = pred.reason
@@ -318,7 +328,7 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
         rows = []
         for r in report.regions:
             p = r.prediction or {}
-            speedup = f"{p['speedup']:.3g}x" if p.get("speedup") else "-"
+            speedup = _speedup(p, "speedup") if p.get("speedup") else "-"
             rows.append([f"<a href=\"#{_anchor(r)}\">{_e(r.name)}</a>", str(r.invocation), _num(r.records),
                          *(f"{r.mix[k]:.3f}" for k in r.mix), _num(r.threads), _seconds(r.wall_time_s),
                          _seconds(r.cpu_time_s), _seconds(p.get("kernel_s")), speedup, _e(r.mode),
@@ -362,13 +372,15 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
     if p:
         sp = ""
         if p.get("speedup"):
-            how = f" ({_e(r.cpu_how)})" if r.cpu_how else ""
-            sp = (f"<br>CPU time here{how}: {_seconds(p['cpu_s'])} &rarr; <b>speedup {p['speedup']:.3g}x</b>; "
+            what = p.get("cpu_baseline") or r.cpu_how
+            how = f" ({_e(what)})" if what else ""
+            sp = (f"<br>CPU time here{how}: {_seconds(p['cpu_s'])} &rarr; <b>speedup {_speedup(p, 'speedup')}</b>; "
                   f"with the copies over the host link ({_bytes(p['read_bytes'])} in, {_bytes(p['written_bytes'])} "
-                  f"out: {_seconds(p['transfer_s'])}): speedup {p['speedup_with_transfers']:.3g}x")
+                  f"out: {_seconds(p['transfer_s'])}): speedup {_speedup(p, 'speedup_with_transfers')}")
         else:
-            sp = (f"<br>No speedup: the region's CPU time was not measured; copies over the host link would take "
-                  f"{_seconds(p['transfer_s'])}")
+            why = f" ({_e(r.cpu_not_measured)})" if r.cpu_not_measured else ""
+            sp = (f"<br>No speedup: the region's CPU time was not measured{why}; copies over the host link would "
+                  f"take {_seconds(p['transfer_s'])}")
         out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_name'])} ({_e(p['gpu'])}, "
                    f"{_e(p['generation'])}): <b>{_seconds(p['kernel_s'])}</b>{sp}</p>")
         if p.get("extrapolated"):
@@ -457,6 +469,15 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
     out.append("<h3>Instruction mix and memory behaviour</h3><div class=\"plots\">"
                + "".join(f for f in figs if f) + "</div>")
     return "\n".join(out)
+
+
+def _speedup(p: dict, name: str) -> str:
+    """``5.1x (4.8&ndash;5.4)``: a prediction's speedup and its interval from the CPU time's quartiles."""
+    from portcast.gpu_prediction import speedup_number
+
+    low, high = p.get(f"{name}_low"), p.get(f"{name}_high")
+    interval = f" ({speedup_number(low)}&ndash;{speedup_number(high)})" if low is not None and high is not None else ""
+    return f"{speedup_number(p[name])}x{interval}"
 
 
 def _short(loc: str) -> str:

@@ -23,9 +23,11 @@ from . import instrument as ins
 from . import libcalls as _lib
 from . import markers as _markers
 from . import runtime as rt
+from .baseline import KINDS as BASELINE_KINDS
 from .baseline import Baseline
 from .baseline import measure_uninstrumented as _measure_baseline
 from .compile_errors import NotCompilable, describe_failure
+from .repeat_timing import RepeatRule
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .version import portcast_version
@@ -84,9 +86,11 @@ def _program_for(fn, mode: str) -> ins.Program:
 
 
 def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records: int, mode: str, source: str,
-                invocation: int | None = None, compile_key=None, baseline: "Baseline | None" = None):
+                invocation: int | None = None, compile_key=None, baseline: "Baseline | None" = None,
+                baseline_skipped: str | None = None):
     """Run ``prog.root`` on ``positional`` while tracing; returns (value, info). ``baseline``: the
-    uninstrumented run's measurement, stored in the region metadata."""
+    uninstrumented runs' measurement, stored in the region metadata (``baseline_skipped``: why it was asked
+    for and not made)."""
     if invocation is None:
         invocation = _INVOCATIONS.get(name, 0)
         _INVOCATIONS[name] = invocation + 1
@@ -97,12 +101,9 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
     if prog.thread_space:
         info.extra["thread_space"] = copy.deepcopy(prog.thread_space)
     if baseline is not None:
-        info.uninstrumented_time_s = baseline.seconds
-        info.extra["uninstrumented_mode"] = baseline.how
-        if baseline.error:
-            info.extra["uninstrumented_error"] = baseline.error
-        if baseline.note:
-            info.extra["uninstrumented_note"] = baseline.note
+        baseline.store(info)
+    elif baseline_skipped:
+        info.extra["uninstrumented_skipped"] = baseline_skipped
     tracer = _Tracer(prog, sinks, info)
     fn = prog.root.fn
     if mode == "compiled":
@@ -216,12 +217,27 @@ def _python_container(a) -> str:
     return f"a Python {kind}"
 
 
-def _measure(fn, positional) -> Baseline:
-    return _measure_baseline(fn, positional)
+#: ``info.extra["uninstrumented_skipped"]`` of a marked block when a baseline was asked for
+BLOCK_NOT_RERUN = ("marked blocks of a script are not re-run (their side effects would repeat; a function marked "
+                   "with @portcast.region is timed)")
+
+
+def check_baseline_options(kind: str, rule) -> None:
+    """A ValueError for a ``baseline_kind`` not in :data:`profiler.baseline.KINDS`, a TypeError for a
+    ``baseline_rule`` that is not a :class:`RepeatRule`, each naming the parameter."""
+    if kind not in BASELINE_KINDS:
+        raise ValueError(f"baseline_kind must be one of {', '.join(BASELINE_KINDS)}, got {kind!r}")
+    if rule is not None and not isinstance(rule, RepeatRule):
+        raise TypeError(f"baseline_rule must be a profiler.repeat_timing.RepeatRule, got {type(rule).__name__}")
+
+
+def _measure(fn, positional, kind: str = "as-written", rule: RepeatRule | None = None) -> Baseline:
+    return _measure_baseline(fn, positional, kind=kind, rule=rule)
 
 
 def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks: Iterable = (), mode: str = "auto",
-                   chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False) -> TraceResult:
+                   chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False,
+                   baseline_kind: str = "as-written", baseline_rule: RepeatRule | None = None) -> TraceResult:
     """Trace one call ``fn(*args, **kwargs)``; the function is the region.
 
     Parameters
@@ -241,9 +257,14 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     chunk_records : int
         Records per chunk handed to the sinks (compiled mode hands over at most 2^16 at a time).
     measure_uninstrumented : bool
-        Before tracing, time the original function on deep copies of the arguments (njit-compiled when
-        Numba can compile it, else plain Python; warm-up, then best of 3) and store the wall time in
-        ``info.uninstrumented_time_s`` (and ``info.extra["uninstrumented_mode"]``: "njit" or "python").
+        Before tracing, time the original function on deep copies of the arguments
+        (:func:`profiler.baseline.measure_uninstrumented`: a warm-up, then repeated runs until their spread is
+        small) and store the median in ``info.uninstrumented_time_s``, the rest in ``info.extra``
+        (:meth:`profiler.baseline.Baseline.store`).
+    baseline_kind : {"as-written", "njit"}
+        What is timed: the code as written (default) or compiled with ``numba.njit`` by Portcast.
+    baseline_rule : RepeatRule, optional
+        When the repetition stops (:class:`profiler.repeat_timing.RepeatRule`; default ``RepeatRule()``).
 
     Returns
     -------
@@ -252,6 +273,7 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
         ``.value`` (the function's return value).
     """
     kwargs = dict(kwargs or {})
+    check_baseline_options(baseline_kind, baseline_rule)
     if chunk_records < 1:
         raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
     base = ins.unwrap_callable(fn)
@@ -273,7 +295,7 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     label = f"{name!r} ({base.__code__.co_filename}:{base.__code__.co_firstlineno})"
     prog, used = _choose_mode(mode, lambda m: _program_for(base, m), positional, label)
     source = f"{base.__module__}:{base.__qualname__}"
-    baseline = _measure(fn, positional) if measure_uninstrumented else None
+    baseline = _measure(fn, positional, baseline_kind, baseline_rule) if measure_uninstrumented else None
     value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source, baseline=baseline)
     return TraceResult(info=info, static=prog.static, value=value)
 
@@ -282,10 +304,13 @@ class Session:
     """The active profiling session: the markers delegate to it while a script runs under the profiler."""
 
     def __init__(self, sinks=(), mode: str = "auto", regions=None, chunk_records: int = DEFAULT_CHUNK_RECORDS,
-                 source: str = "", measure_uninstrumented: bool = False) -> None:
+                 source: str = "", measure_uninstrumented: bool = False, baseline_kind: str = "as-written",
+                 baseline_rule: RepeatRule | None = None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        check_baseline_options(baseline_kind, baseline_rule)
         self.measure_uninstrumented = measure_uninstrumented
+        self.baseline_kind, self.baseline_rule = baseline_kind, baseline_rule
         self.sinks = list(sinks)
         self.mode = mode
         self.regions = set(regions) if regions else None
@@ -316,7 +341,8 @@ class Session:
         positional = [bound.arguments[p] for p in sig.parameters]
         label = f"{name!r} ({base.__code__.co_filename}:{base.__code__.co_firstlineno})"
         prog, used = _choose_mode(self.mode, lambda m: _program_for(base, m), positional, label)
-        baseline = _measure(fn, positional) if self.measure_uninstrumented else None
+        baseline = _measure(fn, positional, self.baseline_kind, self.baseline_rule) \
+            if self.measure_uninstrumented else None
         self._depth += 1
         try:
             value, info = _run_region(
@@ -372,7 +398,8 @@ class Session:
         self._depth += 1
         try:
             value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
-                                      f"{spec.file}:{spec.line}", self._next_invocation(name))
+                                      f"{spec.file}:{spec.line}", self._next_invocation(name),
+                                      baseline_skipped=BLOCK_NOT_RERUN if self.measure_uninstrumented else None)
         finally:
             self._depth -= 1
         self.infos.append(info)
@@ -405,6 +432,8 @@ def profile_script(
     regions=None,
     chunk_records: int = DEFAULT_CHUNK_RECORDS,
     measure_uninstrumented: bool = False,
+    baseline_kind: str = "as-written",
+    baseline_rule: RepeatRule | None = None,
 ) -> list[RegionInfo]:
     """Run a script as ``__main__`` and trace every marked region it executes, every invocation.
 
@@ -421,8 +450,9 @@ def profile_script(
         Trace only these region names (the others run untraced).
     measure_uninstrumented : bool
         For function regions (``@portcast.region``), time an uninstrumented run first, as
-        :func:`trace_function` does. Marked blocks (``with``, ``region_start``/``region_end``) cannot be re-run
-        without repeating their side effects on the script's state: their ``uninstrumented_time_s`` stays None.
+        :func:`trace_function` does (``baseline_kind``, ``baseline_rule`` as there). Marked blocks (``with``,
+        ``region_start``/``region_end``) cannot be re-run without repeating their side effects on the script's
+        state: their ``uninstrumented_time_s`` stays None and ``info.extra["uninstrumented_skipped"]`` says why.
 
     Returns
     -------
@@ -443,7 +473,8 @@ def profile_script(
     ast.fix_missing_locations(tree)
     code = compile(tree, path, "exec")
     session = Session(sinks=sinks, mode=mode, regions=regions, chunk_records=chunk_records, source=path,
-                      measure_uninstrumented=measure_uninstrumented)
+                      measure_uninstrumented=measure_uninstrumented, baseline_kind=baseline_kind,
+                      baseline_rule=baseline_rule)
     session.blocks = {b.block_id: b for b in tr.blocks}
     module = pytypes.ModuleType("__main__")
     module.__file__ = path

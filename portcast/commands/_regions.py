@@ -134,21 +134,21 @@ def report_if_interrupted(setup: ProfileSetup):
 
 
 def print_baseline(rows) -> None:
-    """``--baseline``: each region's uninstrumented wall time and the tracing slowdown (traced / uninstrumented)."""
+    """``--baseline``: each region's uninstrumented CPU time (what was timed, how many runs, how well they
+    agreed) and the tracing slowdown (traced / uninstrumented)."""
+    from profiler.baseline import Baseline, uses_numpy, why_not_measured
+
     for info, _ in rows:
         t = info.uninstrumented_time_s
         label = f"{info.name} #{info.invocation}"
         if t:
-            how = info.extra.get("uninstrumented_mode", "")
-            if info.extra.get("uninstrumented_note"):
-                how = f"{how}; {info.extra['uninstrumented_note']}"
+            how = Baseline.from_info(info).describe(uses_numpy(info))
             traced = info.wall_time_s or 0.0
             console.print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
-                         f"= {traced / t:.1f}x slowdown", highlight=False, soft_wrap=True)
+                          f"= {traced / t:.1f}x slowdown", highlight=False, markup=False, soft_wrap=True)
         else:
-            why = (info.extra.get("uninstrumented_error")
-                   or "marked blocks are not re-run (their side effects would repeat)")
-            console.print(f"baseline {label}: not measured ({why})", highlight=False, soft_wrap=True)
+            console.print(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})",
+                          highlight=False, markup=False, soft_wrap=True)
 
 
 def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,

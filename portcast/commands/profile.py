@@ -135,6 +135,7 @@ def print_gpu_predictions(setup, preds, *, verbose: bool = False, baseline: bool
 
     from portcast.bounds_report import print_bounds
     from portcast.gpu_prediction import print_gpu_prediction, print_model_line
+    from profiler.baseline import why_not_measured
 
     fsink = setup.features
     out = console
@@ -147,9 +148,8 @@ def print_gpu_predictions(setup, preds, *, verbose: bool = False, baseline: bool
             out.print(escape(f"{rp.label}: no GPU time predicted: {rp.reason}."), highlight=False, soft_wrap=True)
             continue
         p = rp.prediction
-        why = (info.extra.get("uninstrumented_error") or ("marked blocks of a script are not re-run" if baseline
-                                                           else "--no-baseline"))
-        print_gpu_prediction(out, rp.label, p, cpu_how=info.extra.get("uninstrumented_mode", ""), cpu_why=why)
+        print_gpu_prediction(out, rp.label, p, cpu_why=why_not_measured(info, "not measured" if baseline
+                                                                            else "--no-baseline"))
         if rp.bounds is not None:
             print_bounds(out, rp.label, rp.bounds, expl)
         print_model_line(out, p, rp.bounds)
@@ -173,7 +173,7 @@ def _print_inputs(out, model, p) -> None:
 
 
 def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, baseline, verbose, native, args,
-                     trace_dir) -> None:
+                     trace_dir, baseline_kind="as-written", baseline_rule=None) -> None:
     """``--at-size N``: trace the function at small sizes, extrapolate its work to N, predict there."""
     import inspect
 
@@ -203,7 +203,8 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     console.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
                   highlight=False)
     res = predict_at_size(fn, make, at_size, ladder, chosen=chosen, gpu=gpu, mode=mode, baseline=baseline,
-                          label=f"{qual} at n = {at_size:,}")
+                          label=f"{qual} at n = {at_size:,}", baseline_kind=baseline_kind,
+                          baseline_rule=baseline_rule)
     at, p, b, out = res.extrapolation, res.prediction, res.bounds, console
     t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
     for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
@@ -216,13 +217,45 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         if r.name in shown:
             t.add_row(r.name, str(r.form), f"{r.traced:,.4g}", f"{r.at_target:,.4g}")
     out.print(t)
-    print_gpu_prediction(out, res.label, p, cpu_how="njit at n, not traced" if res.cpu_s else "",
-                         cpu_why=res.cpu_why)
+    print_gpu_prediction(out, res.label, p, cpu_why=res.cpu_why)
     if b is not None:
         print_bounds(out, res.label, b, None)
     print_model_line(out, p, b)
     if verbose:
         _print_inputs(out, res.model, p)
+
+
+def _baseline_options(baseline, kind, spread, budget, native):
+    """``(kind, RepeatRule)`` of ``--baseline-kind``, ``--baseline-spread`` and ``--baseline-budget``; a
+    :class:`UserError` naming the option for a bad value, or for one given with ``--no-baseline`` or ``--native``
+    (which time nothing)."""
+    import math
+
+    from profiler.baseline import KINDS
+    from profiler.repeat_timing import RepeatRule
+
+    given = [name for name, v in (("--baseline-kind", kind), ("--baseline-spread", spread),
+                                  ("--baseline-budget", budget)) if v is not None]
+    if given and (baseline is False or native):
+        raise UserError(f"{given[0]} sets the uninstrumented CPU timing, which "
+                        f"{'--no-baseline turns off' if baseline is False else '--native does not make'}")
+    if kind is not None and kind not in KINDS:
+        raise UserError(f"--baseline-kind must be {' or '.join(KINDS)}, not {kind!r}")
+    for name, v in (("--baseline-spread", spread), ("--baseline-budget", budget)):
+        if v is not None and not (math.isfinite(v) and v > 0):
+            raise UserError(f"{name} must be a number > 0, got {v}")
+    defaults = RepeatRule()
+    rule = RepeatRule(spread=defaults.spread if spread is None else spread,
+                      budget_s=defaults.budget_s if budget is None else budget)
+    return kind or "as-written", rule
+
+
+def _baseline_words(info) -> str:
+    """``portcast trace-info``'s line on how the uninstrumented time was measured."""
+    from profiler.baseline import Baseline, uses_numpy
+
+    b = Baseline.from_info(info)
+    return "not measured" if b is None or not b.seconds else b.describe(uses_numpy(info))
 
 
 def register(app: typer.Typer) -> None:
@@ -253,9 +286,21 @@ def register(app: typer.Typer) -> None:
                                   "is the newest with measured points."),
         baseline: Optional[bool] = typer.Option(
             None, "--baseline/--no-baseline",
-            help="Time an uninstrumented run of each function region (njit when Numba can compile it, on copies of "
-                 "the arguments): the CPU time the speedup is against (default: on; marked blocks of a script are "
-                 "never re-run)."),
+            help="Time each function region untraced, on copies of the arguments, repeated until the runs agree: "
+                 "the CPU time the speedup is against (default: on; marked blocks of a script are never re-run)."),
+        baseline_kind: Optional[str] = typer.Option(
+            None, "--baseline-kind",
+            help="What the CPU time is of: as-written (default: the code as you run it, NumPy or Python "
+                 "interpreted, your own njit functions compiled) or njit (compiled with numba.njit by Portcast "
+                 "when Numba can)."),
+        baseline_spread: Optional[float] = typer.Option(
+            None, "--baseline-spread",
+            help="Repeat the CPU timing until the interquartile range / median of the runs is at most this "
+                 "(default 0.1) ..."),
+        baseline_budget: Optional[float] = typer.Option(
+            None, "--baseline-budget",
+            help="... or until this many seconds of timing are spent, per region invocation (default 1; at least "
+                 "one run is made)."),
         verbose: bool = typer.Option(False, "--verbose", "-v",
                                      help="Also print the model's inputs and their training ranges."),
         at_size: Optional[int] = typer.Option(
@@ -286,6 +331,7 @@ def register(app: typer.Typer) -> None:
         with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
             if mode not in ("auto", "interpreted", "compiled"):
                 raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
+            kind, rule = _baseline_options(baseline, baseline_kind, baseline_spread, baseline_budget, native)
             if chunk_records < 1:
                 raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
             if (report is not None or json_out) and (native or at_size is not None or sizes is not None):
@@ -298,7 +344,7 @@ def register(app: typer.Typer) -> None:
                     pipeline.check_gpu(gpu)
                 _profile_at_size(script, function, at_size, sizes, gpu=gpu, mode=mode, chosen=chosen,
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
-                                 trace_dir=trace_dir)
+                                 trace_dir=trace_dir, baseline_kind=kind, baseline_rule=rule)
                 return
             if native:
                 chosen = pipeline.resolve_model(model) if features else None
@@ -326,7 +372,7 @@ def register(app: typer.Typer) -> None:
                         getattr(getattr(getattr(fn, "py_func", None), "__code__", None), "co_filename", None)
                     outcome = run_user_code(lambda: pipeline.run_traced(
                         sinks, fn=fn, fargs=fargs, mode=mode, chunk_records=chunk_records,
-                        measure_uninstrumented=baseline), user_file)
+                        measure_uninstrumented=baseline, baseline_kind=kind, baseline_rule=rule), user_file)
                     target = function
                 else:
                     if script is None:
@@ -335,7 +381,8 @@ def register(app: typer.Typer) -> None:
                         raise UserError(f"{script}: no such script")
                     outcome = run_user_code(lambda: pipeline.run_traced(
                         sinks, script=script, script_args=script_args, mode=mode, regions=region,
-                        chunk_records=chunk_records, measure_uninstrumented=baseline), str(script.resolve()))
+                        chunk_records=chunk_records, measure_uninstrumented=baseline, baseline_kind=kind,
+                        baseline_rule=rule), str(script.resolve()))
                     target = str(script)
         if outcome.error is not None:
             print_user_traceback(outcome.error, outcome.frames)
@@ -348,7 +395,8 @@ def register(app: typer.Typer) -> None:
             if json_out or report is not None:
                 speedups = pipeline.provisional_speedups(setup) if features and not gputime and summary.rows else None
                 rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code,
-                                            error=outcome.error, speedups=speedups)
+                                            error=outcome.error, speedups=speedups,
+                                            no_baseline="not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)
                 err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
@@ -395,6 +443,7 @@ def register(app: typer.Typer) -> None:
             ("row groups", tf.n_row_groups), ("complete", info.complete if info.complete else f"False ({info.error})"),
             ("mode", info.mode), ("wall time (s)", info.wall_time_s),
             ("uninstrumented time (s)", info.uninstrumented_time_s),
+            ("uninstrumented runs", _baseline_words(info)),
             ("parallel loop", info.parallel_loop), ("threads", info.n_threads), ("source", info.source),
             ("portcast version", info.portcast_version), ("static instructions", len(tf.static)),
         ):

@@ -39,11 +39,13 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     assert _table_value(res.output, "Lbdiv_32") == "0.005"
     assert "branch divergence" not in res.output
     # the shipped default model predicts the kernel time on the P100 from measured GPU times, the speedup
-    # against the region's own njit time, and the copies: x and y read (2 x 51,200 B), y written
+    # against the region's own CPU time (its Python loop as written) with the interval of the CPU runs'
+    # quartiles, and the copies: x and y read (2 x 51,200 B), y written
     out = " ".join(res.output.split())
     assert re.search(r"GPU time of saxpy #0 on NVIDIA Tesla P100 PCIe 16 GB \(p100, Pascal\): predicted kernel "
                      r"time [0-9.]+ us", out), out
-    assert re.search(r"CPU time of the region here \(njit\): [0-9.]+ (us|ms) -> speedup [0-9.e+]+x", out), out
+    assert re.search(r"CPU time of the region here \(Python as written, median of [0-9,]+ runs?, IQR [0-9.]+%[^)]*\): "
+                     r"[0-9.]+ (us|ms) -> speedup [0-9.,]+x \([0-9.,]+-[0-9.,]+\)", out), out
     assert "with the copies over the host link (102 kB in, 51.2 kB out:" in out
     assert "What bounds the GPU time of saxpy #0 on p100" in out
     assert "model: provisional" not in out and "predictor/models/gputime.json" in out

@@ -67,6 +67,9 @@ def test_json_prediction_bounds_and_terms_agree(saxpy_json):
     assert p["gpu"] == "p100" and p["kernel_s"] > 0 and p["cpu_s"] > 0
     assert p["speedup"] == pytest.approx(p["cpu_s"] / p["kernel_s"])
     assert p["speedup_with_transfers"] == pytest.approx(p["cpu_s"] / (p["kernel_s"] + p["transfer_s"]))
+    # the CPU time is the median of runs of saxpy's Python loop as written; the interval is from their quartiles
+    assert r["cpu_baseline"]["label"] == "Python as written" and r["cpu_baseline"]["median_s"] == p["cpu_s"]
+    assert p["speedup_low"] == p["cpu_q25_s"] / p["kernel_s"] <= p["speedup"] <= p["speedup_high"]
     # x and y are read (2 x 4000 x 8 B), y written back
     assert (p["read_bytes"], p["written_bytes"]) == (64_000, 32_000)
     # the term contributions add up to the predicted log time
