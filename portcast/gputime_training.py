@@ -33,11 +33,12 @@ GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40":
 SPLITS = ("application", "gpu", "pascal", "largest")
 
 
-def gpu_columns(preset: str) -> dict:
-    """The GPU description numbers the model uses (:data:`predictor.gputime.GPU_KEYS`) of a SIMT preset."""
+def gpu_columns(preset) -> dict:
+    """The GPU description numbers the tree models use (:data:`predictor.gputime.GPU_KEYS`) of a SIMT preset (a
+    name or a :class:`gpu_models.simt.config.GPUConfig`)."""
     from gpu_models.simt.config import load_config
 
-    c = load_config(preset)
+    c = load_config(preset) if isinstance(preset, str) else preset
     return {"sm_count": c.sm_count, "core_mhz": c.core_mhz, "dram_gb_s": c.dram_bytes_per_ns(),
             "l2_bytes": c.l2_bytes, "schedulers_per_sm": c.schedulers_per_sm,
             "max_warps_per_sm": c.max_warps_per_sm}
@@ -437,3 +438,59 @@ def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> P
         fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
     return out
+
+
+# ------------------------------------------------------------------------------------------- physics ---
+def count_predictor(model) -> Callable:
+    """``predict(counts, cfg) -> (seconds, Bounds)`` of a fitted model on a program's work counts and features
+    (:mod:`portcast.physics`): the bounded family through :func:`portcast.gpu_prediction.model_inputs`, the tree
+    and linear families through their own inputs (no SIMT estimate: the generated programs have none)."""
+    from portcast.gpu_prediction import BLOCK_SIZE, model_inputs
+    from predictor.gputime import INPUT_COLUMNS
+
+    def predict(counts, cfg):
+        row, b = model_inputs(counts, cfg)
+        if getattr(model, "family", "") == "bounded":
+            return float(model.predict(pd.DataFrame([row]))[0]), b
+        r = {k: float(counts.get(k, 0.0)) for k in INPUT_COLUMNS}
+        r.update({k: float(counts[k]) for k in RATE_FEATURES}, block_size=float(BLOCK_SIZE), host_timer=0.0,
+                 simulated_s=float("nan"), **gpu_columns(cfg))
+        return float(model.predict(pd.DataFrame([r]))[0]), b
+
+    return predict
+
+
+def physics_table(frame: pd.DataFrame, names: Iterable[str], *, samples: int = 40, seed: int = 0) -> pd.DataFrame:
+    """Laws of :mod:`portcast.physics` broken by each variant fitted on every row of ``frame``: one row per
+    variant with the count of violations per law over ``samples`` generated programs per GPU preset (variants
+    that need the SIMT estimate, which generated programs do not have, are left out)."""
+    from gpu_models.simt.config import preset_names
+    from portcast.physics import LAWS, violations
+
+    table = variants()
+    rows = []
+    for name in names:
+        v = table[name]
+        if not callable(v):
+            continue
+        m = v()
+        if getattr(m, "needs_simt", False) or getattr(m, "family", "") in ("gbm-residual", "simt-calibrated"):
+            continue
+        m.fit(frame, frame["measured_s"].to_numpy(), gpu=frame["preset"].to_numpy(),
+              sample_weight=application_weights(frame))
+        if getattr(m, "needs_simt", False):
+            continue
+        got = violations(count_predictor(m), preset_names(), samples=samples, seed=seed)
+        rows.append({"variant": name, **got, "programs": samples * len(preset_names())})
+    return pd.DataFrame(rows, columns=["variant", *LAWS, "programs"])
+
+
+def physics_markdown(table: pd.DataFrame) -> str:
+    """:func:`physics_table` as Markdown."""
+    from portcast.physics import LAWS
+
+    lines = ["| model | " + " | ".join(LAWS) + " | programs |", "|---" * (len(LAWS) + 2) + "|"]
+    for r in table.itertuples(index=False):
+        d = r._asdict()
+        lines.append(f"| {d['variant']} | " + " | ".join(str(d[k]) for k in LAWS) + f" | {d['programs']} |")
+    return "\n".join(lines)
