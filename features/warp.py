@@ -157,10 +157,11 @@ def _add_memory(lo, hi, m, tot, sa, sb):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32):
+def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, divpc):
     """Replay one warp instance (lane k's records are ``rec[lane_rec[k]:lane_rec[k+1]]``, its memory records
     ``maddr/msize[lane_mem[k]:...]``) by the minimum-PC rule and add its warp instructions to the totals.
-    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space.
+    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space. ``divpc[p]`` counts the divergent
+    warp branches of static id ``p`` (ids beyond its length are not counted there).
 
     When all lanes run the same records (:func:`_uniform`) every step is lane 0's next record with all lanes
     active, and only branches and memory accesses need the other lanes."""
@@ -181,7 +182,11 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 for k in range(nlanes):
                     ntk += rec[lane_rec[k] + s] & F_TAKEN
                 nbr += 1
-                ndiv += (ntk != 0) & (ntk != nlanes)
+                if (ntk != 0) & (ntk != nlanes):
+                    ndiv += 1
+                    bpc = v >> FLAG_BITS
+                    if bpc < divpc.shape[0]:
+                        divpc[bpc] += 1
             if v & F_MEM:
                 for k in range(nlanes):
                     q = lane_mem[k] + mi
@@ -226,6 +231,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 else:
                     idle = min(idle, h)
             idle_pc = idle >> FLAG_BITS
+            cur_pc = bp
             while True:  # steps with the active set alist[:na]
                 nb = 0
                 ntk = 0
@@ -259,9 +265,13 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                     _add_memory(lo, hi, m, tot, sa, sb)
                 if nb > 0:
                     nbr += 1
-                    ndiv += (ntk != 0) & (ntk != nb)
+                    if (ntk != 0) & (ntk != nb):
+                        ndiv += 1
+                        if cur_pc < divpc.shape[0]:
+                            divpc[cur_pc] += 1
                 if not same or nxt_pc >= idle_pc:  # (a finished lane's head is _DONE: not below idle)
                     break
+                cur_pc = nxt_pc
     tot[T_INSTR] += ninstr
     tot[T_ACTIVE] += nactive
     tot[T_BRANCHES] += nbr
@@ -272,7 +282,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
-          skip):
+          skip, divpc):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
@@ -304,7 +314,7 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
                 if cw >= 0:
                     lane_rec[nlanes] = nrec
                     lane_mem[nlanes] = nmem
-                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32)
+                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, divpc)
                     cw = -1
                     nrec = 0
                     nmem = 0
@@ -320,7 +330,7 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
                 if cw >= 0:
                     lane_rec[nlanes] = nrec
                     lane_mem[nlanes] = nmem
-                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32)
+                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, divpc)
                 cw = w
                 nrec = 0
                 nmem = 0
@@ -369,10 +379,11 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
 
 
 @njit(cache=True, nogil=True)
-def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act):
-    """Totals with the open instance (if any) replayed, without changing the state: (totals, act)."""
+def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act, divpc):
+    """Totals with the open instance (if any) replayed, without changing the state: (totals, act, divpc)."""
     tot2 = tot.copy()
     act2 = act.copy()
+    divpc2 = divpc.copy()
     nlanes = st[S_LANES]
     if st[S_WARP] >= 0 and nlanes > 0:
         lr = lane_rec.copy()
@@ -380,8 +391,8 @@ def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act):
         lr[nlanes] = st[S_NREC]
         lm[nlanes] = st[S_NMEM]
         _lockstep(rec, maddr, msize, lr, lm, nlanes, tot2, act2, np.empty((7, WARP), np.int64),
-                  np.empty((2, WARP), np.int32))
-    return tot2, act2
+                  np.empty((2, WARP), np.int32), divpc2)
+    return tot2, act2, divpc2
 
 
 class _Buffer:
@@ -458,6 +469,7 @@ class WarpAnalyzer(Analyzer):
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
         self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
+        self.divpc = np.zeros(0, np.int64)  # per pc: divergent warp branches (the lines behind warp_bdiv)
 
     def configure(self, meta: dict | None) -> None:
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
@@ -509,12 +521,14 @@ class WarpAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        cap = self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        if cap > self.divpc.shape[0]:
+            self.divpc = grow_1d(self.divpc, cap)
         i = 0
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
                       self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
-                      self.skip)
+                      self.skip, self.divpc)
             if i >= n:
                 break
             tt = int(chunk.tid[i])
@@ -533,15 +547,22 @@ class WarpAnalyzer(Analyzer):
         ``warp_instructions``, ``memory_instructions``, ``sectors``, ``ideal_sectors``, ``branches``,
         ``divergent_branches``, ``active_lanes``, ``instances``, ``launches``, ``parallel_records``,
         ``fp_ops``, ``bytes``."""
-        tot, _ = self._totals()
+        tot, _, _ = self._totals()
         return {name: int(tot[k]) for k, name in enumerate(TOTAL_NAMES)}
 
     def _totals(self):
         return _close_copy(self.st, self.rec.arr, self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem,
-                           self.tot, self.act)
+                           self.tot, self.act, self.divpc)
+
+    def contributions(self) -> dict[str, dict[int, float]]:
+        """``{"warp_bdiv": {pc: divergent warp branches}}``: the static branches whose warp instructions split
+        their active lanes (the open instance included). A loop exit that every lane of a warp takes at the
+        same step is not among them."""
+        _, _, divpc = self._totals()
+        return {"warp_bdiv": {int(p): float(divpc[p]) for p in np.flatnonzero(divpc)}}
 
     def result(self) -> dict[str, float]:
-        t, act = self._totals()
+        t, act, _ = self._totals()
         simd = sum(float(act[k]) / k for k in range(1, WARP + 1))
         threads = int(np.unpackbits(self.tidbits).sum())
         return {

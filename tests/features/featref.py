@@ -323,7 +323,7 @@ def warp_totals(recs):
 
     instances, launches = warp_instances(recs)
     t = dict(instances=len(instances), launches=launches, instructions=0, active=0, mem=0, sectors=0, ideal=0,
-             branches=0, divergent=0, simd=Fraction(0))
+             branches=0, divergent=0, simd=Fraction(0), divergent_pcs={})
     for _, _, inst in instances:
         steps, threads = lockstep(inst)
         for active in steps:
@@ -341,7 +341,10 @@ def warp_totals(recs):
             br = [r for r in active if r["op"] == BRANCH]
             if br:
                 t["branches"] += 1
-                t["divergent"] += len({r["taken"] for r in br}) > 1
+                if len({r["taken"] for r in br}) > 1:
+                    t["divergent"] += 1
+                    pc = br[0]["pc"]
+                    t["divergent_pcs"][pc] = t["divergent_pcs"].get(pc, 0) + 1
     return t
 
 
