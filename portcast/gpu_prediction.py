@@ -179,12 +179,17 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
         model_file=model_file, trained_on=str(meta.get("trained_on", "")), inputs=row, uses_simt=model.needs_simt)
 
 
+def format_time(s: float | None) -> str:
+    """A time as the prediction lines print it (``"18.4 us"``, ``"2.345 ms"``; ``"-"`` for None); the HTML
+    report prints its times the same way."""
+    if s is None:
+        return "-"
+    return f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} s"
+
+
 def describe(p: GpuPrediction) -> dict[str, Any]:
     """Short strings for printing: the target, the times and speedups."""
-    def t(s):
-        return "-" if s is None else (f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} "
-                                                                                                             "s")
-
+    t = format_time
     return {"gpu": f"{p.gpu_name} ({p.gpu}, {p.generation})", "kernel": t(p.kernel_s), "transfer": t(p.transfer_s),
             "cpu": t(p.cpu_s)}
 
@@ -264,28 +269,19 @@ def region_bounds(p: GpuPrediction, series: pd.Series):
 def predict_function(fn, args: tuple, *, gpu: str = DEFAULT_GPU, model_path: Path | None = None,
                      measure_cpu: bool = True, mode: str = "auto") -> tuple[GpuPrediction, Any]:
     """Trace ``fn(*args)`` once and predict its GPU kernel time on ``gpu`` (the Python face of
-    ``portcast profile --function``): ``(prediction, bounds)``, the bounds being
-    :func:`gpu_models.bounds.bounds` of the same work (None when the features lack a count they need).
-    ``measure_cpu``: also time an uninstrumented run (njit when Numba compiles it) for the speedup.
-    Raises ValueError for a region without a parallel thread space (``portcast.report.no_prediction_reason``)."""
-    from features import FeatureSink
-    from portcast.report import no_prediction_reason
-    from predictor.gputime import DEFAULT_GPUTIME_MODEL, load_gputime_model
-    from profiler.session import trace_function
+    ``portcast profile --function``, through the same pipeline: :func:`portcast.pipeline.predict`):
+    ``(prediction, bounds)``, the bounds being :func:`gpu_models.bounds.bounds` of the same work (None when the
+    features lack a count they need). ``measure_cpu``: also time an uninstrumented run (njit when Numba
+    compiles it) for the speedup. ``model_path`` must be a GPU-time model file. Raises ValueError for a region
+    that gets no prediction (no parallel thread space: ``portcast.report.no_prediction_reason``)."""
+    from portcast.pipeline import predict
 
-    path = Path(model_path) if model_path is not None else DEFAULT_GPUTIME_MODEL
-    model = load_gputime_model(path)
-    feats = FeatureSink()
-    ps = prediction_sinks(gpu, simulate=model.needs_simt)
-    result = trace_function(fn, args, sinks=[feats, *ps.sinks], mode=mode, measure_uninstrumented=measure_cpu)
-    info, series = feats.results[-1]
-    why = no_prediction_reason(series)
-    if why is not None:
-        raise ValueError(f"{info.name}: no GPU time predicted: {why}")
-    sim = ps.simt.results[-1] if ps.simt is not None else float("nan")
-    if model.needs_simt and not sim == sim:
-        path = DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-        model = load_gputime_model(path)
-    p = predict_region(model, gpu, ps.work.results[-1], series, ps.bytes.results[-1], sim,
-                       cpu_s=result.info.uninstrumented_time_s or None, model_file=str(path))
-    return p, region_bounds(p, series)
+    preds = predict(fn, args, gpu=gpu, model=None if model_path is None else str(model_path), mode=mode,
+                    baseline=measure_cpu)
+    rp = preds[-1]
+    if rp.model_kind != "gputime":
+        raise ValueError(f"{model_path}: not a GPU-time model (portcast gpu-time train); predict_function "
+                         "predicts a GPU time")
+    if rp.prediction is None:
+        raise ValueError(f"{rp.label.split(' #')[0]}: no GPU time predicted: {rp.reason}")
+    return rp.prediction, rp.bounds

@@ -124,7 +124,7 @@ def test_json_without_any_region(tmp_path):
 
 def test_report_and_json_refused_where_they_do_not_apply():
     res = CliRunner().invoke(app, ["profile", "--function", f"{SAXPY}:saxpy", "--at-size", "100000", "--json"])
-    assert res.exit_code == 2 and "not with --native or --at-size" in res.output
+    assert res.exit_code == 2 and "--report and --json cover a traced run: not with --at-size" in res.output
 
 
 def test_python_api_returns_the_report_and_renders_in_jupyter(tmp_path):
