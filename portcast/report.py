@@ -53,8 +53,6 @@ WEAK_SPOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("footprint", "footprint (first-touched 64-B blocks)", ("dram",)),
 )
 
-EXPLAIN_TITLES = {feature: title for feature, title, _ in WEAK_SPOTS}
-
 #: the bound table's names (``gpu_models.bounds.Bounds.details``) of the features the weak spots read
 _DETAILS = {"warp_simdEfficiency": "simd_efficiency", "warp_coalescing": "coalescing"}
 
