@@ -448,9 +448,9 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
                             f"<code>{_e(h['text'])}</code>"] for h in r.hot_lines], num={1, 2}))
     if r.weak_spots:
         out.append("<h3>Lines behind the weak spots</h3>")
-        out.append(_table(["what", "share", "line", "source"],
-                          [[_e(w["what"]), f"{w['share']:.0%}", _e(_short(w["location"])),
-                            f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={1}))
+        out.append(_table(["what", "why", "share", "line", "source"],
+                          [[_e(w["what"]), _e(w["why"]), f"{w['share']:.0%}", _e(_short(w["location"])),
+                            f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={2}))
     ts = r.thread_space
     if ts is not None:
         out.append("<h3>GPU thread space</h3>")

@@ -5,12 +5,14 @@ pipeline function with the same model file and target, and their GPU times agree
 Why 2: the two tracers record the same loop differently. The Python tracer gives each thread 7 records
 (x[i] and y[i] loads, FP_MUL, FP_ALU, the y[i] store, the loop's increment and branch, the last two left out
 of the warps as the kernel loop's own latch). The compiled code gives 13: the same two loads, two FP
-operations and store, the loop's compare and branch, and region_thread(i)'s client request (an OTHER and
-three stores of its argument block), plus 13 records of region_end. So the records differ by 13,013 / 7,000
-= 1.86x and the memory records, the largest ratio among the work counts the model reads, by
+operations and store, three integer operations (the loop's increment and compare among them), the loop's
+branch, and region_thread(i)'s client request (an OTHER and three stores of its argument block); plus 13
+records outside the loop (region_end's request, the loop's exit). So the records differ by
+13,013 / 7,000 = 1.86x and the memory records, the largest ratio among the work counts the model reads, by
 (2,001 + 4,003) / 3,000 = 2.0x; threads (1,000) are equal and the distinct bytes read and written differ by
-the markers' argument blocks (96 bytes written, under 1.2%). A model whose time grew in proportion to every count could differ by at most that 2x; measured:
-28.8 us native against 18.0-18.4 us Python on the P100 (1.6x).
+the markers' argument blocks only (96 bytes written, 8 read: under 1.2%). A time that grew in proportion to
+every count would differ by at most that 2x; measured: 28.8 us native against 18.0-18.4 us Python on the
+P100 (1.6x).
 """
 
 import json

@@ -89,3 +89,36 @@ def test_profile_rejects_a_corrupt_model(tmp_path):
     assert res.exit_code == 2
     assert "bad.json: not a Portcast model file (invalid JSON" in res.output
     assert "traced regions" not in res.output  # the model is checked before the script runs
+
+
+def test_provisional_model_only_by_name_and_every_line_says_so():
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress",
+                              "--model", "provisional", "--verbose"])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    label = "provisional model (simulated H100): "
+    # what the model printed: its file, the speedup, the provisional line and the term tables' titles
+    after = out[out.index(label):]
+    printed = [line for line in after.splitlines() if line and not line.startswith(("┏", "┃", "┡", "│", "└"))]
+    assert printed and all(line.startswith((label, "warning: " + label)) for line in printed), printed
+    assert re.search(rf"{re.escape(label)}saxpy #\d+: predicted speedup [0-9.]+x \((port|do not port)\)", out)
+    assert f"{label}model: provisional — trained on simulated H100 times" in out
+    assert f"{label}term contributions to log speedup" in out
+    # no GPU time, no bound table, no p100 label: the model is not a GPU-time model
+    assert "GPU time of" not in out and "What bounds" not in out and "p100" not in out
+    # without --model, the GPU-time model; the provisional one is never used in its place
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress"])
+    # (the invocation number counts the region's earlier calls in this process)
+    assert res.exit_code == 0 and re.search(r"GPU time of saxpy #\d+ on NVIDIA Tesla P100", res.output)
+    assert "provisional" not in res.output, [line for line in res.output.splitlines() if "provisional" in line]
+
+
+def test_a_missing_shipped_model_is_an_error_not_the_provisional_one(monkeypatch, tmp_path):
+    import predictor.gputime as gputime
+
+    monkeypatch.setattr(gputime, "DEFAULT_GPUTIME_MODEL", tmp_path / "gputime.json")
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress"])
+    assert res.exit_code == 2
+    assert " ".join(res.output.split()) == (
+        f"error: the shipped GPU-time model {tmp_path / 'gputime.json'} is missing from this installation; give "
+        "a model file with --model (portcast gpu-time train), or --model provisional for the older speedup model")
