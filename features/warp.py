@@ -16,6 +16,10 @@ that id is active and consumes it. From those warp instructions:
 * ``warp_threads`` (distinct tids >= 0), ``warp_launches``, ``warp_parallelFraction``, and
   ``warp_arithIntensity`` (FP operations / bytes loaded and stored, both inside the thread space).
 
+Per static id it also counts the divergent warp branches and the sectors beyond the ideal
+(:meth:`WarpAnalyzer.contributions`: the explanation table's ``warp_bdiv`` and ``warp_coalescing`` rows, the
+lines ``portcast profile`` names as weak spots).
+
 **Streaming.** Inside one launch the tids never decrease (a decrease starts a new launch), so the records of
 a warp instance arrive lane after lane, each lane's records contiguous. The analyzer buffers the open
 instance only: per record its static id with three flag bits (``pc << 3 | memory << 2 | branch << 1 |
