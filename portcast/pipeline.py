@@ -2,10 +2,11 @@
 
 :func:`prepare` builds the sinks a profile run sends every region's trace to (the op-class counter, the hot
 lines, optional trace files, the feature engine, what the GPU-time prediction needs); the caller runs the
-user's script or function with them; :func:`predict_regions` turns what the sinks gathered into each region's
-GPU-time prediction, its physical bounds and the model's term contributions; :func:`build_report` gathers all
-of it into a :class:`portcast.profile_report.ProfileReport` (what ``--json`` prints, ``--report`` writes as
-HTML and ``portcast.profile()`` returns).
+user's script or function with them (or the native recorder its program); :func:`predict_regions` turns what
+the sinks gathered into each region's GPU-time prediction, its physical bounds and the model's term
+contributions through :func:`predict_one_region`, the one prediction every path uses (``--at-size`` calls it
+directly); :func:`build_report` gathers all of it into a :class:`portcast.profile_report.ProfileReport` (what
+``--json`` prints, ``--report`` writes as HTML and ``portcast.profile()`` returns).
 
     report = portcast.profile(saxpy, (x, y), gpu="p100")   # in Jupyter the report renders inline
     report.regions[0].prediction["kernel_s"], report.write_html("saxpy.html")
