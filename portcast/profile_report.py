@@ -400,7 +400,8 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
         if sm.get("provisional"):
             out.append(f"<p class=\"note\">{_e(sm['label'])}: {_e(sm['provisional'])}</p>")
     elif r.no_prediction:
-        out.append(f"<p class=\"headline none\">No GPU time predicted: {_e(r.no_prediction)}.</p>")
+        what = "speedup" if report.model_kind == "xapp" else "GPU time"
+        out.append(f"<p class=\"headline none\">No {what} predicted: {_e(r.no_prediction)}.</p>")
     if r.bounds:
         b = r.bounds
         out.append(f"<h3>What bounds the GPU time on {_e(b['gpu'])}</h3>")
