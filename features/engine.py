@@ -91,7 +91,7 @@ def _groups(costs: list[float], k: int, first_load: float = 0.0) -> list[list[in
 
 
 #: features the explanation table covers, and the analyzer contribution each one reads.
-EXPLAINED = ("locStrideOther", "Lbdiv_32", "footprint")
+EXPLAINED = ("locStrideOther", "Lbdiv_32", "warp_bdiv", "warp_coalescing", "footprint")
 
 
 #: records checked per branch-free pass of ``_first_invalid``
@@ -338,7 +338,8 @@ class FeatureEngine:
         return out
 
     def explain(self, top: int = 5):
-        """The static instructions contributing most to locStrideOther, Lbdiv_32 and footprint.
+        """The static instructions contributing most to locStrideOther, Lbdiv_32, warp_bdiv, warp_coalescing and
+        footprint.
 
         Parameters
         ----------
@@ -348,7 +349,8 @@ class FeatureEngine:
         -------
         pandas.DataFrame
             Columns ``feature``, ``rank``, ``pc``, ``location`` (file:line or ``pc N``), ``text`` (source text),
-            ``count`` (stride observations > 128 bytes, divergent 32-groups, first-touched 64-byte blocks)
+            ``count`` (stride observations > 128 bytes, divergent 32-groups, divergent warp branches,
+            sectors of warp memory instructions beyond the ideal, first-touched 64-byte blocks)
             and ``share`` (count / the feature's total count).
         """
         import pandas as pd

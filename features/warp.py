@@ -16,6 +16,10 @@ that id is active and consumes it. From those warp instructions:
 * ``warp_threads`` (distinct tids >= 0), ``warp_launches``, ``warp_parallelFraction``, and
   ``warp_arithIntensity`` (FP operations / bytes loaded and stored, both inside the thread space).
 
+Per static id it also counts the divergent warp branches and the sectors beyond the ideal
+(:meth:`WarpAnalyzer.contributions`: the explanation table's ``warp_bdiv`` and ``warp_coalescing`` rows, the
+lines ``portcast profile`` names as weak spots).
+
 **Streaming.** Inside one launch the tids never decrease (a decrease starts a new launch), so the records of
 a warp instance arrive lane after lane, each lane's records contiguous. The analyzer buffers the open
 instance only: per record its static id with three flag bits (``pc << 3 | memory << 2 | branch << 1 |
@@ -65,6 +69,8 @@ N_STATE = 6
 (T_INSTR, T_MEM, T_SECTORS, T_IDEAL, T_BRANCHES, T_DIVERGENT, T_ACTIVE, T_INSTANCES, T_LAUNCHES, T_PAR, T_FP,
  T_BYTES) = range(12)
 N_TOTALS = 12
+#: columns of the per-static-id counts (``WarpAnalyzer.contributions``)
+PC_DIVERGENT, PC_EXCESS = 0, 1
 TOTAL_NAMES = ("warp_instructions", "memory_instructions", "sectors", "ideal_sectors", "branches",
                "divergent_branches", "active_lanes", "instances", "launches", "parallel_records", "fp_ops", "bytes")
 
@@ -148,19 +154,25 @@ def _uniform(rec, lane_rec, nlanes):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _add_memory(lo, hi, m, tot, sa, sb):
-    """Count one warp memory instruction whose active lanes touch the byte intervals [lo, hi] (m >= 1)."""
+def _add_memory(lo, hi, m, tot, sa, sb, pc, perpc):
+    """Count one warp memory instruction of static id ``pc`` whose active lanes touch the byte intervals
+    [lo, hi] (m >= 1); its sectors beyond the ideal go to ``perpc[pc, PC_EXCESS]``."""
     nbytes, nsec = _union_bytes_sectors(lo, hi, m, sa, sb)
+    ideal = (nbytes + 31) >> SECTOR_SHIFT
     tot[T_MEM] += 1
     tot[T_SECTORS] += nsec
-    tot[T_IDEAL] += (nbytes + 31) >> SECTOR_SHIFT
+    tot[T_IDEAL] += ideal
+    if nsec > ideal and pc < perpc.shape[0]:
+        perpc[pc, PC_EXCESS] += nsec - ideal
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32):
+def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, perpc):
     """Replay one warp instance (lane k's records are ``rec[lane_rec[k]:lane_rec[k+1]]``, its memory records
     ``maddr/msize[lane_mem[k]:...]``) by the minimum-PC rule and add its warp instructions to the totals.
-    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space.
+    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space. ``perpc[p]`` counts, per static id
+    ``p``, its divergent warp branches (:data:`PC_DIVERGENT`) and its sectors beyond the ideal
+    (:data:`PC_EXCESS`); ids beyond its length are not counted there.
 
     When all lanes run the same records (:func:`_uniform`) every step is lane 0's next record with all lanes
     active, and only branches and memory accesses need the other lanes."""
@@ -181,14 +193,18 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 for k in range(nlanes):
                     ntk += rec[lane_rec[k] + s] & F_TAKEN
                 nbr += 1
-                ndiv += (ntk != 0) & (ntk != nlanes)
+                if (ntk != 0) & (ntk != nlanes):
+                    ndiv += 1
+                    bpc = v >> FLAG_BITS
+                    if bpc < perpc.shape[0]:
+                        perpc[bpc, PC_DIVERGENT] += 1
             if v & F_MEM:
                 for k in range(nlanes):
                     q = lane_mem[k] + mi
                     a = maddr[q]
                     lo[k] = a
                     hi[k] = a + msize[q] - 1
-                _add_memory(lo, hi, nlanes, tot, sa, sb)
+                _add_memory(lo, hi, nlanes, tot, sa, sb, v >> FLAG_BITS, perpc)
                 mi += 1
         ninstr = ln
         nactive = ln * nlanes
@@ -226,6 +242,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 else:
                     idle = min(idle, h)
             idle_pc = idle >> FLAG_BITS
+            cur_pc = bp
             while True:  # steps with the active set alist[:na]
                 nb = 0
                 ntk = 0
@@ -256,12 +273,16 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 ninstr += 1
                 nactive += na
                 if m > 0:
-                    _add_memory(lo, hi, m, tot, sa, sb)
+                    _add_memory(lo, hi, m, tot, sa, sb, cur_pc, perpc)
                 if nb > 0:
                     nbr += 1
-                    ndiv += (ntk != 0) & (ntk != nb)
+                    if (ntk != 0) & (ntk != nb):
+                        ndiv += 1
+                        if cur_pc < perpc.shape[0]:
+                            perpc[cur_pc, PC_DIVERGENT] += 1
                 if not same or nxt_pc >= idle_pc:  # (a finished lane's head is _DONE: not below idle)
                     break
+                cur_pc = nxt_pc
     tot[T_INSTR] += ninstr
     tot[T_ACTIVE] += nactive
     tot[T_BRANCHES] += nbr
@@ -272,7 +293,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
-          skip):
+          skip, perpc):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
@@ -304,7 +325,7 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
                 if cw >= 0:
                     lane_rec[nlanes] = nrec
                     lane_mem[nlanes] = nmem
-                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32)
+                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, perpc)
                     cw = -1
                     nrec = 0
                     nmem = 0
@@ -320,7 +341,7 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
                 if cw >= 0:
                     lane_rec[nlanes] = nrec
                     lane_mem[nlanes] = nmem
-                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32)
+                    _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, perpc)
                 cw = w
                 nrec = 0
                 nmem = 0
@@ -369,10 +390,11 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
 
 
 @njit(cache=True, nogil=True)
-def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act):
-    """Totals with the open instance (if any) replayed, without changing the state: (totals, act)."""
+def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act, perpc):
+    """Totals with the open instance (if any) replayed, without changing the state: (totals, act, perpc)."""
     tot2 = tot.copy()
     act2 = act.copy()
+    perpc2 = perpc.copy()
     nlanes = st[S_LANES]
     if st[S_WARP] >= 0 and nlanes > 0:
         lr = lane_rec.copy()
@@ -380,8 +402,8 @@ def _close_copy(st, rec, maddr, msize, lane_rec, lane_mem, tot, act):
         lr[nlanes] = st[S_NREC]
         lm[nlanes] = st[S_NMEM]
         _lockstep(rec, maddr, msize, lr, lm, nlanes, tot2, act2, np.empty((7, WARP), np.int64),
-                  np.empty((2, WARP), np.int32))
-    return tot2, act2
+                  np.empty((2, WARP), np.int32), perpc2)
+    return tot2, act2, perpc2
 
 
 class _Buffer:
@@ -458,6 +480,7 @@ class WarpAnalyzer(Analyzer):
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
         self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
+        self.perpc = np.zeros((0, 2), np.int64)  # per pc: divergent warp branches, sectors beyond the ideal
 
     def configure(self, meta: dict | None) -> None:
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
@@ -509,12 +532,16 @@ class WarpAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        cap = self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        if cap > self.perpc.shape[0]:
+            grown = np.zeros((max(cap, 2 * self.perpc.shape[0], 64), 2), np.int64)
+            grown[:self.perpc.shape[0]] = self.perpc
+            self.perpc = grown
         i = 0
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
                       self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
-                      self.skip)
+                      self.skip, self.perpc)
             if i >= n:
                 break
             tt = int(chunk.tid[i])
@@ -533,15 +560,23 @@ class WarpAnalyzer(Analyzer):
         ``warp_instructions``, ``memory_instructions``, ``sectors``, ``ideal_sectors``, ``branches``,
         ``divergent_branches``, ``active_lanes``, ``instances``, ``launches``, ``parallel_records``,
         ``fp_ops``, ``bytes``."""
-        tot, _ = self._totals()
+        tot, _, _ = self._totals()
         return {name: int(tot[k]) for k, name in enumerate(TOTAL_NAMES)}
 
     def _totals(self):
         return _close_copy(self.st, self.rec.arr, self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem,
-                           self.tot, self.act)
+                           self.tot, self.act, self.perpc)
+
+    def contributions(self) -> dict[str, dict[int, float]]:
+        """Per static id, the open instance included: ``warp_bdiv``: its divergent warp branches (a loop exit
+        that every lane of a warp takes at the same step is none); ``warp_coalescing``: the sectors its warp
+        memory instructions touch beyond the ideal (what makes the coalescing less than 1)."""
+        _, _, perpc = self._totals()
+        return {name: {int(p): float(perpc[p, k]) for p in np.flatnonzero(perpc[:, k])}
+                for name, k in (("warp_bdiv", PC_DIVERGENT), ("warp_coalescing", PC_EXCESS))}
 
     def result(self) -> dict[str, float]:
-        t, act = self._totals()
+        t, act, _ = self._totals()
         simd = sum(float(act[k]) / k for k in range(1, WARP + 1))
         threads = int(np.unpackbits(self.tidbits).sum())
         return {

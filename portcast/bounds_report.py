@@ -1,6 +1,6 @@
 """What bounds a region's GPU kernel time, in physical terms: a table of ``gpu_models.bounds.Bounds`` (one row
 per resource, its lower-bound time, share of the largest and a sentence of what it counts), and the source lines
-behind the bounding resource from the feature engine's explanation table.
+behind the bounding resource: the region's weak spots (``portcast.report.weak_spots``) that make it larger.
 """
 
 from __future__ import annotations
@@ -14,23 +14,9 @@ from rich.table import Table
 
 from gpu_models.bounds import RESOURCES, Bounds
 
-from .report import EXPLAIN_TITLES
-
 #: Short names of the resources in the table.
 TITLES = {"dram": "DRAM", "issue": "issue", "pipe": "pipeline", "waves": "waves", "latency": "latency",
           "launch": "launch"}
-
-#: Explanation-table features (``features.engine.EXPLAINED``) whose lines make each resource's time larger:
-#: strides > 128 B (memory divergence: sectors per warp access) and first-touched blocks (the footprint) for
-#: DRAM; branch divergence (idle lanes in partially active warps) for the instruction-bound resources.
-EXPLAINED_BY = {
-    "dram": ("locStrideOther", "footprint"),
-    "issue": ("Lbdiv_32",),
-    "pipe": ("Lbdiv_32",),
-    "waves": ("Lbdiv_32",),
-    "latency": (),
-    "launch": (),
-}
 
 
 def format_seconds(t: float) -> str:
@@ -116,7 +102,7 @@ def _short(loc: str) -> str:
 
 
 def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.DataFrame | None = None,
-                 top: int = 3, transfer_s: float | None = None) -> None:
+                 top: int = 3, transfer_s: float | None = None, series: pd.Series | None = None) -> None:
     """Print what bounds a region's GPU kernel time and the source lines behind the bounding resource.
 
     Parameters
@@ -125,9 +111,10 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     label : region name shown in the titles
     bounds : ``gpu_models.bounds.bounds(counts, cfg)``
     explanation : ``features.FeatureEngine.explain()`` table (``FeatureSink.explanations``), optional
-    top : lines shown per explaining feature
+    top : lines shown per weak spot
     transfer_s : seconds of the host<->device copies (``gpu_models.bounds.transfer_seconds``), optional;
         printed below the table, not part of the kernel time
+    series : the region's features, optional (:func:`bound_lines`)
     """
     b, shares, times, text = bounds.bound, bounds.shares(), bounds.times, meanings(bounds)
     t = Table(title=f"What bounds the GPU time of {label} on {bounds.gpu}", title_justify="left",
@@ -144,7 +131,7 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     console.print(t)
     if transfer_s is not None:
         console.print(f"host<->device copies: {format_seconds(transfer_s)} (not part of the kernel time)")
-    rows = bound_lines(bounds, explanation, top)
+    rows = bound_lines(bounds, explanation, top, series)
     if not rows:
         return
     lines = Table(title=f"lines behind the {TITLES[b]} bound of {label}", title_justify="left")
@@ -153,26 +140,16 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     lines.add_column("line", no_wrap=True)
     lines.add_column("source", overflow="fold")
     for r in rows:
-        lines.add_row(r["what"], f"{r['share']:.0%}", _short(r["location"]), escape(r["text"]))
+        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", escape(_short(r["location"])), escape(r["text"]))
     console.print(lines)
 
 
-def bound_lines(bounds: Bounds, explanation: pd.DataFrame | None, top: int = 3) -> list[dict]:
-    """The source lines behind the bounding resource (``{"what", "feature", "share", "location", "text"}``
-    each): the explanation rows of the features that make that resource's time larger (:data:`EXPLAINED_BY`),
-    none where they do not (no divergence, fully coalesced)."""
-    b = bounds.bound
-    if explanation is None or explanation.empty:
-        return []
-    feats = [f for f in EXPLAINED_BY.get(b, ()) if f in set(explanation["feature"])]
-    if b in ("issue", "pipe", "waves") and bounds.details.get("simd_efficiency", 1.0) >= 1.0:
-        feats = []  # no divergence: the branch lines do not make this time larger
-    if b == "dram" and bounds.details.get("coalescing", 0.0) >= 1.0:
-        feats = [f for f in feats if f != "locStrideOther"]
-    out = []
-    for feature in feats:
-        for _, row in explanation[explanation["feature"] == feature].head(top).iterrows():
-            out.append({"what": EXPLAIN_TITLES.get(feature, feature), "feature": feature,
-                        "share": float(row["share"]), "location": str(row["location"]),
-                        "text": str(row["text"]).strip()})
-    return out
+def bound_lines(bounds: Bounds, explanation: pd.DataFrame | None, top: int = 3,
+                series: pd.Series | None = None) -> list[dict]:
+    """The source lines behind the bounding resource (``{"feature", "what", "why", "share", "location",
+    "text"}`` each): the region's weak spots (:func:`portcast.report.weak_spots`, the same rules as the
+    "lines behind the weak spots" table) that make that resource's time larger; none where no weak spot does
+    (no lane idle, accesses coalesced)."""
+    from .report import weak_spots
+
+    return weak_spots(series, explanation, bounds, top, resource=bounds.bound)

@@ -265,12 +265,17 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
         explanation=explanation, bounds=b)
 
 
+def format_time(s: float | None) -> str:
+    """A time as the prediction lines print it (``"18.4 us"``, ``"2.345 ms"``; ``"-"`` for None); the HTML
+    report prints its times the same way."""
+    if s is None:
+        return "-"
+    return f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} s"
+
+
 def describe(p: GpuPrediction) -> dict[str, Any]:
     """Short strings for printing: the target, the times and speedups."""
-    def t(s):
-        return "-" if s is None else (f"{s * 1e6:.3g} us" if s < 1e-3 else f"{s * 1e3:.4g} ms" if s < 1 else f"{s:.4g} "
-                                                                                                             "s")
-
+    t = format_time
     return {"gpu": f"{p.gpu_name} ({p.gpu}, {p.generation})", "kernel": t(p.kernel_s), "transfer": t(p.transfer_s),
             "cpu": t(p.cpu_s)}
 
@@ -296,14 +301,14 @@ def speedup_text(value: float, interval: tuple[float, float] | None = None) -> s
 
 def print_gpu_prediction(console, label: str, p: GpuPrediction, *, cpu_how: str = "", cpu_why: str = "") -> None:
     """Print one region's predicted GPU time, its speedups and what the prediction rests on. ``cpu_how``: what
-    was timed on the CPU (default: ``p.cpu_baseline``); ``cpu_why``: why there is no CPU time."""
+    was timed on the CPU when ``p.cpu_baseline`` does not say; ``cpu_why``: why there is no CPU time."""
     from rich.markup import escape
 
     d = describe(p)
     console.print(f"[bold]GPU time of {escape(label)}[/] on {escape(d['gpu'])}: predicted kernel time "
                   f"[bold]{d['kernel']}[/]", highlight=False, soft_wrap=True)
     if p.cpu_s:
-        cpu_how = cpu_how or p.cpu_baseline
+        cpu_how = p.cpu_baseline or cpu_how
         how = f" ({cpu_how})" if cpu_how else ""
         console.print(f"  CPU time of the region here{escape(how)}: {d['cpu']} -> "
                       f"[bold]speedup {speedup_text(p.speedup, p.speedup_range)}[/]", highlight=False, soft_wrap=True)
@@ -381,33 +386,20 @@ def predict_function(fn, args: tuple, *, gpu: str = DEFAULT_GPU, model_path: Pat
                      measure_cpu: bool = True, mode: str = "auto", baseline_kind: str = "as-written",
                      baseline_rule=None) -> tuple[GpuPrediction, Any]:
     """Trace ``fn(*args)`` once and predict its GPU kernel time on ``gpu`` (the Python face of
-    ``portcast profile --function``): ``(prediction, bounds)``, the bounds being
-    :func:`gpu_models.bounds.bounds` of the same work (None when the features lack a count they need).
-    ``measure_cpu``: also time uninstrumented runs for the speedup (``baseline_kind``, ``baseline_rule``:
-    :func:`profiler.baseline.measure_uninstrumented`'s ``kind`` and ``rule``).
-    Raises ValueError for a region without a parallel thread space (``portcast.report.no_prediction_reason``)."""
-    from features import FeatureSink
-    from portcast.report import no_prediction_reason
-    from predictor.gputime import DEFAULT_GPUTIME_MODEL, load_gputime_model
-    from profiler.session import trace_function
+    ``portcast profile --function``, through the same pipeline: :func:`portcast.pipeline.predict`):
+    ``(prediction, bounds)``, the bounds being :func:`gpu_models.bounds.bounds` of the same work (None when the
+    features lack a count they need). ``measure_cpu``: also time uninstrumented runs for the speedup
+    (``baseline_kind``, ``baseline_rule``: :func:`profiler.baseline.measure_uninstrumented`'s ``kind`` and
+    ``rule``). ``model_path`` must be a GPU-time model file. Raises ValueError for a region that gets no
+    prediction (no parallel thread space: ``portcast.report.no_prediction_reason``)."""
+    from portcast.pipeline import predict
 
-    path = Path(model_path) if model_path is not None else DEFAULT_GPUTIME_MODEL
-    model = load_gputime_model(path)
-    feats = FeatureSink()
-    ps = prediction_sinks(gpu, simulate=model.needs_simt)
-    result = trace_function(fn, args, sinks=[feats, *ps.sinks], mode=mode, measure_uninstrumented=measure_cpu,
-                            baseline_kind=baseline_kind, baseline_rule=baseline_rule)
-    info, series = feats.results[-1]
-    why = no_prediction_reason(series)
-    if why is not None:
-        raise ValueError(f"{info.name}: no GPU time predicted: {why}")
-    sim = ps.simt.results[-1] if ps.simt is not None else float("nan")
-    if model.needs_simt and not sim == sim:
-        path = DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-        model = load_gputime_model(path)
-    p = predict_region(model, gpu, ps.work.results[-1], series, ps.bytes.results[-1], sim,
-                       cpu_s=result.info.uninstrumented_time_s or None, model_file=str(path))
-    from profiler.baseline import Baseline, uses_numpy
-
-    p.set_cpu(Baseline.from_info(result.info), uses_numpy(result.info))
-    return p, region_bounds(p, series)
+    preds = predict(fn, args, gpu=gpu, model=None if model_path is None else str(model_path), mode=mode,
+                    baseline=measure_cpu, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+    rp = preds[-1]
+    if rp.model_kind != "gputime":
+        raise ValueError(f"{model_path}: not a GPU-time model (portcast gpu-time train); predict_function "
+                         "predicts a GPU time")
+    if rp.prediction is None:
+        raise ValueError(f"{rp.label.split(' #')[0]}: no GPU time predicted: {rp.reason}")
+    return rp.prediction, rp.bounds

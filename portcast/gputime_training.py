@@ -299,15 +299,25 @@ POINT_COLUMNS = ("roofline_s", "measured_s", "threads", *RATE_FEATURES)
 POINTS_HEADER = "# portcast.gputime-points schema_version=1"
 
 
-def training_points(frame: pd.DataFrame) -> pd.DataFrame:
-    """The training rows as a report shows them next to a region: application, GPU (``preset``), generation,
-    the roofline time of its work on its GPU (:func:`predictor.gputime.roofline_log`), its measured time, its
-    threads and rate features. Small enough to ship beside the model (a few hundred kB)."""
+def physical_estimate(frame: pd.DataFrame) -> np.ndarray:
+    """The physical estimate of each row's time: launches x the largest per-launch estimate of the bounded model's
+    default terms (``term_dram``, ``term_issue``, ``term_pipe``, ``term_waves``, ``term_latency``), or, for rows
+    of the older inputs, the work-proportional roofline (:func:`predictor.gputime.roofline_log`)."""
+    from predictor.bounded import BoundedTimeModel
     from predictor.gputime import roofline_log
 
-    D = design(frame)
+    cols = [f"term_{t}" for t in BoundedTimeModel().terms]
+    if all(c in frame.columns for c in cols):
+        return frame["launches"].to_numpy(np.float64) * frame[cols].to_numpy(np.float64).max(axis=1)
+    return np.exp(roofline_log(design(frame)))
+
+
+def training_points(frame: pd.DataFrame) -> pd.DataFrame:
+    """The training rows as a report shows them next to a region: application, GPU (``preset``), generation,
+    the physical estimate of its work on its GPU (:func:`physical_estimate`), its measured time, its threads
+    and rate features. Small enough to ship beside the model (a few hundred kB)."""
     out = frame[["application", "preset", "generation"]].copy()
-    out["roofline_s"] = np.exp(roofline_log(D))
+    out["roofline_s"] = physical_estimate(frame)
     for c in POINT_COLUMNS[1:]:
         out[c] = frame[c].to_numpy(np.float64)
     return out.reset_index(drop=True)

@@ -2,10 +2,11 @@
 
 :func:`prepare` builds the sinks a profile run sends every region's trace to (the op-class counter, the hot
 lines, optional trace files, the feature engine, what the GPU-time prediction needs); the caller runs the
-user's script or function with them; :func:`predict_regions` turns what the sinks gathered into each region's
-GPU-time prediction, its physical bounds and the model's term contributions; :func:`build_report` gathers all
-of it into a :class:`portcast.profile_report.ProfileReport` (what ``--json`` prints, ``--report`` writes as
-HTML and ``portcast.profile()`` returns).
+user's script or function with them (or the native recorder its program); :func:`predict_regions` turns what
+the sinks gathered into each region's GPU-time prediction, its physical bounds and the model's term
+contributions through :func:`predict_one_region`, the one prediction every path uses (``--at-size`` calls it
+directly); :func:`build_report` gathers all of it into a :class:`portcast.profile_report.ProfileReport` (what
+``--json`` prints, ``--report`` writes as HTML and ``portcast.profile()`` returns).
 
     report = portcast.profile(saxpy, (x, y), gpu="p100")   # in Jupyter the report renders inline
     report.regions[0].prediction["kernel_s"], report.write_html("saxpy.html")
@@ -168,7 +169,8 @@ def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: O
 
 def resolve_model(model: Optional[str]):
     """``(kind, path, model)`` for ``--model``: the shipped GPU-time model (None), the provisional speedup model
-    trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format)."""
+    trained on simulated GPU times (``provisional``), or a file of either kind (told apart by its format). The
+    provisional model is used only when asked for: a missing shipped model is a :class:`UserError`."""
     import predictor.gputime as gputime_module
     import predictor.model_io as model_io
     from predictor import ModelFileError, load_model
@@ -177,9 +179,11 @@ def resolve_model(model: Optional[str]):
 
     try:
         if model is None:
-            if not gputime_module.DEFAULT_GPUTIME_MODEL.is_file():  # a checkout without it: the older model, if any
-                return "xapp", None, None
             path = gputime_module.DEFAULT_GPUTIME_MODEL
+            if not path.is_file():  # never the older model in its place: that one is asked for by name
+                raise UserError(f"the shipped GPU-time model {path} is missing from this installation; give a "
+                                "model file with --model (portcast gpu-time train), or --model provisional for "
+                                "the older speedup model")
             return "gputime", path, load_gputime_model(path)
         if model == "provisional":
             if not model_io.DEFAULT_MODEL_FILE.is_file():
@@ -561,7 +565,15 @@ def concat_datasets(datasets):
 
 @dataclasses.dataclass
 class RegionPrediction:
-    """One region's GPU-time prediction (or why there is none) and what explains it."""
+    """One region's prediction (or why there is none) and what explains it: what :func:`predict_one_region`
+    returns, the one thing the terminal, the JSON and HTML report and the Python API read a region's GPU time,
+    speedup, bounds and target from.
+
+    With the GPU-time model, ``prediction`` holds the kernel time on ``gpu`` and the speedup against the CPU
+    time, ``bounds`` the physical lower bounds of the same work counts, ``contributions`` the model's terms.
+    With an XAPP speedup model (``--model provisional`` or a file of that format; ``model_kind`` ``xapp``),
+    ``speedup_model`` holds its predicted speedup instead (no GPU time, no bounds), and ``model_label`` names
+    it on every line printed for it."""
 
     index: int
     label: str
@@ -571,51 +583,169 @@ class RegionPrediction:
     model: Any = None
     reason: Optional[str] = None  # why no time was predicted
     notes: list = dataclasses.field(default_factory=list)  # said before the prediction
+    gpu: str = ""  # the target GPU's preset name ("p100"); the XAPP model's own preset for model_kind xapp
+    gpu_label: str = ""  # the target as every output names it: "NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal)"
+    model_file: str = ""
+    model_kind: str = "gputime"  # or "xapp"
+    model_label: str = ""  # xapp: what every printed line starts with ("provisional model (simulated H100)")
+    speedup_model: Optional[dict] = None  # xapp: predicted_speedup, model_file, label, provisional line, terms
+    cpu_how: str = ""  # how the CPU time was measured (njit, python)
+    cpu_why: str = ""  # why there is no CPU time, when there is none
+
+
+#: said for a region traced by the native recorder (``portcast profile --native``): what its trace lacks
+NATIVE_NOTE = ("traced natively: the trace has no source-level thread-space analysis, so the threads are the "
+               "region_thread() iterations, unchecked for dependences between them (ts_checked = 0), and the "
+               "parallel loop's own control records (its increment and branch) count as thread work, which the "
+               "Python tracer leaves out; the work counts, bytes, features and SIMT sample are the native "
+               "trace's own")
+#: why a native region has no CPU time
+NATIVE_CPU_WHY = "a native region runs only under Valgrind here; its uninstrumented time is not measured"
+
+
+def target_label(chosen, gpu: str) -> tuple[str, str]:
+    """``(preset, label)`` of the target a model predicts for: the GPU-time model's ``gpu`` (its description's
+    name, preset and generation, as :func:`portcast.gpu_prediction.describe` prints it), or an XAPP model's own
+    (the GPU its training times came from, e.g. ``provisional model (simulated H100)``)."""
+    kind, path, model = chosen
+    if kind == "gputime":
+        from gpu_models.simt.config import load_config
+        from portcast.gputime_training import GENERATIONS
+
+        cfg = load_config(gpu)
+        name = cfg.description.split(" (")[0] if cfg.description else gpu
+        return gpu, f"{name} ({gpu}, {GENERATIONS.get(gpu, 'unknown')})"
+    meta = getattr(model, "metadata_", None) or {}
+    preset = str(meta.get("gpu_preset") or "")
+    return preset, _xapp_label(path, model)
+
+
+def _xapp_label(path, model) -> str:
+    """What every line printed for an XAPP speedup model's prediction starts with."""
+    from predictor.model_io import is_provisional
+
+    meta = getattr(model, "metadata_", None) or {}
+    if is_provisional(model):
+        preset = meta.get("gpu_preset")
+        simulated = str(meta.get("gpu_times") or "").startswith("simulated")
+        what = (f"simulated {str(preset).upper()}" if preset and simulated else
+                "simulated GPU times" if simulated else str(meta.get("gpu_times") or "not GPU measurements"))
+        return f"provisional model ({what})"
+    platform = meta.get("platform")
+    return f"speedup model {Path(str(path)).name}" + (f" ({platform})" if platform else "")
+
+
+def predict_one_region(chosen, gpu: str, series, *, work: dict | None = None, bytes_rw: dict | None = None,
+                       simulated_s: float = float("nan"), cpu_s: Optional[float] = None, complete: bool = True,
+                       index: int = 0, label: str = "", notes=(), cpu_how: str = "",
+                       cpu_why: str = "", cpu_baseline=None, cpu_numpy: bool = False,
+                       cpu_at: str = "") -> RegionPrediction:
+    """The one prediction of a region, for every path (``portcast profile`` of a script or ``--function``,
+    ``--native``, ``--at-size``, ``portcast.profile``/``predict``/``api.predict_gpu_time`` and the report).
+
+    ``chosen`` is :func:`resolve_model`'s ``(kind, path, model)``. With the GPU-time model: the kernel time on
+    preset ``gpu`` from the region's ``work`` (``WorkSink``), features ``series``, ``bytes_rw`` (``BytesSink``)
+    and ``simulated_s`` (``SimtSink``; NaN when there is none: then the model without the SIMT input, said in
+    ``notes``) by :func:`portcast.gpu_prediction.predict_region`, the bounds of the same counts by
+    :func:`portcast.gpu_prediction.region_bounds`, the model's term contributions, and the speedup against
+    ``cpu_s`` (None: ``cpu_why`` says why; ``cpu_baseline``, the :class:`profiler.baseline.Baseline` of the
+    timed runs, gives the speedup its interval and says what was timed, ``cpu_numpy`` whether the region ran
+    NumPy, ``cpu_at`` at what size). With an XAPP model (``--model provisional``): its predicted speedup
+    (``speedup_model``), labelled. A region that did not complete, or that
+    :func:`portcast.report.no_prediction_reason` refuses, gets a ``reason`` instead."""
+    from portcast.report import no_prediction_reason
+
+    kind, path, model = chosen
+    preset, where = target_label(chosen, gpu)
+    rp = RegionPrediction(index, label, notes=list(notes), gpu=preset, gpu_label=where,
+                          model_file=str(path) if path else "", model_kind=kind, cpu_how=cpu_how,
+                          cpu_why=cpu_why, model=model)
+    if kind == "xapp":
+        rp.model_label = where
+    if not complete:
+        rp.reason = "the region did not complete"
+        return rp
+    reason = no_prediction_reason(series)
+    if reason is not None:
+        rp.reason = reason
+        return rp
+    if kind == "xapp":
+        return _predict_speedup(rp, path, model, series)
+    if work is None or bytes_rw is None:
+        rp.reason = "the region's work counts were not gathered (a run without the prediction's sinks)"
+        return rp
+    from portcast.gpu_prediction import predict_region, region_bounds
+
+    use, use_path = model, path
+    if model.needs_simt and not simulated_s == simulated_s:
+        import predictor.gputime as gputime_module
+        from predictor.gputime import load_gputime_model
+
+        use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
+        if not use_path.is_file():
+            rp.reason = "the SIMT estimate was not available and no model without it ships"
+            return rp
+        use = load_gputime_model(use_path)
+        rp.notes.append("the region is too large for the SIMT estimate's sample: predicted with the model "
+                        "without it (docs/gputime.md)")
+    p = predict_region(use, gpu, work, series, bytes_rw, simulated_s, cpu_s=cpu_s, model_file=str(use_path))
+    if cpu_baseline is not None:
+        p.set_cpu(cpu_baseline, cpu_numpy, at=cpu_at)
+    rp.prediction, rp.model, rp.model_file = p, use, str(use_path)
+    rp.bounds = region_bounds(p, series)
+    rp.contributions = model_contributions(use, p)
+    return rp
+
+
+def _predict_speedup(rp: RegionPrediction, path, model, series) -> RegionPrediction:
+    """An XAPP speedup model's prediction of the region (:func:`predictor.explain_prediction`)."""
+    from portcast.report import provisional_line
+    from predictor import explain_prediction
+
+    missing = [f for f in model.subset_ if f not in series.index]
+    if missing:
+        rp.reason = f"the model needs feature(s) {', '.join(missing)}, which were not computed"
+        return rp
+    expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
+    meta = model.metadata_ or {}
+    rp.speedup_model = {"predicted_speedup": float(expl.attrs["prediction"]), "model_file": str(path),
+                        "label": rp.model_label, "platform": meta.get("platform"),
+                        "provisional": provisional_line(model), "explanation": expl}
+    return rp
+
+
+def _cpu_why(info, baseline: bool) -> str:
+    """Why a region has no CPU time (empty when it has one)."""
+    from profiler.baseline import why_not_measured
+
+    if info.uninstrumented_time_s:
+        return ""
+    if info.mode == "native":
+        return NATIVE_CPU_WHY
+    return why_not_measured(info, "not measured" if baseline else "--no-baseline")
 
 
 def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[RegionPrediction]:
-    """Each featured region's GPU-time prediction on ``setup.gpu``, its bounds and term contributions (an
-    incomplete region, one without a parallel thread space, or one whose SIMT estimate is missing while no
-    model without it ships gets a ``reason`` instead)."""
-    from portcast.gpu_prediction import predict_region, region_bounds
-    from portcast.report import no_prediction_reason
+    """Each featured region's prediction (:func:`predict_one_region`) from what ``setup``'s sinks gathered,
+    with the chosen model on ``setup.gpu``: the Python tracer's regions and the native recorder's alike (a
+    native region's notes say what its trace lacks)."""
     from profiler.baseline import Baseline, uses_numpy
 
     fsink = setup.features
-    if fsink is None or setup.chosen is None or setup.chosen[0] != "gputime":
+    if fsink is None or setup.chosen is None:
         return []
-    _, path, model = setup.chosen
     psinks = setup.psinks
     out = []
     for i, (info, series) in enumerate(fsink.results):
-        rp = RegionPrediction(i, f"{info.name} #{info.invocation}")
-        out.append(rp)
-        if not info.complete:
-            rp.reason = "the region did not complete"
-            continue
-        reason = no_prediction_reason(series)
-        if reason is not None:
-            rp.reason = reason
-            continue
-        sim = psinks.simt.results[i] if psinks.simt is not None else float("nan")
-        use, use_path = model, path
-        if model.needs_simt and not sim == sim:  # no SIMT estimate (sample over its bound): the model without it
-            import predictor.gputime as gputime_module
-            from predictor.gputime import load_gputime_model
-
-            use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-            if not use_path.is_file():
-                rp.reason = "the SIMT estimate was not available and no model without it ships"
-                continue
-            use = load_gputime_model(use_path)
-            rp.notes.append("the region is too large for the SIMT estimate's sample: predicted with the model "
-                            "without it (docs/gputime.md)")
-        p = predict_region(use, setup.gpu, psinks.work.results[i], series, psinks.bytes.results[i], sim,
-                           cpu_s=info.uninstrumented_time_s or None, model_file=str(use_path))
-        p.set_cpu(Baseline.from_info(info), uses_numpy(info))
-        rp.prediction, rp.model = p, use
-        rp.bounds = region_bounds(p, series)
-        rp.contributions = model_contributions(use, p)
+        have = psinks is not None and i < len(psinks.work.results)
+        sim = psinks.simt.results[i] if have and psinks.simt is not None else float("nan")
+        out.append(predict_one_region(
+            setup.chosen, setup.gpu, series, work=psinks.work.results[i] if have else None,
+            bytes_rw=psinks.bytes.results[i] if have else None, simulated_s=sim,
+            cpu_s=info.uninstrumented_time_s or None, complete=info.complete, index=i,
+            label=f"{info.name} #{info.invocation}", notes=[NATIVE_NOTE] if info.mode == "native" else [],
+            cpu_how=str(info.extra.get("uninstrumented_mode", "")), cpu_why=_cpu_why(info, baseline),
+            cpu_baseline=Baseline.from_info(info), cpu_numpy=uses_numpy(info)))
     return out
 
 
@@ -624,7 +754,7 @@ def model_contributions(model, p):
     (None for a family without them)."""
     import pandas as pd
 
-    if model.family not in ("gbm", "gbm-residual"):
+    if model.family not in ("gbm", "gbm-residual", "bounded"):
         return None
     c = model.contributions(pd.DataFrame([p.inputs]))
     c["training_min"] = [model.training_ranges.get(k, [np.nan, np.nan])[0] for k in c["column"]]
@@ -633,8 +763,7 @@ def model_contributions(model, p):
 
 
 def build_report(setup: ProfileSetup, predictions: list[RegionPrediction], *, target: str,
-                 exit_code: int = 0, error: BaseException | None = None, speedups: list | None = None,
-                 no_baseline: str = "not asked for"):
+                 exit_code: int = 0, error: BaseException | None = None, no_baseline: str = "not asked for"):
     """The :class:`~portcast.profile_report.ProfileReport` of a finished run (``no_baseline``: why regions that
     were not timed uninstrumented were not, when no other reason is known, e.g. ``--no-baseline``)."""
     from portcast.profile_report import ProfileReport, region_report
@@ -652,12 +781,11 @@ def build_report(setup: ProfileSetup, predictions: list[RegionPrediction], *, ta
             series=series, explanation=fsink.explanations[fi] if fi is not None else None,
             thread_space=fsink.thread_spaces[fi] if fi is not None else None,
             pred=by_index.get(fi) if fi is not None else None,
-            trace_files=[w for w in written if _trace_of(w, info)],
-            speedup=next((s for s in (speedups or []) if s.get("region") == info.name
-                          and s.get("invocation") == info.invocation), None), no_baseline=no_baseline))
+            trace_files=[w for w in written if _trace_of(w, info)], no_baseline=no_baseline))
     kind, path, model = setup.chosen or (None, None, None)
     meta = getattr(model, "metadata", None) or getattr(model, "metadata_", None) or {}
-    return ProfileReport(target=target, gpu=setup.gpu if setup.chosen else None,
+    gpu, label = target_label(setup.chosen, setup.gpu) if setup.chosen else (None, None)
+    return ProfileReport(target=target, gpu=gpu, gpu_label=label,
                          model_file=str(path) if path else None, model_kind=kind,
                          trained_on=str(meta.get("trained_on", "")) or None, exit_code=exit_code,
                          error=None if error is None else f"{type(error).__name__}: {error}", regions=regions)
@@ -685,11 +813,7 @@ def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Opti
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
     name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
                        baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
-    preds = predict_regions(setup, baseline=baseline)
-    speedups = None
-    if setup.chosen is not None and setup.chosen[0] == "xapp" and setup.features is not None:
-        speedups = provisional_speedups(setup)
-    return build_report(setup, preds, target=name, speedups=speedups,
+    return build_report(setup, predict_regions(setup, baseline=baseline), target=name,
                         no_baseline="not asked for (baseline=False)")
 
 
@@ -769,19 +893,6 @@ def simulate(target, args: tuple | None = None, *, gpu: str = "h100", block_size
     return {name: run(streams, cfg, sm_count, core_mhz, mem_mhz, name=name) for name, streams in loaded}
 
 
-def provisional_speedups(setup: ProfileSetup) -> list:
-    """The provisional speedup model's predictions of the featured regions (``portcast.report.predict_regions``)
-    without printing them."""
-    import io
-
-    from rich.console import Console
-
-    from portcast.report import predict_regions as xapp_predict
-
-    quiet = Console(file=io.StringIO())
-    return xapp_predict(quiet, quiet, setup.chosen[1], setup.features.results, terms=False)
-
-
 def features_of_file(path):
     """The features of ``path``: a feature table (CSV, JSON or Parquet, read by :mod:`features.table`), or a
     Portcast trace file, whose features are computed first (one row)."""
@@ -815,18 +926,12 @@ def at_size_ladder(make, at_size: int, sizes: Optional[list] = None) -> list:
 
 @dataclasses.dataclass
 class AtSizePrediction:
-    """What :func:`predict_at_size` found: the work extrapolated to the size, the prediction there and its
-    bounds, the model used (the one without the SIMT input), the CPU time at the size (or why there is none)."""
+    """What :func:`predict_at_size` found: the sizes traced, the work extrapolated to the size and the
+    region's prediction there (:func:`predict_one_region`, with the model without the SIMT input)."""
 
-    label: str
     ladder: list
     extrapolation: Any  # portcast.at_size.Extrapolation
-    prediction: Any  # portcast.gpu_prediction.GpuPrediction
-    bounds: Any  # gpu_models.bounds.Bounds, or None
-    model: Any
-    model_path: Path
-    cpu_s: Optional[float]
-    cpu_why: str
+    region: RegionPrediction
     cpu_baseline: Any = None  # profiler.baseline.Baseline of the runs at the size, or None
 
 
@@ -834,15 +939,16 @@ def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, m
                     baseline: bool = True, label: str = "", baseline_kind: str = "as-written",
                     baseline_rule=None) -> AtSizePrediction:
     """Trace ``fn(*make(n))`` at each size of ``ladder``, fit every count, extrapolate to ``at_size`` and
-    predict the GPU time there with the GPU-time model of ``chosen`` (:func:`resolve_model`; one that needs the
-    SIMT input is refused: the size itself is not traced); with ``baseline``, the
-    CPU time is measured at ``at_size`` itself (``baseline_kind``, ``baseline_rule`` as in :func:`profile`)."""
+    predict there with :func:`predict_one_region` and the GPU-time model of ``chosen`` (:func:`resolve_model`;
+    one that needs the SIMT input is refused: the size itself is not traced); with ``baseline``, the CPU time is
+    measured at ``at_size`` itself (``baseline_kind``, ``baseline_rule`` as in :func:`profile`)."""
     from portcast.at_size import extrapolate
-    from portcast.gpu_prediction import BytesSink, predict_region, region_bounds
+    from portcast.gpu_prediction import BytesSink
     from predictor.gputime import WORK_KEYS
     from profiler.baseline import measure_uninstrumented, uses_numpy
 
-    _, path, model = chosen
+    kind, path, model = chosen
+    notes = []
     if model.needs_simt:
         raise UserError(f"--at-size needs a GPU-time model without the SIMT input ({path} needs it: a size that is "
                         "not traced has no SIMT estimate)")
@@ -859,8 +965,7 @@ def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, m
         raise UserError(f"--at-size: the extrapolation lacks the counts {missing}")
     rw = {"read_bytes": float(at.counts.get("read_bytes", 0.0)),
           "written_bytes": float(at.counts.get("written_bytes", 0.0))}
-    p = predict_region(model, gpu, work, at.features, rw, float("nan"), cpu_s=cpu, model_file=str(path))
-    p.set_cpu(b, any(uses_numpy(i) for i in at.infos), at=f"at n = {at_size:,} (not traced)")
-    return AtSizePrediction(label=label, ladder=list(ladder), extrapolation=at, prediction=p,
-                            bounds=region_bounds(p, at.features), model=model, model_path=path, cpu_s=cpu,
-                            cpu_why=why, cpu_baseline=b)
+    rp = predict_one_region((kind, path, model), gpu, at.features, work=work, bytes_rw=rw, cpu_s=cpu,
+                            label=label, notes=notes, cpu_why=why, cpu_baseline=b,
+                            cpu_numpy=any(uses_numpy(i) for i in at.infos), cpu_at=f"at n = {at_size:,} (not traced)")
+    return AtSizePrediction(ladder=list(ladder), extrapolation=at, region=rp, cpu_baseline=b)

@@ -104,6 +104,7 @@ class ProfileReport:
 
     target: str
     gpu: Optional[str]
+    gpu_label: Optional[str]
     model_file: Optional[str]
     model_kind: Optional[str]
     trained_on: Optional[str]
@@ -149,7 +150,7 @@ class ProfileReport:
             p = r.prediction
             if p:
                 s = f", speedup {p['speedup']:.3g}x" if p.get("speedup") else ""
-                parts.append(f"{r.label}: {_seconds(p['kernel_s'])} on {p['gpu']}{s}")
+                parts.append(f"{r.label}: {_printed_time(p['kernel_s'])} on {p['gpu']}{s}")
             else:
                 parts.append(f"{r.label}: {r.no_prediction or 'no prediction'}")
         return f"<ProfileReport of {self.target}: " + ("; ".join(parts) or "no region") + ">"
@@ -168,12 +169,13 @@ def _training_points():
 
 
 def region_report(info, counts, *, hot, series=None, explanation=None, thread_space=None, pred=None,
-                  trace_files=(), speedup=None, no_baseline: str = "not asked for") -> RegionReport:
-    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`);
-    ``no_baseline``: why a region that has no CPU time measurement has none."""
+                  trace_files=(), no_baseline: str = "not asked for") -> RegionReport:
+    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`,
+    the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
+    has none."""
     from portcast.bounds_report import TITLES, bound_lines, meanings
     from portcast.pipeline import mix_fractions
-    from portcast.report import EXPLAIN_TITLES, KEY_FEATURES, MIN_EXPLAINED, no_prediction_reason
+    from portcast.report import KEY_FEATURES, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
     from profiler.trace import Op
 
@@ -190,15 +192,7 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
                 lo, hi = float(points[col].min()), float(points[col].max())
             key.append({"name": name, "value": feats[name], "meaning": meaning, "training_min": lo,
                         "training_max": hi})
-    weak = []
-    if explanation is not None and not explanation.empty:
-        for feature, rows in explanation.groupby("feature", sort=False):
-            if feature in feats and feats[feature] is not None and feats[feature] < MIN_EXPLAINED:
-                continue
-            for _, r in rows.head(3).iterrows():
-                weak.append({"feature": feature, "what": EXPLAIN_TITLES.get(feature, feature),
-                             "share": float(r["share"]), "location": str(r["location"]),
-                             "text": str(r["text"]).strip()})
+    weak = weak_spots(series, explanation, pred.bounds if pred is not None else None)
     rep = RegionReport(
         name=info.name, invocation=int(info.invocation), complete=bool(info.complete), error=info.error,
         mode=info.mode, source=info.source, records=int(info.n_records), threads=int(info.n_threads),
@@ -206,18 +200,26 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
         cpu_how=str(info.extra.get("uninstrumented_mode", "")), op_counts=op_counts, mix=mix,
         trace_files=list(trace_files), hot_lines=jsonable(hot), features=feats, key_features=jsonable(key),
         weak_spots=weak, thread_space=jsonable(thread_space) if thread_space is not None else None,
-        library_calls=jsonable((info.extra or {}).get("library_work") or []),
-        speedup_model=jsonable(speedup) if speedup else None)
+        library_calls=jsonable((info.extra or {}).get("library_work") or []))
     base = Baseline.from_info(info)
     rep.cpu_baseline = jsonable(baseline_summary(base, uses_numpy(info)))
     rep.cpu_not_measured = None if rep.cpu_time_s else why_not_measured(info, no_baseline)
     if pred is not None:
         rep.notes = list(pred.notes)
         rep.no_prediction = pred.reason
+        if pred.speedup_model is not None:
+            sm = dict(pred.speedup_model)
+            expl = sm.pop("explanation", None)
+            if expl is not None:
+                sm["terms"] = [{"term": r.term, "coefficient": r.coefficient, "contribution": r.contribution}
+                               for r in expl.itertuples(index=False)]
+            rep.speedup_model = jsonable(sm)
         if pred.prediction is not None:
             p = pred.prediction.to_dict()
             p.pop("inputs", None)
             rep.prediction = jsonable(p)
+            rep.prediction["gpu_label"] = pred.gpu_label
+            rep.prediction["cpu_why"] = pred.cpu_why or None
             rep.prediction["roofline_s"] = _roofline_s(pred.prediction)
         if pred.bounds is not None:
             b = pred.bounds
@@ -226,7 +228,7 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
                 "gpu": b.gpu, "bound": b.bound, "lower_bound_s": b.total_lower,
                 "resources": [{"resource": r, "title": TITLES[r], "time_s": t, "share": shares[r],
                                "meaning": text[r]} for r, t in b.times.items()],
-                "lines": bound_lines(b, explanation)})
+                "lines": bound_lines(b, explanation, series=series)})
         if pred.contributions is not None:
             rows = []
             for r in pred.contributions.itertuples(index=False):
@@ -236,19 +238,19 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
                              "factor": math.exp(r.contribution), "training_min": lo, "training_max": hi,
                              "outside": outside})
             rep.contributions = jsonable(rows)
-    elif series is not None and speedup is None:
+    elif series is not None:
         rep.no_prediction = no_prediction_reason(series)
     return rep
 
 
 def _roofline_s(p) -> float:
-    """The roofline time of a prediction's work on its GPU (what the report's position plot puts it against)."""
-    import numpy as np
+    """The physical estimate of a prediction's work on its GPU (what the report's position plot puts it against:
+    :func:`portcast.gputime_training.physical_estimate`)."""
     import pandas as pd
 
-    from predictor.gputime import design, roofline_log
+    from portcast.gputime_training import physical_estimate
 
-    return float(np.exp(roofline_log(design(pd.DataFrame([p.inputs])))[0]))
+    return float(physical_estimate(pd.DataFrame([p.inputs]))[0])
 
 
 # --------------------------------------------------------------------------------------------- HTML ---
@@ -288,6 +290,13 @@ def _seconds(t) -> str:
     return format_seconds(t)
 
 
+def _printed_time(t) -> str:
+    """A predicted time as the terminal prints it (:func:`portcast.gpu_prediction.format_time`)."""
+    from portcast.gpu_prediction import format_time
+
+    return format_time(t)
+
+
 def _num(v, fmt: str = "{:.4g}") -> str:
     if v is None:
         return "-"
@@ -314,7 +323,7 @@ def _table(headers, rows, num=()) -> str:
 def render_html(report: ProfileReport, full: bool = True) -> str:
     """The report as HTML (see :meth:`ProfileReport.to_html`)."""
     parts = [f"<div class=\"portcast-report\"><h1>Portcast profile of <code>{_e(report.target)}</code></h1>"]
-    gpu = f"target GPU <b>{_e(report.gpu)}</b>; " if report.gpu else ""
+    gpu = f"target: <b>{_e(report.gpu_label)}</b>; " if report.gpu_label else ""
     parts.append(f"<p class=\"dim\">{gpu}Portcast {_e(report.portcast_version)}; {_e(report.created)}</p>")
     if report.error:
         parts.append(f"<p class=\"note\">The script raised <code>{_e(report.error)}</code>: the report covers what "
@@ -329,13 +338,17 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
         for r in report.regions:
             p = r.prediction or {}
             speedup = _speedup(p, "speedup") if p.get("speedup") else "-"
+            sm = r.speedup_model or {}
+            if sm.get("predicted_speedup") is not None:
+                speedup = f"{sm['predicted_speedup']:.3g}x ({_e(sm['label'])})"
             rows.append([f"<a href=\"#{_anchor(r)}\">{_e(r.name)}</a>", str(r.invocation), _num(r.records),
                          *(f"{r.mix[k]:.3f}" for k in r.mix), _num(r.threads), _seconds(r.wall_time_s),
-                         _seconds(r.cpu_time_s), _seconds(p.get("kernel_s")), speedup, _e(r.mode),
+                         _seconds(r.cpu_time_s), _printed_time(p.get("kernel_s")), speedup, _e(r.mode),
                          "yes" if r.complete else f"no ({_e(r.error)})", "<br>".join(_e(f) for f in r.trace_files)])
         first = report.regions[0]
+        gpu_col = f"GPU time ({report.gpu})" if report.gpu and report.model_kind == "gputime" else "GPU time"
         parts.append(_table(["region", "inv", "records", *first.mix.keys(), "threads", "traced time",
-                             "CPU time", f"GPU time ({report.gpu})" if report.gpu else "GPU time", "speedup",
+                             "CPU time", gpu_col, "speedup",
                              "mode", "complete", "trace files"], rows,
                             num=set(range(1, 3 + len(first.mix) + 5))))
         points = _training_points()
@@ -344,7 +357,8 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
     if report.model_file:
         parts.append(f"<p class=\"dim\">Model: <code>{_e(report.model_file)}</code>"
                      + (f"; trained on {_e(report.trained_on)}" if report.trained_on else "")
-                     + ". Its held-out errors are in docs/gputime.md of Portcast.</p>")
+                     + (". Its held-out errors are in docs/gputime.md of Portcast.</p>"
+                        if report.model_kind == "gputime" else " (an XAPP speedup model: docs/predictor.md).</p>"))
     parts.append("</div>")
     body = "\n".join(parts)
     if not full:
@@ -374,15 +388,18 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
         if p.get("speedup"):
             what = p.get("cpu_baseline") or r.cpu_how
             how = f" ({_e(what)})" if what else ""
-            sp = (f"<br>CPU time here{how}: {_seconds(p['cpu_s'])} &rarr; <b>speedup {_speedup(p, 'speedup')}</b>; "
+            sp = (f"<br>CPU time here{how}: {_printed_time(p['cpu_s'])} &rarr; "
+                  f"<b>speedup {_speedup(p, 'speedup')}</b>; "
                   f"with the copies over the host link ({_bytes(p['read_bytes'])} in, {_bytes(p['written_bytes'])} "
-                  f"out: {_seconds(p['transfer_s'])}): speedup {_speedup(p, 'speedup_with_transfers')}")
+                  f"out: {_printed_time(p['transfer_s'])}): speedup {_speedup(p, 'speedup_with_transfers')}")
         else:
-            why = f" ({_e(r.cpu_not_measured)})" if r.cpu_not_measured else ""
+            why = r.cpu_not_measured or p.get("cpu_why")
+            why = f" ({_e(why)})" if why else ""
             sp = (f"<br>No speedup: the region's CPU time was not measured{why}; copies over the host link would "
-                  f"take {_seconds(p['transfer_s'])}")
-        out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_name'])} ({_e(p['gpu'])}, "
-                   f"{_e(p['generation'])}): <b>{_seconds(p['kernel_s'])}</b>{sp}</p>")
+                  f"take {_printed_time(p['transfer_s'])}")
+        out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_label'])}: "
+                   f"<b>{_printed_time(p['kernel_s'])}</b>{sp}</p>")
+        out.append(f"<p class=\"dim\">Model: <code>{_e(p['model_file'])}</code></p>")
         if p.get("extrapolated"):
             out.append(f"<p class=\"note\">No GPU of the {_e(p['generation'])} generation has measured points: the "
                        "prediction for it is extrapolated from older generations.</p>")
@@ -390,10 +407,14 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
             out.append(f"<p class=\"note\">Outside the training range in {_e(', '.join(p['out_of_range']))}: treat "
                        "the time as a rough guide.</p>")
     elif r.speedup_model and r.speedup_model.get("predicted_speedup") is not None:
-        out.append(f"<p class=\"headline\">Predicted speedup (provisional model, trained on simulated GPU times): "
-                   f"<b>{r.speedup_model['predicted_speedup']:.3g}x</b></p>")
+        sm = r.speedup_model
+        out.append(f"<p class=\"headline\">{_e(sm['label'])}: predicted speedup "
+                   f"<b>{sm['predicted_speedup']:.3g}x</b> (no GPU time: this model predicts a speedup only)</p>")
+        if sm.get("provisional"):
+            out.append(f"<p class=\"note\">{_e(sm['label'])}: {_e(sm['provisional'])}</p>")
     elif r.no_prediction:
-        out.append(f"<p class=\"headline none\">No GPU time predicted: {_e(r.no_prediction)}.</p>")
+        what = "speedup" if report.model_kind == "xapp" else "GPU time"
+        out.append(f"<p class=\"headline none\">No {what} predicted: {_e(r.no_prediction)}.</p>")
     if r.bounds:
         b = r.bounds
         out.append(f"<h3>What bounds the GPU time on {_e(b['gpu'])}</h3>")
@@ -441,9 +462,9 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
                             f"<code>{_e(h['text'])}</code>"] for h in r.hot_lines], num={1, 2}))
     if r.weak_spots:
         out.append("<h3>Lines behind the weak spots</h3>")
-        out.append(_table(["what", "share", "line", "source"],
-                          [[_e(w["what"]), f"{w['share']:.0%}", _e(_short(w["location"])),
-                            f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={1}))
+        out.append(_table(["what", "why", "share", "line", "source"],
+                          [[_e(w["what"]), _e(w["why"]), f"{w['share']:.0%}", _e(_short(w["location"])),
+                            f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={2}))
     ts = r.thread_space
     if ts is not None:
         out.append("<h3>GPU thread space</h3>")

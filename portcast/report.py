@@ -1,12 +1,11 @@
 """What Portcast tells a person about a region: its GPU-relevant features, the lines behind them, and a
 predicted speedup with the terms that make it.
 
-Used by ``portcast profile``, ``portcast record`` and ``portcast predict`` so the three speak alike.
+Used by ``portcast profile``, ``portcast record`` and ``portcast predict`` so the three speak alike. The weak
+spots (:func:`weak_spots`) are chosen here, for the terminal and the JSON and HTML report alike.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
@@ -14,34 +13,125 @@ from rich.markup import escape
 from rich.table import Table
 
 #: The features a porter reads first, with what a high or low value means on a GPU (papers/004 Table 1).
+#: The warp-level ones (``warp_*``) are what a GPU sees; ``locStrideOther`` and ``Lbdiv_32`` look at one static
+#: instruction's successive executions in the sequential trace, and say so.
 KEY_FEATURES: tuple[tuple[str, str, str], ...] = (
     ("warp_threads", "{:,.0f}", "parallel-loop iterations = GPU threads available"),
     ("warp_parallelFraction", "{:.3f}", "share of the work inside the parallel loop"),
     ("ilp32", "{:.2f}", "ILP in a 32-instruction window (per-thread latency hiding)"),
     ("ilp16384", "{:.1f}", "ILP in a 16384-instruction window (independent work overall)"),
     ("warp_coalescing", "{:.3f}", "ideal / actual 32-byte sectors per warp access (1 = fully coalesced)"),
-    ("locStrideOther", "{:.3f}", "share of per-instruction strides > 128 B (memory divergence)"),
+    ("locStrideOther", "{:.3f}", "share of one instruction's successive strides > 128 B (sequential trace; "
+                                 "a GPU's is warp_coalescing)"),
     ("warp_bdiv", "{:.3f}", "share of warp branches whose threads diverge (lockstep warps)"),
-    ("Lbdiv_32", "{:.3f}", "share of per-branch 32-outcome groups that diverge"),
+    ("warp_simdEfficiency", "{:.3f}", "active lanes / threads per warp instruction (1 = no lane idle)"),
+    ("Lbdiv_32", "{:.3f}", "share of one branch's 32-outcome groups that mix outcomes (sequential trace: a loop "
+                           "exit counts; a GPU's is warp_bdiv)"),
     ("warp_arithIntensity", "{:.3f}", "FP operations per byte moved (compute vs bandwidth bound)"),
     ("spf", "{:.3f}", "share of special-function operations (fast on GPU SFUs)"),
     ("mem", "{:.3f}", "share of loads and stores"),
     ("coldRef", "{:.3f}", "share of first-touch (cold) load references"),
 )
 
-#: Divergence features below this value are not weak spots; their lines are not listed.
+#: warp_bdiv below this is not a weak spot (one divergent loop exit in a hundred warp branches)
 MIN_EXPLAINED = 0.01
+#: warp_simdEfficiency at or above this is not a weak spot: fewer than 5% of the lanes idle make the issue
+#: time less than 1.05x the converged one (a launch's last thread running the region's closing records is
+#: about 1% in a 1000-thread region traced natively)
+MAX_SIMD_EFFICIENCY = 0.95
+#: warp_coalescing below this is a weak spot: unit-stride accesses to elements of 4 bytes or more cost at
+#: most one sector beyond the ideal per warp access when the array is not 32-byte aligned (4/5 = 0.8 for
+#: 4-byte elements, 8/9 for 8-byte ones), so a lower value means accesses that are not unit-stride
+MIN_COALESCING = 0.75
 
-EXPLAIN_TITLES = {
-    "locStrideOther": "memory divergence (strides > 128 B)",
-    "Lbdiv_32": "branch divergence (32-outcome groups)",
-    "footprint": "footprint (first-touched 64-B blocks)",
-}
+#: The weak spots: the explanation feature whose rows are their lines (``features.FeatureEngine.explain``),
+#: their title, and the bound resources (``gpu_models.bounds.RESOURCES``) whose time they make larger.
+#: When each one is listed: :func:`weak_spot_why`.
+WEAK_SPOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("warp_bdiv", "branch divergence (warp branches whose lanes split)", ("issue", "pipe", "waves")),
+    ("warp_coalescing", "uncoalesced access (32-B sectors beyond the ideal)", ("dram", "pipe")),
+    ("footprint", "footprint (first-touched 64-B blocks)", ("dram",)),
+)
+
+#: the bound table's names (``gpu_models.bounds.Bounds.details``) of the features the weak spots read
+_DETAILS = {"warp_simdEfficiency": "simd_efficiency", "warp_coalescing": "coalescing"}
+
+
+def _feature(name: str, series: pd.Series | None, bounds=None) -> float | None:
+    """The region's value of a feature: from its features, else from the bound table's details (the same
+    number: the bounds are computed from the same features), else None."""
+    if series is not None and name in series.index and series[name] == series[name]:
+        return float(series[name])
+    if bounds is not None and _DETAILS.get(name) in bounds.details:
+        return float(bounds.details[_DETAILS[name]])
+    return None
+
+
+def weak_spot_why(feature: str, series: pd.Series | None, bounds=None) -> str | None:
+    """Why ``feature``'s lines are a weak spot of the region, in the words of the table that shows the value
+    (None: they are not). Each rule reads the feature the feature table and the bound table print:
+
+    * ``warp_bdiv`` (branch divergence): ``warp_bdiv`` >= :data:`MIN_EXPLAINED` and ``warp_simdEfficiency`` <
+      :data:`MAX_SIMD_EFFICIENCY` (the bound table's "SIMD efficiency"; at 1 it says "no divergence": no lane
+      waits, whatever the branches);
+    * ``warp_coalescing`` (uncoalesced access): 0 < ``warp_coalescing`` < :data:`MIN_COALESCING`;
+    * ``footprint``: the DRAM bound is the largest of the bound table (its bytes are at least the footprint).
+
+    Parameters
+    ----------
+    feature : an explanation feature of :data:`WEAK_SPOTS`
+    series : the region's features (None: read from ``bounds``)
+    bounds : the region's :class:`gpu_models.bounds.Bounds`, optional (no prediction: no footprint weak spot)
+    """
+    if feature == "warp_bdiv":
+        bdiv, simd = _feature("warp_bdiv", series, bounds), _feature("warp_simdEfficiency", series, bounds)
+        if simd is None or simd >= MAX_SIMD_EFFICIENCY or (bdiv is not None and bdiv < MIN_EXPLAINED):
+            return None
+        share = "" if bdiv is None else f"warp_bdiv {bdiv:.3f}, "
+        return f"{share}SIMD efficiency {simd:.2f}: {1 - simd:.0%} of lanes idle"
+    if feature == "warp_coalescing":
+        c = _feature("warp_coalescing", series, bounds)
+        if c is None or not 0.0 < c < MIN_COALESCING:
+            return None
+        return f"warp_coalescing {c:.3f}: {1 / c:.3g}x the sectors a coalesced access needs"
+    if feature == "footprint":
+        if bounds is None or bounds.bound != "dram":
+            return None
+        return "DRAM bounds the GPU time"
+    return None
+
+
+def weak_spots(series: pd.Series | None, explanation: pd.DataFrame | None, bounds=None, top: int = 3,
+               resource: str | None = None) -> list[dict]:
+    """The lines behind the region's weak spots: ``{"feature", "what", "why", "share", "location", "text"}`` each,
+    the ``top`` rows of each weak spot (:data:`WEAK_SPOTS`) that :func:`weak_spot_why` lists. With ``resource``,
+    only the weak spots that make that resource's bound larger (the lines behind the bound; for ``pipe``, the
+    busiest pipeline decides: sectors for the load/store unit, warp instructions for the others).
+
+    What the terminal prints and what the JSON and HTML report hold come from here, so they agree."""
+    if explanation is None or explanation.empty:
+        return []
+    out = []
+    for feature, title, resources in WEAK_SPOTS:
+        if resource is not None:
+            if resource not in resources:
+                continue
+            if resource == "pipe" and bounds is not None:
+                lsu = bounds.details.get("busiest_pipe") == "lsu"
+                if lsu != (feature == "warp_coalescing"):
+                    continue
+        why = weak_spot_why(feature, series, bounds)
+        if why is None:
+            continue
+        for _, r in explanation[explanation["feature"] == feature].head(top).iterrows():
+            out.append({"feature": feature, "what": title, "why": why, "share": float(r["share"]),
+                        "location": str(r["location"]), "text": str(r["text"]).strip()})
+    return out
 
 
 def print_features(console: Console, label: str, series: pd.Series, explanation: pd.DataFrame | None = None,
-                   top: int = 3) -> None:
-    """Print the key features of one region and the source lines that contribute most to its weak spots.
+                   top: int = 3, bounds=None) -> None:
+    """Print the key features of one region and the source lines behind its weak spots (:func:`weak_spots`).
 
     Parameters
     ----------
@@ -49,7 +139,9 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     label : region name shown in the titles
     series : the region's features (``features.FeatureEngine.result()``)
     explanation : ``features.FeatureEngine.explain()`` table, optional
-    top : lines shown per explained feature
+    top : lines shown per weak spot
+    bounds : the region's bounds (``gpu_models.bounds.Bounds``), optional: the footprint is a weak spot when
+        DRAM bounds the time
     """
     t = Table(title=f"GPU-relevant features of {label}", title_justify="left")
     for c in ("feature", "value", "meaning"):
@@ -58,17 +150,15 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
         if name in series.index:
             t.add_row(name, fmt.format(float(series[name])), meaning)
     console.print(t)
-    if explanation is None or explanation.empty:
+    rows = weak_spots(series, explanation, bounds, top)
+    if not rows:
         return
     t = Table(title=f"lines behind the weak spots of {label}", title_justify="left")
-    for c in ("what", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
+    for c in ("what", "why", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
         t.add_column(c, no_wrap=c in ("share", "line"), overflow="fold")
-    for feature, rows in explanation.groupby("feature", sort=False):
-        if feature in series.index and float(series[feature]) < MIN_EXPLAINED:
-            continue  # e.g. one divergent loop-exit group in thousands: not a weak spot worth a line
-        for _, r in rows.head(top).iterrows():
-            t.add_row(EXPLAIN_TITLES.get(feature, feature), f"{float(r['share']):.0%}", _short(str(r["location"])),
-                      escape(str(r["text"]).strip()))
+    for r in rows:
+        t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", escape(_short(r["location"])),
+                  escape(r["text"]))
     console.print(t)
 
 
@@ -257,7 +347,7 @@ def print_model_label(console: Console, model) -> None:
 
 
 def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str,
-                     model=None, terms: bool = True) -> None:
+                     model=None, terms: bool = True, title_prefix: str = "") -> None:
     """Print a predicted speedup, the model's features against their training range, and each term's share.
 
     Parameters
@@ -266,6 +356,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     label : what was predicted (region or row name)
     model : the model, optional: when its metadata says provisional, the label line follows the prediction
     terms : print the term table (the features against their range, each term's contribution)
+    title_prefix : put before the tables' titles (the model's label, so that every line names the model)
     """
     a = expl.attrs
     pred = a["prediction"]
@@ -279,13 +370,13 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
                       highlight=False, soft_wrap=True)
     else:
         console.print(f"[bold]{escape(label)}[/]: predicted speedup [bold]{pred:.3g}x[/]"
-                      f" ({'port' if pred > 1 else 'do not port'})", highlight=False)
+                      f" ({'port' if pred > 1 else 'do not port'})", highlight=False, soft_wrap=True)
     if model is not None:
         print_model_label(console, model)
     if not terms:
         _print_range_warnings(err_console, a, label)
         return
-    ft = Table(title="features vs training range", title_justify="left")
+    ft = Table(title=escape(f"{title_prefix}features vs training range"), title_justify="left")
     for c in ("feature", "value", "train min", "train max", ""):
         ft.add_column(c)
     clipped = {c for c, _, _ in a.get("clipped", [])}
@@ -296,7 +387,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     console.print(ft)
     scale = {"log": "log speedup (each adds to log; exp(sum) = speedup)", "sqrt": "sqrt speedup",
              "none": "speedup"}[a["transform"]]
-    tt = Table(title=f"term contributions to {scale}", title_justify="left")
+    tt = Table(title=escape(f"{title_prefix}term contributions to {scale}"), title_justify="left")
     for c in ("term", "coefficient", "z value", "contribution"):
         tt.add_column(c)
     for _, r in expl.iterrows():
@@ -308,6 +399,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
 
 def _print_range_warnings(err_console: Console, a: dict, label: str) -> None:
     """The warnings of a prediction outside the model's training data (features clipped or extrapolated)."""
+    label = escape(label)
     if a.get("clipped"):
         what = ", ".join(f"{c} = {v:.4g} (used {b:.4g})" for c, v, b in a["clipped"])
         err_console.print(f"[yellow]warning:[/] {label}: outside the training data, so clipped to its range: {what}; "
@@ -373,54 +465,3 @@ def no_prediction_reason(series: pd.Series) -> str | None:
         return (f"only {pf:.1%} of its work runs in parallel loops without a dependence between iterations "
                 f"(below {MIN_PARALLEL_FRACTION:.0%}){bound}")
     return None
-
-
-def predict_regions(console: Console, err_console: Console, model_path: Path | None, results,
-                    terms: bool = True) -> list[dict]:
-    """Predict and explain the speedup of each profiled region, or say why no prediction can be made.
-
-    Parameters
-    ----------
-    model_path : model file (``portcast train``); None = the shipped default model, if there is one
-    results : list of (RegionInfo, feature Series), as in ``features.FeatureSink.results``
-    terms : print each prediction's term table (``portcast profile --verbose``)
-
-    Returns
-    -------
-    list of dict
-        ``region``, ``invocation``, ``predicted_speedup`` per region (None, with a ``reason``, when the region
-        gets no prediction: :func:`no_prediction_reason`); empty when no model is available.
-    """
-    from predictor import explain_prediction, load_model
-    from predictor.model_io import default_model_path
-
-    path = model_path if model_path is not None else default_model_path()
-    if path is None:
-        console.print(
-            "[bold]speedup:[/] no speedup model is shipped for a platform yet: the default model is trained on "
-            "the kernel corpus measured on a real GPU, which has not been done (see docs/predictor.md). Measure "
-            "your own with `portcast calibrate`, train with `portcast train`, and pass --model MODEL.json.",
-            highlight=False)
-        return []
-    model = load_model(path)
-    platform = model.metadata_.get("platform")
-    console.print(f"speedup model: {path}" + (f" ({platform})" if platform else ""), highlight=False)
-    out = []
-    for info, series in results:
-        missing = [f for f in model.subset_ if f not in series.index]
-        label = f"{info.name} #{info.invocation}"
-        if missing:
-            err_console.print(f"[yellow]warning:[/] {label}: the model needs feature(s) {missing} that were not "
-                              "computed; no prediction", highlight=False)
-            continue
-        why = no_prediction_reason(series)
-        if why is not None:
-            console.print(escape(f"{label}: no speedup predicted: {why}."), highlight=False, soft_wrap=True)
-            out.append({"region": info.name, "invocation": info.invocation, "predicted_speedup": None,
-                        "reason": why})
-            continue
-        expl = explain_prediction(model, series[list(model.subset_)].astype(float).to_dict())
-        print_prediction(console, err_console, expl, label, model=model, terms=terms)
-        out.append({"region": info.name, "invocation": info.invocation,
-                    "predicted_speedup": float(expl.attrs["prediction"])})
-    return out

@@ -185,6 +185,47 @@ class BoundedTimeModel:
                 "launch_s": float(self.launch_s_), "estimate_s": core, "bound_s": float(B[0]),
                 "floor_decides": bool(B[0] >= core), "host_s": float(self.host_s_ * H[0])}
 
+    @property
+    def training_ranges(self) -> dict[str, list[float]]:
+        """``{rate: [min, max]}`` on the training rows (``ilp32`` and ``warp_sectorsPerGroup`` as logarithms)."""
+        return {r: [float(self.x_lo_[i]), float(self.x_hi_[i])] for i, r in enumerate(self.rates)}
+
+    def contributions(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """What makes the log of the first row's predicted time, as rows that sum to it exactly (``column``,
+        ``value``, ``contribution`` in natural-log seconds): ``launches`` (log L), ``estimate: <term>`` (the
+        log of the largest per-launch estimate), the factor as ``start`` (its intercept, or the trees' start)
+        and one row per rate it reads (the linear factor: coefficient x standardised rate; for the other
+        factors one row ``rates`` for all of them), ``factor held to its training range`` when the clip moved
+        it, ``fixed cost per launch`` (log((t0 + f K) / (f K))), ``lower bound`` (what the floor adds when it
+        decides) and ``host timer`` (0 for a device-side time)."""
+        one = frame.iloc[:1]
+        K, B, L, H = self._parts(one)
+        terms = {t: float(one[f"term_{t}"].iloc[0]) for t in self.terms}
+        top = max(terms, key=terms.get)
+        g = float(self.log_factor(one)[0])
+        rows = [("launches", float(L[0]), math.log(L[0])), (f"estimate: {top}", float(K[0]), math.log(K[0]))]
+        X = rate_matrix(one, self.rates)[0]
+        if self.factor == "linear":
+            z = np.clip(self._z(one)[0, list(self.factor_inputs_)], self.z_lo_, self.z_hi_)
+            rows.append(("start", float("nan"), float(self.coef_[0])))
+            parts = 0.0
+            for (j,), c in zip(self.factor_terms_[1:], self.coef_[1:]):
+                rows.append((self.rates[self.factor_inputs_[j]], float(X[self.factor_inputs_[j]]), float(c * z[j])))
+                parts += float(c * z[j])
+            raw = float(self.coef_[0]) + parts
+        else:
+            rows.append(("rates", float("nan"), g))
+            raw = g
+        if abs(raw - g) > 0:
+            rows.append(("factor held to its training range", float("nan"), g - raw))
+        core = self.launch_s_ + math.exp(g) * K[0]
+        rows.append(("fixed cost per launch", float(self.launch_s_), math.log(core / (math.exp(g) * K[0]))))
+        est = L[0] * core
+        rows.append(("lower bound", float(B[0]), math.log(max(B[0], est) / est)))
+        total = self.host_s_ * H[0] + max(B[0], est)
+        rows.append(("host timer", float(H[0]), math.log(total / max(B[0], est))))
+        return pd.DataFrame(rows, columns=["column", "value", "contribution"])
+
     def out_of_range(self, frame: pd.DataFrame) -> list[str]:
         """Rates of ``frame``'s first row outside their training range (the factor holds them at the edge)."""
         X = rate_matrix(frame.iloc[:1], self.rates)[0]

@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from rich.table import Table
@@ -44,39 +45,105 @@ class ProgressSink:
 
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
-                replace: bool = False) -> ProfileSetup:
-    """The sinks of ``portcast record``'s regions: those of :func:`portcast.pipeline.prepare` without the
-    GPU-time prediction (summary counter, hot lines, optional progress, optional Parquet files), plus the
-    feature engine when ``features`` (``setup.features``)."""
+                replace: bool = False, predict: bool = False, model: Optional[str] = None,
+                gpu: str = "p100") -> ProfileSetup:
+    """The sinks of a native run (:func:`portcast.pipeline.prepare`: summary counter, hot lines, optional
+    progress, optional Parquet files): with ``predict``, the feature engine and the chosen model's sinks
+    (``model``, ``gpu`` as for ``portcast profile``), exactly those of a Python profile run; else the feature
+    engine alone when ``features`` (``portcast record --features``)."""
     from portcast.pipeline import prepare
 
-    setup = prepare(trace_dir=trace_dir, features=False, replace=replace,
+    setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
                     notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
-    if features:
+    if features and not predict:
         from features import FeatureSink
 
         setup.sinks.append(FeatureSink())
     return setup
 
 
-def print_features_and_prediction(setup: ProfileSetup, model: Optional[Path], predict: bool = True,
-                                  terms: bool = True) -> None:
-    """After the summary: each region's key features and weak-spot lines, then its predicted speedup."""
-    from portcast.commands._common import err_console
-    from portcast.report import predict_regions, print_features, print_library_calls, print_thread_space
+def print_features_and_prediction(setup: ProfileSetup, preds=(), *, verbose: bool = False) -> None:
+    """After the summary: each region's thread space, key features and the lines behind its weak spots
+    (the footprint among them when its prediction says DRAM bounds it), its library calls; then each region's
+    prediction (``portcast.pipeline.predict_regions``, :func:`print_prediction`)."""
+    from portcast.report import print_features, print_library_calls, print_thread_space
 
     fsink = setup.features
     if fsink is None:
         return
     out = console
-    for (info, series), expl, ts in zip(fsink.results, fsink.explanations, fsink.thread_spaces):
+    by_index = {rp.index: rp for rp in preds}
+    for k, ((info, series), expl, ts) in enumerate(zip(fsink.results, fsink.explanations, fsink.thread_spaces)):
         label = f"{info.name} #{info.invocation}"
+        rp = by_index.get(k)
         print_thread_space(out, err_console, label, ts)
-        print_features(out, label, series, expl)
+        print_features(out, label, series, expl, bounds=rp.bounds if rp is not None else None)
         print_library_calls(out, label, info)
-    if predict and fsink.results:
-        predict_regions(out, err_console, model, fsink.results, terms=terms)
+    for rp in preds:
+        info, series = fsink.results[rp.index]
+        print_prediction(rp, explanation=fsink.explanations[rp.index], series=series, verbose=verbose)
+
+
+def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False) -> None:
+    """One region's prediction (a :class:`portcast.pipeline.RegionPrediction`), as every path prints it: its
+    notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
+    the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
+    from rich.markup import escape
+
+    from portcast.bounds_report import print_bounds
+    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
+
+    out = console
+    lead = f"{rp.model_label}: " if rp.model_kind == "xapp" else ""
+    for note in rp.notes:
+        out.print(escape(f"{lead}{rp.label}: {note}"), highlight=False, soft_wrap=True)
+    if rp.reason is not None:
+        what = "speedup" if rp.model_kind == "xapp" else "GPU time"
+        out.print(escape(f"{lead}{rp.label}: no {what} predicted: {rp.reason}."), highlight=False, soft_wrap=True)
+        return
+    if rp.speedup_model is not None:
+        _print_speedup(rp, verbose)
+        return
+    p = rp.prediction
+    print_gpu_prediction(out, rp.label, p, cpu_how=rp.cpu_how, cpu_why=rp.cpu_why)
+    if rp.bounds is not None:
+        print_bounds(out, rp.label, rp.bounds, explanation, series=series)
+    print_model_line(out, p, rp.bounds)
+    if verbose:
+        _print_inputs(out, rp.model, p)
+
+
+def _print_speedup(rp, terms: bool) -> None:
+    """An XAPP speedup model's prediction (``rp.speedup_model``), every line starting with the model's label."""
+    from rich.markup import escape
+
+    from portcast.report import print_prediction as print_xapp
+
+    sm, lead = rp.speedup_model, rp.model_label
+    console.print(escape(f"{lead}: {sm['model_file']}; it predicts a speedup, not a GPU time"), highlight=False,
+                  soft_wrap=True)
+    print_xapp(console, err_console, sm["explanation"], f"{lead}: {rp.label}", model=None, terms=terms,
+               title_prefix=f"{lead}: ")
+    if sm.get("provisional"):
+        console.print(f"[bold yellow]{escape(lead)}: {escape(sm['provisional'])}[/]", highlight=False,
+                      soft_wrap=True)
+
+
+def _print_inputs(out, model, p) -> None:
+    """``--verbose``: the GPU-time model's inputs beside their training ranges."""
+    import pandas as pd
+
+    from predictor.gputime import design
+
+    d = design(pd.DataFrame([p.inputs])).iloc[0]
+    t = Table(title="model inputs (natural logs of seconds / counts) and training ranges", title_justify="left")
+    for c in ("input", "value", "training min", "training max"):
+        t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
+    for c in model.columns:
+        lo, hi = model.training_ranges.get(c, [float("nan")] * 2)
+        t.add_row(c, f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+    out.print(t)
 
 
 def print_region_summary(rows, written=()) -> None:
@@ -151,14 +218,26 @@ def print_baseline(rows) -> None:
                           highlight=False, markup=False, soft_wrap=True)
 
 
+@dataclasses.dataclass
+class NativeRun:
+    """What :func:`record_and_report` ran: the decoder (``regions``, ``exit_code``), the sinks and the
+    regions' predictions (empty without ``predict``)."""
+
+    decoder: Any
+    setup: ProfileSetup
+    predictions: list
+
+
 def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,
                       trace_dir: Optional[Path] = None, features: bool = False, progress: bool = False,
-                      predict: bool = False, model: Optional[Path] = None, chunk_records: int = 1 << 20,
-                      no_region_error: Optional[str] = None):
+                      predict: bool = False, model: Optional[str] = None, gpu: str = "p100", verbose: bool = False,
+                      chunk_records: int = 1 << 20, no_region_error: Optional[str] = None,
+                      quiet: bool = False) -> NativeRun:
     """Run ``program`` under the Valgrind tool, then print the per-region summary, features and prediction.
 
-    The one implementation behind ``portcast record`` and ``portcast profile --native`` (which prints
-    what the Python profiler prints for the same regions).
+    The one implementation behind ``portcast record`` and ``portcast profile --native``, whose regions go to
+    the sinks of a Python profile run and get their prediction from the same function
+    (``portcast.pipeline.predict_regions``), printed as for Python regions.
 
     Parameters
     ----------
@@ -168,21 +247,24 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     trace_dir : write each region to ``DIR/<region>.<invocation>.parquet``
     features : compute each region's features while it runs (feature engine)
     progress : show a live record count
-    predict : after the features, predict each region's speedup (with ``model``; None = the default one)
+    predict : also predict each region (``model``: None for the shipped GPU-time model, ``provisional``, or a
+        file; on ``gpu``), with the features
+    verbose : with ``predict``, also the model's inputs (or the speedup model's terms)
     chunk_records : records per chunk handed to the sinks
     no_region_error : when given and no region was recorded, raise :class:`UserError` with this message
         (plus the program's exit status); otherwise print a hint
+    quiet : print nothing (``--json``: the caller prints the report); the program's own output goes to stderr
 
     Returns
     -------
-    profiler.native.record.StreamDecoder
-        The decoder of the run (``regions``, ``exit_code``).
+    NativeRun
     """
     from profiler.native.record import record_program
 
-    setup = build_sinks(trace_dir, progress=progress, features=features)
+    setup = build_sinks(trace_dir, progress=progress, features=features, predict=predict, model=model, gpu=gpu)
     with report_if_interrupted(setup):
-        dec = record_program(program, setup.sinks, region=region, whole_program=whole, chunk_records=chunk_records)
+        dec = record_program(program, setup.sinks, region=region, whole_program=whole, chunk_records=chunk_records,
+                             stdout=2 if quiet else None)
     if not dec.regions:
         if no_region_error is not None:
             status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
@@ -195,18 +277,21 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
             console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
                           "programs the script starts (they run untraced); record the program itself",
                           highlight=False)
-    if setup.summary.rows:
-        print_region_summary(setup.summary.rows, setup.written())
+    preds = []
     if predict:
+        from portcast.pipeline import predict_regions
         from predictor import ModelFileError
+        from predictor.gputime import GpuTimeModelError
 
-        with user_errors(ModelFileError, ValueError):
-            print_features_and_prediction(setup, model, predict=True)
-    else:
-        print_features_and_prediction(setup, None, predict=False)
-    if dec.exit_code:
-        console.print(f"the program exited with status {dec.exit_code}", highlight=False)
-    return dec
+        with user_errors(ModelFileError, GpuTimeModelError, ValueError):
+            preds = predict_regions(setup, baseline=False)
+    if not quiet:
+        if setup.summary.rows:
+            print_region_summary(setup.summary.rows, setup.written())
+        print_features_and_prediction(setup, preds, verbose=verbose)
+        if dec.exit_code:
+            console.print(f"the program exited with status {dec.exit_code}", highlight=False)
+    return NativeRun(dec, setup, preds)
 
 
 def _script_interpreter(program: str) -> Optional[str]:

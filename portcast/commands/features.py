@@ -95,7 +95,7 @@ def features_command(
     fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to FILE instead of the terminal."),
     explain: bool = typer.Option(False, "--explain", help="Show the source lines behind locStrideOther, "
-                                 "Lbdiv_32 and footprint."),
+                                 "Lbdiv_32, warp_bdiv, warp_coalescing and footprint."),
     list_: bool = typer.Option(False, "--list", help="List the feature catalogue and exit."),
     chunk_records: int = typer.Option(1 << 20, "--chunk-records", min=1, help="Records per chunk read."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),

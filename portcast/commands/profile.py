@@ -16,6 +16,7 @@ from portcast.commands._regions import (
     ProgressSink,
     print_baseline,
     print_features_and_prediction,
+    print_prediction,
     print_region_summary,
     record_and_report,
     report_if_interrupted,
@@ -24,8 +25,10 @@ from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predic
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
-                    features, model, baseline=False) -> None:
-    """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code)."""
+                    features, model, gpu, verbose, baseline=False, report=None, json_out=False) -> None:
+    """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code); its
+    regions go to the sinks of a Python profile run and get their prediction, report and JSON the same way."""
+    from portcast import pipeline
     from profiler.native.build import NativeToolError
 
     if function:
@@ -42,13 +45,20 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
         raise UserError("--native traces one --region at a time (or all regions without --region)")
     hint = f" named {region[0]!r}" if region else ""
     with user_errors(NativeToolError):
-        record_and_report(
+        run = record_and_report(
             [sys.executable, str(script), *(script_args or [])], region=region[0] if region else None,
             trace_dir=trace_dir, features=features, progress=progress and console.is_terminal,
-            predict=features, model=model, chunk_records=chunk_records,
+            predict=features, model=model, gpu=gpu, verbose=verbose, chunk_records=chunk_records, quiet=json_out,
             no_region_error=f"{script} ran under the Valgrind tool but executed no native region{hint}: mark one "
                             f"in @numba.njit code with region_start(\"name\") / region_end(\"name\") from "
                             f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
+    if report is not None or json_out:
+        rep = pipeline.build_report(run.setup, run.predictions, target=str(script), exit_code=run.decoder.exit_code)
+        if report is not None:
+            rep.write_html(report)
+            err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+        if json_out:
+            sys.stdout.write(rep.to_json() + "\n")
 
 
 _PORTCAST_DIRS = tuple(str(Path(__file__).resolve().parents[2] / d) + os.sep
@@ -127,58 +137,11 @@ def print_user_traceback(exc: BaseException, frames) -> None:
     err_console.print(text.rstrip("\n"), highlight=False, markup=False, soft_wrap=True)
 
 
-def print_gpu_predictions(setup, preds, *, verbose: bool = False, baseline: bool = True) -> None:
-    """Each region's predicted GPU kernel time on the target (``portcast.pipeline.predict_regions``), its
-    speedup against the region's measured CPU time (with and without the host<->device copies), the physical
-    bounds behind the time, or why no time was predicted."""
-    from rich.markup import escape
-
-    from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
-    from profiler.baseline import why_not_measured
-
-    fsink = setup.features
-    out = console
-    for rp in preds:
-        info = fsink.results[rp.index][0]
-        expl = fsink.explanations[rp.index]
-        for note in rp.notes:
-            out.print(escape(f"{rp.label}: {note}"), highlight=False, soft_wrap=True)
-        if rp.prediction is None:
-            out.print(escape(f"{rp.label}: no GPU time predicted: {rp.reason}."), highlight=False, soft_wrap=True)
-            continue
-        p = rp.prediction
-        print_gpu_prediction(out, rp.label, p, cpu_why=why_not_measured(info, "not measured" if baseline
-                                                                            else "--no-baseline"))
-        if rp.bounds is not None:
-            print_bounds(out, rp.label, rp.bounds, expl)
-        print_model_line(out, p, rp.bounds)
-        if verbose:
-            _print_inputs(out, rp.model, p)
-
-
-def _print_inputs(out, model, p) -> None:
-    import pandas as pd
-
-    from predictor.gputime import design
-
-    d = design(pd.DataFrame([p.inputs])).iloc[0]
-    t = Table(title="model inputs (natural logs of seconds / counts) and training ranges", title_justify="left")
-    for c in ("input", "value", "training min", "training max"):
-        t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
-    for c in model.columns:
-        lo, hi = model.training_ranges.get(c, [float("nan")] * 2)
-        t.add_row(c, f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
-    out.print(t)
-
-
 def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, baseline, verbose, native, args,
                      trace_dir, baseline_kind="as-written", baseline_rule=None) -> None:
-    """``--at-size N``: trace the function at small sizes, extrapolate its work to N, predict there."""
+    """``--at-size N``: trace the function at small sizes, extrapolate its work to N, predict there (the same
+    prediction and printing as a traced region's)."""
     import inspect
-
-    from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
     if at_size is None:
         raise UserError("--sizes needs --at-size N (the size to predict at)")
@@ -188,7 +151,8 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     if native or args is not None or trace_dir is not None:
         raise UserError("--at-size cannot be combined with --native, --args or --trace-dir")
     if chosen is None or chosen[0] != "gputime":
-        raise UserError("--at-size predicts with a GPU-time model (not the provisional speedup model)")
+        raise UserError("--at-size predicts with a GPU-time model (not the provisional speedup model, and not "
+                        "with --no-features)")
     mod_spec, qual = function.rsplit(":", 1) if ":" in function else (function, "")
     fn, _ = resolve_function(function, "()")
     module = load_module(mod_spec)
@@ -205,7 +169,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     res = predict_at_size(fn, make, at_size, ladder, chosen=chosen, gpu=gpu, mode=mode, baseline=baseline,
                           label=f"{qual} at n = {at_size:,}", baseline_kind=baseline_kind,
                           baseline_rule=baseline_rule)
-    at, p, b, out = res.extrapolation, res.prediction, res.bounds, console
+    at, out = res.extrapolation, console
     t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
     for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
         t.add_column(c, justify="left" if c in ("quantity", "fit") else "right")
@@ -217,12 +181,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         if r.name in shown:
             t.add_row(r.name, str(r.form), f"{r.traced:,.4g}", f"{r.at_target:,.4g}")
     out.print(t)
-    print_gpu_prediction(out, res.label, p, cpu_why=res.cpu_why)
-    if b is not None:
-        print_bounds(out, res.label, b, None)
-    print_model_line(out, p, b)
-    if verbose:
-        _print_inputs(out, res.model, p)
+    print_prediction(res.region, series=at.features, verbose=verbose)
 
 
 def _baseline_options(baseline, kind, spread, budget, native):
@@ -334,8 +293,8 @@ def register(app: typer.Typer) -> None:
             kind, rule = _baseline_options(baseline, baseline_kind, baseline_spread, baseline_budget, native)
             if chunk_records < 1:
                 raise UserError(f"--chunk-records must be >= 1, got {chunk_records}")
-            if (report is not None or json_out) and (native or at_size is not None or sizes is not None):
-                raise UserError("--report and --json cover a traced run: not with --native or --at-size")
+            if (report is not None or json_out) and (at_size is not None or sizes is not None):
+                raise UserError("--report and --json cover a traced run: not with --at-size")
             check_output(report, inputs=[script], force=force, what="--report")
             if at_size is not None or sizes is not None:
                 # a bad model file or GPU name should fail before the script runs, not after
@@ -346,14 +305,11 @@ def register(app: typer.Typer) -> None:
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
                                  trace_dir=trace_dir, baseline_kind=kind, baseline_rule=rule)
                 return
-            if native:
-                chosen = pipeline.resolve_model(model) if features else None
-                if features:
-                    pipeline.check_gpu(gpu)
+            if native:  # the model file and the GPU name are checked before the script runs (prepare)
                 _profile_native(script, script_args, function=function, mode=mode, region=region,
                                 trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
-                                features=features, model=chosen[1] if chosen and chosen[0] == "xapp" else None,
-                                baseline=bool(baseline))
+                                features=features, model=model, gpu=gpu, verbose=verbose, baseline=bool(baseline),
+                                report=report, json_out=json_out)
                 return
             baseline = True if baseline is None else baseline
             setup = pipeline.prepare(
@@ -389,14 +345,11 @@ def register(app: typer.Typer) -> None:
         from predictor import ModelFileError
         from predictor.gputime import GpuTimeModelError
 
-        gputime = setup.chosen is not None and setup.chosen[0] == "gputime"
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
-            preds = pipeline.predict_regions(setup, baseline=baseline) if gputime else []
+            preds = pipeline.predict_regions(setup, baseline=baseline)
             if json_out or report is not None:
-                speedups = pipeline.provisional_speedups(setup) if features and not gputime and summary.rows else None
                 rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code,
-                                            error=outcome.error, speedups=speedups,
-                                            no_baseline="not asked for (--no-baseline)")
+                                            error=outcome.error, no_baseline="not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)
                 err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
@@ -413,12 +366,7 @@ def register(app: typer.Typer) -> None:
             print_region_summary(summary.rows, setup.written())
             if baseline:
                 print_baseline(summary.rows)
-            if gputime:
-                print_features_and_prediction(setup, None, predict=False)
-                print_gpu_predictions(setup, preds, verbose=verbose, baseline=baseline)
-            else:
-                print_features_and_prediction(setup, setup.chosen[1] if setup.chosen else None, predict=features,
-                                              terms=verbose)
+            print_features_and_prediction(setup, preds, verbose=verbose)
         outcome.finish(summary.rows)
 
     @app.command("trace-info")

@@ -323,7 +323,8 @@ def warp_totals(recs):
 
     instances, launches = warp_instances(recs)
     t = dict(instances=len(instances), launches=launches, instructions=0, active=0, mem=0, sectors=0, ideal=0,
-             branches=0, divergent=0, simd=Fraction(0))
+             branches=0, divergent=0, simd=Fraction(0), divergent_pcs={},
+             excess_pcs={})
     for _, _, inst in instances:
         steps, threads = lockstep(inst)
         for active in steps:
@@ -336,12 +337,18 @@ def warp_totals(recs):
                 for r in mem:
                     touched.update(range(r["addr"], r["addr"] + r["size"]))
                 t["mem"] += 1
-                t["sectors"] += len({b >> 5 for b in touched})
-                t["ideal"] += -(-len(touched) // 32)
+                sectors, ideal = len({b >> 5 for b in touched}), -(-len(touched) // 32)
+                t["sectors"] += sectors
+                t["ideal"] += ideal
+                if sectors > ideal:
+                    t["excess_pcs"][mem[0]["pc"]] = t["excess_pcs"].get(mem[0]["pc"], 0) + sectors - ideal
             br = [r for r in active if r["op"] == BRANCH]
             if br:
                 t["branches"] += 1
-                t["divergent"] += len({r["taken"] for r in br}) > 1
+                if len({r["taken"] for r in br}) > 1:
+                    t["divergent"] += 1
+                    pc = br[0]["pc"]
+                    t["divergent_pcs"][pc] = t["divergent_pcs"].get(pc, 0) + 1
     return t
 
 

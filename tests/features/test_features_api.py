@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from featref import bdiv, footprint, records, strides
+from featref import bdiv, footprint, records, strides, warp_totals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vectors import v1, v4
@@ -148,14 +148,17 @@ def test_explanations_count_what_the_reference_counts():
     other = strides(recs)[3]
     div32 = bdiv(recs, (32,))[1][32]
     first = footprint(recs)[1]
-    for feat, want in (("locStrideOther", other), ("Lbdiv_32", div32), ("footprint", first)):
+    totals = warp_totals(recs)
+    assert totals["divergent_pcs"] and totals["excess_pcs"]  # the trace has both, so both are checked
+    for feat, want in (("locStrideOther", other), ("Lbdiv_32", div32), ("footprint", first),
+                       ("warp_bdiv", totals["divergent_pcs"]), ("warp_coalescing", totals["excess_pcs"])):
         got = ex[ex.feature == feat]
         want = {p: c for p, c in want.items() if c}
         assert dict(zip(got.pc, got["count"])) == {p: float(c) for p, c in want.items()}
         assert got["share"].sum() == pytest.approx(1.0)
         assert list(got["rank"]) == list(range(1, len(got) + 1))
         assert list(got["count"]) == sorted(got["count"], reverse=True)
-    assert len(e.explain(top=1)) == 3
+    assert len(e.explain(top=1)) == 5
     # without a static table, locations are "pc N"
     e2 = FeatureEngine()
     e2.consume(trace)

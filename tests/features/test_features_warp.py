@@ -48,6 +48,11 @@ def _assert_equal_to_reference(chunk, a):
             c["branches"], c["divergent_branches"], c["instances"], c["launches"]) == \
         (t["instructions"], t["active"], t["mem"], t["sectors"], t["ideal"], t["branches"], t["divergent"],
          t["instances"], t["launches"])
+    # the lines behind warp_bdiv and warp_coalescing: divergent warp branches and sectors beyond the ideal
+    # per static id, summing to the totals
+    assert a.contributions() == {"warp_bdiv": {pc: float(n) for pc, n in t["divergent_pcs"].items()},
+                                 "warp_coalescing": {pc: float(n) for pc, n in t["excess_pcs"].items()}}
+    assert sum(a.contributions()["warp_coalescing"].values()) == c["sectors"] - c["ideal_sectors"]
 
 
 # ------------------------------------------------------------------------------------------ W1 and hand-built
@@ -141,6 +146,8 @@ def test_loop_trip_counts_and_if_else():
     assert c["warp_instructions"] == 13
     assert c["active_lanes"] == (32 + 32 + 24 + 16 + 8) + (32 + 24 + 16 + 8) + 32 + 11 + 21 + 32
     assert c["branches"] == 6 and c["divergent_branches"] == 4  # headers 2..4 mix exit/stay; the if; last header not
+    # the loop header diverges 3 times, the if once; the store (pc 7) touches 28 sectors beyond its ideal 4
+    assert a.contributions() == {"warp_bdiv": {2: 3.0, 4: 1.0}, "warp_coalescing": {7: 28.0}}
     assert c["sectors"] == 32 and c["ideal_sectors"] == 4  # 32 x 4 B, one per sector: 128 bytes
     r = a.result()
     assert r["warp_simdEfficiency"] == pytest.approx(c["active_lanes"] / 32 / 13, rel=1e-15)

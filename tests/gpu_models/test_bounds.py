@@ -291,9 +291,9 @@ def printed(label, b, ex=None, **kw):
 def test_print_bounds_shows_every_number_uncut_and_the_lines_behind_poor_coalescing():
     cfg = load_config("p100")
     b = bounds(kernel(1 << 24, SAXPY, loads=2, stores=1, sectors_per_group=32), cfg)
-    ex = explanation([("locStrideOther", "/home/u/strided.py:12", "x[32 * i]", 0.75),
-                      ("Lbdiv_32", "/home/u/strided.py:10", "if x[i] > 0:", 1.0),
-                      ("footprint", "/home/u/strided.py:12", "x[32 * i]", 0.6)])
+    ex = explanation([("warp_coalescing", "/home/u/strided.py:12", "x[32 * i]", 0.75),
+                      ("warp_bdiv", "/home/u/strided.py:10", "if x[i] > 0:", 1.0),
+                      ("footprint", "/home/u/strided.py:13", "y[i]", 0.6)])
     text = printed("strided", b, ex, transfer_s=transfer_seconds(1e9, 0, cfg))
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines)
@@ -303,9 +303,11 @@ def test_print_bounds_shows_every_number_uncut_and_the_lines_behind_poor_coalesc
     assert "732.2" in text and "at 732.2 GB/s" in meanings(b)["dram"] and "coalescing 0.25" in meanings(b)["dram"]
     assert any(line.lstrip("│ ").startswith("DRAM *") for line in lines)
     assert "100%" in text
-    assert "memory divergence (strides > 128 B)" in text and "75%" in text  # the locStrideOther line
+    # coalescing 0.25 (< MIN_COALESCING): the uncoalesced access is behind the DRAM bound, with the footprint
+    assert "│ uncoalesced access (32-B sectors beyond  │   75% │ strided.py:12 │ x[32 * i] │" in lines
     assert "strided.py:12" in text and "x[32 * i]" in text and "/home/u" not in text
-    assert "strided.py:10" not in text  # branch lines do not explain a DRAM bound
+    assert "footprint (first-touched 64-B blocks)" in text and "strided.py:13" in text
+    assert "strided.py:10" not in text  # branch lines do not explain a DRAM bound (and nothing diverges)
     assert "lines behind the DRAM bound" in text
     assert f"host<->device copies: {format_seconds(1e9 / 12e9 + 10e-6)}" in text
 
@@ -314,9 +316,13 @@ def test_print_bounds_divergent_kernel_lists_the_branch_lines():
     cfg = load_config("h100")
     b = bounds(kernel(132 * 256 * 16, {"INT_ALU": 200, "BRANCH": 50}, simd=0.25), cfg)
     assert b.bound in ("issue", "pipe")
-    ex = explanation([("Lbdiv_32", "k.py:7", "if i % 4 == 0:", 0.9), ("footprint", "k.py:9", "a[i]", 1.0)])
+    ex = explanation([("warp_bdiv", "k.py:7", "if i % 4 == 0:", 0.9), ("footprint", "k.py:9", "a[i]", 1.0),
+                      ("Lbdiv_32", "k.py:5", "for j in range(m):", 1.0)])
     text = printed("divergent", b, ex)
-    assert "k.py:7" in text and "k.py:9" not in text
+    # SIMD efficiency 0.25: the divergent warp branch is behind the issue bound; the sequential Lbdiv_32 rows
+    # (a uniform loop's exit) never are, nor the footprint of a bound that is not DRAM
+    assert "k.py:7" in text and "branch divergence (warp" in text
+    assert "k.py:9" not in text and "k.py:5" not in text
     assert "SIMD efficiency 0.25: 75% of lanes idle, 4x the converged count" in meanings(b)["issue"]
     assert format_seconds(b.issue) in text
     tiny = printed("tiny", bounds(kernel(32, SAXPY, loads=2, stores=1), cfg), ex)

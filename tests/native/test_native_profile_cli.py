@@ -50,7 +50,13 @@ def test_profile_native_numba_example(tmp_path, monkeypatch):
     # the Python profiler's report: summary line, key features, the prediction paragraph
     assert "traced regions" in text and "saxpy │ 0 │ 13,013 │" in text and "│ 1000 │" in text and "native" in text
     assert "GPU-relevant features of saxpy #0" in text and "warp_threads │ 1,000 │" in text
-    assert "speedup" in text
+    # the same prediction as a Python region's: the shipped GPU-time model on the default target, with the
+    # bounds of the same work; no speedup (no CPU time outside Valgrind) and the note of what the trace lacks
+    assert "GPU time of saxpy #0 on NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal): predicted kernel time" in text
+    assert "What bounds the GPU time of saxpy #0 on p100" in text
+    assert "predictor/models/gputime.json" in text and "provisional" not in text and "simulated: h100" not in text
+    assert "no speedup: the region's CPU time was not measured (a native region runs only under Valgrind" in text
+    assert "saxpy #0: traced natively: the trace has no source-level thread-space analysis" in text
     assert [p.name for p in out.iterdir()] == ["saxpy.0.parquet"]
     tf = TraceFile(out / "saxpy.0.parquet")
     info = tf.info

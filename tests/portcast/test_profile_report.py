@@ -33,11 +33,14 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     assert _table_value(res.output, "locStrideOther") == "0.000"
     # 2 loads (x, y) of 8 B and 1 store per iteration: FP ops (mul + add = 2) per 24 bytes
     assert _table_value(res.output, "warp_arithIntensity") == f"{2 / 24:.3f}"
-    assert "saxpy.py:18" in res.output  # the footprint is attributed to the loop body's line
-    # the loop's single exit (one divergent 32-group in 200: Lbdiv_32 = 0.005) is below the threshold of
-    # a weak spot, so no divergence line is listed
+    # the sequential measure sees the loop's single exit (one mixed 32-group in 200: Lbdiv_32 = 0.005); the
+    # warps see no divergence (the kernel loop's own latch is no instruction of a GPU thread)
     assert _table_value(res.output, "Lbdiv_32") == "0.005"
-    assert "branch divergence" not in res.output
+    assert _table_value(res.output, "warp_bdiv") == "0.000"
+    assert _table_value(res.output, "warp_simdEfficiency") == "1.000"
+    # no weak spot: nothing diverges, the accesses are unit-stride, and the launch (not DRAM) bounds the time,
+    # so the footprint's lines are not one either
+    assert "lines behind the weak spots" not in res.output and "launch *" in res.output
     # the shipped default model predicts the kernel time on the P100 from measured GPU times, the speedup
     # against the region's own CPU time (its Python loop as written) with the interval of the CPU runs'
     # quartiles, and the copies: x and y read (2 x 51,200 B), y written
@@ -65,10 +68,13 @@ def test_profile_with_a_model_predicts_and_explains(tmp_path):
     res = runner.invoke(app, ["profile", str(ROOT / "examples" / "saxpy.py"), "--no-progress",
                               "--model", str(path), "--verbose", "--", "640"])
     assert res.exit_code == 0, res.output
-    assert "speedup model:" in res.output and "(synthetic test law)" in res.output
+    # every line of the speedup model's prediction names it, and none gives a GPU time
+    assert f"speedup model m.json (synthetic test law): {path}; it predicts a speedup, not a GPU time" in res.output
+    assert "GPU time of" not in res.output and "What bounds" not in res.output
     # the law gives 2 + 40 * coalescing, whatever the arrays' alignment made the coalescing
     coalescing = float(_table_value(res.output, "warp_coalescing"))
-    m = re.search(r"saxpy #0: predicted speedup ([0-9.]+)x \(port\)", res.output)
+    m = re.search(r"speedup model m.json \(synthetic test law\): saxpy #0: predicted speedup ([0-9.]+)x \(port\)",
+                  res.output)
     assert m and float(m.group(1)) == pytest.approx(2 + 40 * coalescing, rel=2e-3)
     assert "term contributions" in res.output
     # the term table is behind --verbose
@@ -85,3 +91,36 @@ def test_profile_rejects_a_corrupt_model(tmp_path):
     assert res.exit_code == 2
     assert "bad.json: not a Portcast model file (invalid JSON" in res.output
     assert "traced regions" not in res.output  # the model is checked before the script runs
+
+
+def test_provisional_model_only_by_name_and_every_line_says_so():
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress",
+                              "--model", "provisional", "--verbose"])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    label = "provisional model (simulated H100): "
+    # what the model printed: its file, the speedup, the provisional line and the term tables' titles
+    after = out[out.index(label):]
+    printed = [line for line in after.splitlines() if line and not line.startswith(("┏", "┃", "┡", "│", "└"))]
+    assert printed and all(line.startswith((label, "warning: " + label)) for line in printed), printed
+    assert re.search(rf"{re.escape(label)}saxpy #\d+: predicted speedup [0-9.]+x \((port|do not port)\)", out)
+    assert f"{label}model: provisional — trained on simulated H100 times" in out
+    assert f"{label}term contributions to log speedup" in out
+    # no GPU time, no bound table, no p100 label: the model is not a GPU-time model
+    assert "GPU time of" not in out and "What bounds" not in out and "p100" not in out
+    # without --model, the GPU-time model; the provisional one is never used in its place
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress"])
+    # (the invocation number counts the region's earlier calls in this process)
+    assert res.exit_code == 0 and re.search(r"GPU time of saxpy #\d+ on NVIDIA Tesla P100", res.output)
+    assert "provisional" not in res.output, [line for line in res.output.splitlines() if "provisional" in line]
+
+
+def test_a_missing_shipped_model_is_an_error_not_the_provisional_one(monkeypatch, tmp_path):
+    import predictor.gputime as gputime
+
+    monkeypatch.setattr(gputime, "DEFAULT_GPUTIME_MODEL", tmp_path / "gputime.json")
+    res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress"])
+    assert res.exit_code == 2
+    assert " ".join(res.output.split()) == (
+        f"error: the shipped GPU-time model {tmp_path / 'gputime.json'} is missing from this installation; give "
+        "a model file with --model (portcast gpu-time train), or --model provisional for the older speedup model")

@@ -127,7 +127,7 @@ def test_json_without_any_region(tmp_path):
 
 def test_report_and_json_refused_where_they_do_not_apply():
     res = CliRunner().invoke(app, ["profile", "--function", f"{SAXPY}:saxpy", "--at-size", "100000", "--json"])
-    assert res.exit_code == 2 and "not with --native or --at-size" in res.output
+    assert res.exit_code == 2 and "--report and --json cover a traced run: not with --at-size" in res.output
 
 
 def test_python_api_returns_the_report_and_renders_in_jupyter(tmp_path):
@@ -155,3 +155,50 @@ def test_provisional_model_report_carries_its_speedup(tmp_path):
     assert res.returncode == 0, res.stderr
     (r,) = json.loads(res.stdout)["regions"]
     assert r["prediction"] is None and r["speedup_model"]["predicted_speedup"] > 0
+    # the target is the provisional model's own, and says so, not the --gpu default
+    doc = json.loads(res.stdout)
+    assert doc["model_kind"] == "xapp" and doc["gpu"] == "h100"
+    assert doc["gpu_label"] == r["speedup_model"]["label"] == "provisional model (simulated H100)"
+
+
+def _terminal_figures(text: str) -> dict:
+    """GPU time, target, bound and model file of the one region as the terminal prints them."""
+    flat = " ".join(text.split())
+    m = re.search(r"GPU time of saxpy #0 on (.+?): predicted kernel time (\S+ \S+)", flat)
+    assert m, text
+    bound = re.search(r"^│ (\w+) \* ", text, re.M)
+    model = re.search(r"model: (\S+); trained on", flat)
+    return {"gpu_label": m.group(1), "kernel": m.group(2), "bound": bound.group(1), "model_file": model.group(1)}
+
+
+def _page_figures(page: str) -> dict:
+    """The same figures as the HTML report gives them."""
+    import html
+
+    m = re.search(r"Predicted kernel time on (.+?): <b>(.+?)</b>", page)
+    bound = re.search(r"<tr class=\"bound\"><td>(\w+) \*</td>", page)
+    model = re.search(r"<p class=\"dim\">Model: <code>(.+?)</code></p>", page)
+    return {"gpu_label": html.unescape(m.group(1)), "kernel": m.group(2), "bound": bound.group(1),
+            "model_file": html.unescape(model.group(1))}
+
+
+def test_report_and_json_print_the_terminals_numbers(tmp_path, saxpy_json):
+    """The terminal, the HTML page written beside it and the JSON give one region the same GPU time, bound,
+    target label and model file: all three read the same RegionPrediction."""
+    from portcast.bounds_report import TITLES
+    from portcast.gpu_prediction import format_time
+
+    res = _portcast("profile", str(SAXPY), "--no-progress", "--report", "t.html", "--", "4000", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    term = _terminal_figures(res.stdout)
+    assert term == _page_figures((tmp_path / "t.html").read_text())
+    assert term["gpu_label"] == "NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal)"
+    assert term["model_file"] == str(ROOT / "predictor" / "models" / "gputime.json")
+    # --json with --report: the document and the page of the same run
+    doc, _, cwd = saxpy_json
+    r = doc["regions"][0]
+    from_json = {"gpu_label": r["prediction"]["gpu_label"], "kernel": format_time(r["prediction"]["kernel_s"]),
+                 "bound": TITLES[r["bounds"]["bound"]], "model_file": r["prediction"]["model_file"]}
+    assert from_json == _page_figures((cwd / "saxpy.html").read_text())
+    assert doc["gpu_label"] == from_json["gpu_label"] and doc["model_file"] == from_json["model_file"]
+    assert from_json["gpu_label"] == term["gpu_label"] and from_json["model_file"] == term["model_file"]

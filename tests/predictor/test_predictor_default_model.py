@@ -67,7 +67,10 @@ def test_profile_with_the_provisional_model_prints_prediction_and_label():
     out = _squash(res.output)
     assert re.search(r"saxpy #0: predicted speedup [0-9.e+]+x \((port|do not port)\)", out), res.output
     assert LINE in out
-    assert "speedup model: " in out and "simulated: h100" in out
+    # every line of its prediction names it (docs/profiler.md, "One prediction")
+    label = "provisional model (simulated H100): "
+    assert f"{label}{default_model_path()}; it predicts a speedup, not a GPU time" in out
+    assert re.search(rf"{re.escape(label)}saxpy #0: predicted speedup", out) and f"{label}{LINE}" in out
 
 
 def test_a_model_without_the_flag_prints_no_label(tmp_path):
@@ -98,9 +101,11 @@ def test_without_a_default_model_profile_says_none_ships(monkeypatch, tmp_path):
 
     monkeypatch.setattr(model_io, "DEFAULT_MODEL_FILE", tmp_path / "absent.json")
     monkeypatch.setattr(predictor.gputime, "DEFAULT_GPUTIME_MODEL", tmp_path / "absent-gputime.json")
+    # no silent switch to another model: one clear error naming the missing file, before the script runs
     res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--", "640"])
-    assert res.exit_code == 0, res.output
-    assert "no speedup model is shipped" in res.output and "provisional" not in res.output
+    assert res.exit_code == 2 and "saxpy n=640" not in res.output
+    assert _squash(res.output).startswith(f"error: the shipped GPU-time model {tmp_path / 'absent-gputime.json'} "
+                                          "is missing from this installation")
     res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--model", "provisional", "--", "640"])
     assert res.exit_code == 2 and "the provisional speedup model is not shipped" in res.output
 
