@@ -20,8 +20,11 @@ Required (:data:`REQUIRED`), each a finite number >= 0:
 ``warp_simdEfficiency``  s, mean active lanes / threads per warp instruction (0 read as 1: no instructions)
 ``warp_sectorsPerGroup`` g, 32-byte sectors per warp memory instruction
 ``warp_launches``      L, launches of the thread space (0 read as 1)
-``mica_mix_<OP>``      share of the region's records of each compute class OP (the 14 classes of
-                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER)
+``mica_mix_<OP>``      share of the region's records of each compute class OP (the classes of
+                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER, FP64_ALU ... FP64_SPECIAL);
+                       the four ``mica_mix_FP64_*`` may be absent: a feature table computed before the FP64
+                       classes existed (or from a version-1 trace) has no double-precision records, so an
+                       absent one (or NaN) reads as 0 and its floating point counts on the FP32 pipeline
 
 Optional, used only in :attr:`Bounds.details` (and the report's sentences): ``load_bytes``, ``store_bytes``
 (requested bytes), ``warp_coalescing`` (ideal / actual sectors).
@@ -53,10 +56,11 @@ Bounds:
   re-reads data from the caches can run faster than this), and never less than the distinct footprint U.
 * ``issue`` = W / (E x ``schedulers_per_sm`` x f): one warp instruction per scheduler per cycle, on the SMs
   that get work. Divergence (s < 1) raises W by 1/s: lanes idle in partially active warps.
-* ``pipe`` = max over units u of C_u / (E x P_u x f), the busiest pipeline: for u in int, fp, sfu,
+* ``pipe`` = max over units u of C_u / (E x P_u x f), the busiest pipeline: for u in int, fp, sfu, fp64,
   C_u = sum over classes OP of unit u (``ops[OP][0]``) of ``mica_mix_OP`` x R / (a x s) x
   ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u = ``schedulers_per_sm`` (each scheduler has
-  its own lanes); for the load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
+  its own lanes; ``lanes["fp64"]`` may be a fraction, 0.5 giving 64 cycles per warp instruction); for the
+  load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
 * ``latency`` = R / T x c / f: one thread's records, as if each waited c cycles for the one before it
   (c = :data:`CHAIN_CYCLES`, an assumption: the dependent-issue latency of a simple ALU instruction, 4 cycles on
   Maxwell to Hopper, more on Kepler and Fermi; independent instructions of a thread overlap, so this is a
@@ -77,17 +81,20 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
-from profiler.trace import Op
+from profiler.trace import FP64_OPS, Op
 
-from .simt.config import SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
+from .simt.config import PIPES, SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
 
 #: Resources, in the order of the tables (and of preference among equal times).
 RESOURCES = ("dram", "issue", "pipe", "waves", "latency", "launch")
-#: Compute operation classes (``mica_mix_<name>`` is required for each).
+#: Compute operation classes (``mica_mix_<name>`` of each is read; see :data:`REQUIRED` and :data:`FP64_MIX`).
 COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+#: The double-precision shares: read as 0 when absent (a table from before the FP64 classes, module docstring).
+FP64_MIX = tuple(f"mica_mix_{o.name}" for o in FP64_OPS)
 #: Keys :func:`bounds` needs in ``counts``.
 REQUIRED = ("threads", "records", "thread_records", "loads", "stores", "unique_bytes", "warp_simdEfficiency",
-            "warp_sectorsPerGroup", "warp_launches", *(f"mica_mix_{o}" for o in COMPUTE_OPS))
+            "warp_sectorsPerGroup", "warp_launches",
+            *(f"mica_mix_{o}" for o in COMPUTE_OPS if f"mica_mix_{o}" not in FP64_MIX))
 #: Keys :func:`bounds` reads when present (details only).
 OPTIONAL = ("load_bytes", "store_bytes", "warp_coalescing")
 
@@ -179,6 +186,12 @@ def _get(counts: Mapping[str, float], key: str) -> float:
     return x
 
 
+def _absent(v) -> bool:
+    """A value a table without the column gives: missing (None) or a missing float (NaN, as pandas fills the
+    rows of an older table joined to a newer one)."""
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEFAULT_BLOCK,
            chain_cycles: float = CHAIN_CYCLES, launch_seconds: float = LAUNCH_SECONDS) -> Bounds:
     """Lower bounds of the kernel time of a region's work on a GPU, per resource (formulas: module docstring).
@@ -187,7 +200,8 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     ----------
     counts : mapping
         The region's work: every key of :data:`REQUIRED` (``WorkSink`` counts and feature-engine features,
-        unprefixed), optionally those of :data:`OPTIONAL`; other keys are ignored.
+        unprefixed) and of :data:`FP64_MIX` (each read as 0 when absent or NaN: a table from before the FP64
+        classes), optionally those of :data:`OPTIONAL`; other keys are ignored.
     cfg : GPUConfig
         The GPU (``gpu_models.simt.config.load_config("p100")``).
     block_size : int
@@ -211,6 +225,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     if missing:
         raise ValueError(f"counts lacks {', '.join(missing)} (bounds needs {', '.join(REQUIRED)})")
     c = {k: _get(counts, k) for k in REQUIRED}
+    c.update({k: (0.0 if _absent(counts.get(k)) else _get(counts, k)) for k in FP64_MIX})
     opt = {k: _get(counts, k) for k in OPTIONAL if k in counts and counts[k] is not None}
     if isinstance(block_size, bool) or int(block_size) != block_size or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
@@ -268,7 +283,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
         unit, _, repeat = cfg.ops[op]
         cycles[unit] += c[f"mica_mix_{op}"] * R / (a * s) * math.ceil(WARP_SIZE / cfg.lanes[unit]) * repeat
     cycles["lsu"] = sectors
-    per_cycle = {u: float(cfg.schedulers_per_sm) for u in ("int", "fp", "sfu")}
+    per_cycle = {u: float(cfg.schedulers_per_sm) for u in PIPES}
     per_cycle["lsu"] = float(cfg.lsu_sectors_per_cycle)
     pipe_s = {u: cycles[u] / (E * per_cycle[u] * f) for u in UNITS}
     busiest = max(UNITS, key=lambda u: (pipe_s[u], -UNITS.index(u)))

@@ -138,6 +138,45 @@ def test_special_function_kernel_is_bound_by_the_sfu_pipe():
     assert b.pipe == pytest.approx(4 * b.issue, rel=1e-12)
 
 
+N_BODY_FP64 = {"FP64_MUL": 9, "FP64_ALU": 10, "FP64_SPECIAL": 1, "FP64_DIV": 1, "INT_ALU": 1, "BRANCH": 1}
+
+
+def test_fp64_kernel_is_bound_by_the_fp64_pipe_on_consumer_boards():
+    # an n-body step in double: per thread 9 multiplies, 10 adds, a square root and a division (FP64)
+    T = 256 * 1024
+    per_warp = T / 32
+    for name, lanes, cycles_expected in (("gtx1080", 1, 32), ("p100", 16, 2), ("rtx4090", 0.5, 64)):
+        cfg = load_config(name)
+        assert cfg.lanes["fp64"] == lanes and math.ceil(32 / lanes) == cycles_expected
+        b = bounds(kernel(T, N_BODY_FP64), cfg)
+        # fp64 pipe cycles: (9 + 10) x interval + 8 x interval (division) + 16 x interval (special) per warp
+        fp64_cycles = per_warp * (19 + 8 + 16) * cycles_expected
+        assert b.details["pipe_cycles"]["fp64"] == pytest.approx(fp64_cycles, rel=1e-12)
+        assert b.details["pipe_cycles"]["fp"] == 0.0 and b.details["pipe_cycles"]["sfu"] == 0.0
+        E = b.details["effective_sms"]
+        assert b.pipe == pytest.approx(fp64_cycles / (E * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+        assert b.details["busiest_pipe"] == "fp64"
+    # exact numbers on the GTX 1080: 8192 warps x 43 x 32 cycles; 1024 blocks on 20 SMs, the busiest holding 52
+    # (E = 1024 / 52 SMs), 4 schedulers each, at 1607 MHz
+    g = bounds(kernel(T, N_BODY_FP64), load_config("gtx1080"))
+    assert g.details["pipe_cycles"]["fp64"] == 8192 * 43 * 32 == 11272192
+    assert g.pipe == pytest.approx(11272192 / (1024 / 52 * 4 * 1607e6), rel=1e-12) and g.bound == "pipe"
+    # the same work in single precision runs on the fp and sfu pipes: not limited by the FP64 rate
+    f32 = {k.replace("FP64_", "FP_"): v for k, v in N_BODY_FP64.items()}
+    s = bounds(kernel(T, f32), load_config("gtx1080"))
+    assert s.details["pipe_cycles"]["fp64"] == 0.0 and s.pipe < g.pipe / 20
+
+
+def test_a_table_without_the_fp64_shares_reads_them_as_zero():
+    cfg = load_config("gtx1080")
+    c = kernel(1 << 16, SAXPY, loads=2, stores=1)
+    old = {k: v for k, v in c.items() if not k.startswith("mica_mix_FP64_")}  # a feature table from before
+    assert bounds(old, cfg).to_dict() == bounds(c, cfg).to_dict()
+    assert bounds({**old, "mica_mix_FP64_ALU": float("nan")}, cfg).pipe == bounds(c, cfg).pipe  # a joined table
+    with pytest.raises(ValueError, match=r"counts\['mica_mix_FP64_MUL'\] must be a finite number >= 0"):
+        bounds({**c, "mica_mix_FP64_MUL": -1.0}, cfg)
+
+
 def test_dram_is_never_below_the_distinct_footprint_and_counts_uncoalesced_sectors():
     cfg = load_config("p100")
     T = 1 << 20
@@ -181,7 +220,8 @@ def test_bad_counts_are_refused():
         bounds({**c, "loads": float("nan")}, cfg)
     with pytest.raises(ValueError, match="exceeds"):
         bounds({**c, "thread_records": c["records"] + 1}, cfg)
-    assert len(REQUIRED) == 9 + len(COMPUTE_OPS)
+    # every compute class's share is required but the four FP64 ones (a table from before them has none)
+    assert len(REQUIRED) == 9 + len(COMPUTE_OPS) - 4 and "mica_mix_FP64_ALU" not in REQUIRED
 
 
 # --------------------------------------------------------------------------------------------------------------
