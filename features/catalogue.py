@@ -35,11 +35,15 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     add("mem", "mix", "(LOAD + STORE) / N", FRACTION, "xapp")
     add("ctrl", "mix", "(BRANCH + JUMP + CALL + RET) / N", FRACTION, "xapp")
     add("arith", "mix", "(INT_ALU + INT_MUL + INT_DIV + INT_REM) / N", FRACTION, "xapp")
-    add("fp", "mix", "(FP_ALU + FP_MUL + FP_DIV + FP_SPECIAL) / N", FRACTION, "xapp")
-    add("mul", "mix", "(INT_MUL + FP_MUL) / N", FRACTION, "xapp")
-    add("div", "mix", "(INT_DIV + FP_DIV) / N", FRACTION, "xapp")
+    add("fp", "mix", "floating-point records of either precision (FP_ALU, FP_MUL, FP_DIV, FP_SPECIAL and their FP64_ "
+        "classes) / N", FRACTION, "xapp")
+    add("mul", "mix", "(INT_MUL + FP_MUL + FP64_MUL) / N", FRACTION, "xapp")
+    add("div", "mix", "(INT_DIV + FP_DIV + FP64_DIV) / N", FRACTION, "xapp")
     add("rem", "mix", "INT_REM / N", FRACTION, "xapp")
-    add("spf", "mix", "FP_SPECIAL / N (transcendental and other special functions)", FRACTION, "xapp")
+    add("spf", "mix", "(FP_SPECIAL + FP64_SPECIAL) / N (transcendental and other special functions)", FRACTION,
+        "xapp")
+    add("fp64", "mix", "double-precision floating-point records (FP64_*) / all floating-point records; 0 without "
+        "floating point", FRACTION, "portcast")
     for w in ILP_WINDOWS:
         src = "xapp" if ilp_name(w).startswith("ilp") else "mica"
         add(ilp_name(w), "ilp", f"N / drained cycles of MICA's ideal machine with a {w}-entry window "
@@ -114,8 +118,8 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     add("warp_launches", "warp", "launches of the thread space (a launch starts at the first record with tid >= 0, "
         "after a record with tid -1, and where the tid falls below the latest earlier one)", ">= 0", "warp")
     add("warp_parallelFraction", "warp", "records with tid >= 0 / N", FRACTION, "warp")
-    add("warp_arithIntensity", "warp", "FP operations / bytes loaded and stored, records with tid >= 0", ">= 0",
-        "warp")
+    add("warp_arithIntensity", "warp", "floating-point records (either precision) / bytes loaded and stored, "
+        "records with tid >= 0", ">= 0", "warp")
     # ---- thread space checked on the trace (features/thread_dependences.py)
     add("ts_checked", "threadspace", "1 when the thread space was checked (its loops are known from the region "
         "metadata), else 0", "0 or 1", "portcast")

@@ -13,11 +13,11 @@ The vector is the fraction of instructions in each of seven classes (they sum to
 ========  ================================================  =========================================
 name      PTX instructions                                  trace operation classes
 ========  ================================================  =========================================
-``alu``   add sub min max abs neg sad popc clz bfind ...     INT_ALU, FP_ALU
+``alu``   add sub min max abs neg sad popc clz bfind ...     INT_ALU, FP_ALU, FP64_ALU
           logic, shifts, set/setp/selp/slct, SIMD video ops
-``mul``   mul mul24 mad mad24 mad.cc madc fma dp4a dp2a     INT_MUL, FP_MUL
-``div``   div rem rcp                                       INT_DIV, INT_REM, FP_DIV
-``spf``   sqrt rsqrt sin cos lg2 ex2                        FP_SPECIAL
+``mul``   mul mul24 mad mad24 mad.cc madc fma dp4a dp2a     INT_MUL, FP_MUL, FP64_MUL
+``div``   div rem rcp                                       INT_DIV, INT_REM, FP_DIV, FP64_DIV
+``spf``   sqrt rsqrt sin cos lg2 ex2                        FP_SPECIAL, FP64_SPECIAL
 ``mem``   ld ldu st atom red prefetch(u) suld sust sured    LOAD, STORE
 ``ctrl``  bra call ret exit                                 BRANCH, JUMP, CALL, RET
 ``other`` mov cvt cvta shfl prmt bar membar vote ...        MOVE, OTHER
@@ -25,7 +25,8 @@ name      PTX instructions                                  trace operation clas
 
 Limits (also in docs/scaling.md): a PTX fingerprint is static (each instruction counted once however
 often it runs) and compiled at -O0, a trace is dynamic; PTX opcode names carry no type, so integer and
-floating-point work cannot be told apart (hence one ``alu`` and one ``mul`` class); neither source has
+floating-point work cannot be told apart (hence one ``alu`` and one ``mul`` class, and a trace's single- and
+double-precision classes count alike); neither source has
 memory space, cache, occupancy or utilisation information, which Wu et al.'s counters (Table II) do.
 """
 
@@ -58,6 +59,7 @@ for _names, _cls in (
 OP_CLASS: dict[str, str] = {
     "INT_ALU": "alu", "FP_ALU": "alu", "INT_MUL": "mul", "FP_MUL": "mul",
     "INT_DIV": "div", "INT_REM": "div", "FP_DIV": "div", "FP_SPECIAL": "spf",
+    "FP64_ALU": "alu", "FP64_MUL": "mul", "FP64_DIV": "div", "FP64_SPECIAL": "spf",
     "LOAD": "mem", "STORE": "mem", "BRANCH": "ctrl", "JUMP": "ctrl", "CALL": "ctrl", "RET": "ctrl",
     "MOVE": "other", "OTHER": "other",
 }
@@ -101,24 +103,25 @@ def counters_from_op_counts(counts) -> np.ndarray:
     Parameters
     ----------
     counts:
-        Either a sequence of 16 counts indexed by :class:`profiler.trace.Op` value, or a mapping from
-        Op names (``"LOAD"``) or Op members to counts.
+        Either a sequence of counts indexed by :class:`profiler.trace.Op` value (one per class, 20; or the 16 of a
+        version-1 trace, without the FP64 classes), or a mapping from Op names (``"LOAD"``) or Op members to
+        counts.
 
     Returns
     -------
     numpy.ndarray
         Fractions in the order of :data:`COUNTER_NAMES`.
     """
-    from profiler.trace import Op
+    from profiler.trace import N_OPS_V1, Op
 
     acc = dict.fromkeys(COUNTER_NAMES, 0.0)
     if isinstance(counts, Mapping):
         items = [((k.name if isinstance(k, Op) else str(k)), v) for k, v in counts.items()]
     else:
         arr = np.asarray(counts, dtype=float)
-        if arr.shape != (len(Op),):
-            raise ValueError(f"expected {len(Op)} operation-class counts, got shape {arr.shape}")
-        items = [(op.name, arr[op.value]) for op in Op]
+        if arr.shape not in ((len(Op),), (N_OPS_V1,)):
+            raise ValueError(f"expected {len(Op)} (or {N_OPS_V1}) operation-class counts, got shape {arr.shape}")
+        items = [(op.name, arr[op.value]) for op in Op if op.value < arr.shape[0]]
     for name, c in items:
         if name not in OP_CLASS:
             raise ValueError(f"unknown operation class {name!r}")
@@ -144,8 +147,8 @@ def counters_from_trace_chunks(chunks) -> np.ndarray:
 def counters_from_mix_features(mix: Mapping[str, float]) -> np.ndarray:
     """Class fractions from the XAPP instruction-mix features of docs/features.md.
 
-    With ``arith`` = integer ALU+MUL+DIV+REM, ``fp`` = FP ALU+MUL+DIV+SPECIAL, and ``mul``, ``div``,
-    ``rem``, ``spf`` as subsets: ``alu = arith + fp - mul - div - rem - spf``, ``div`` includes ``rem``,
+    With ``arith`` = integer ALU+MUL+DIV+REM, ``fp`` = FP ALU+MUL+DIV+SPECIAL (both precisions), and ``mul``,
+    ``div``, ``rem``, ``spf`` as subsets: ``alu = arith + fp - mul - div - rem - spf``, ``div`` includes ``rem``,
     ``other = 1 - mem - ctrl - arith - fp`` (MOVE and OTHER).
 
     Parameters

@@ -1,11 +1,12 @@
-"""Instruction mix: XAPP's mem, ctrl, arith, fp, mul, div, rem, spf and MICA's per-class fractions."""
+"""Instruction mix: XAPP's mem, ctrl, arith, fp, mul, div, rem, spf, Portcast's fp64 (the double-precision
+share of the floating-point records) and MICA's per-class fractions."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from profiler.trace import N_OPS, Op, TraceChunk
+from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, Op, TraceChunk
 
 from ._base import Analyzer, ratio
 
@@ -48,15 +49,18 @@ class MixAnalyzer(Analyzer):
     def result(self) -> dict[str, float]:
         c = self.counts
         n = self.n
+        fp32 = int(c[list(FP32_OPS)].sum())
+        fp64 = int(c[list(FP64_OPS)].sum())
         out = {
             "mem": ratio(c[Op.LOAD] + c[Op.STORE], n),
             "ctrl": ratio(c[Op.BRANCH] + c[Op.JUMP] + c[Op.CALL] + c[Op.RET], n),
             "arith": ratio(c[Op.INT_ALU] + c[Op.INT_MUL] + c[Op.INT_DIV] + c[Op.INT_REM], n),
-            "fp": ratio(c[Op.FP_ALU] + c[Op.FP_MUL] + c[Op.FP_DIV] + c[Op.FP_SPECIAL], n),
-            "mul": ratio(c[Op.INT_MUL] + c[Op.FP_MUL], n),
-            "div": ratio(c[Op.INT_DIV] + c[Op.FP_DIV], n),
+            "fp": ratio(fp32 + fp64, n),
+            "mul": ratio(c[Op.INT_MUL] + c[Op.FP_MUL] + c[Op.FP64_MUL], n),
+            "div": ratio(c[Op.INT_DIV] + c[Op.FP_DIV] + c[Op.FP64_DIV], n),
             "rem": ratio(c[Op.INT_REM], n),
-            "spf": ratio(c[Op.FP_SPECIAL], n),
+            "spf": ratio(c[Op.FP_SPECIAL] + c[Op.FP64_SPECIAL], n),
+            "fp64": ratio(fp64, fp32 + fp64),
         }
         for o in Op:
             out[f"mica_mix_{o.name}"] = ratio(c[o], n)

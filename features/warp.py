@@ -46,6 +46,7 @@ STORE = np.uint8(Op.STORE)
 BRANCH = np.uint8(Op.BRANCH)
 FP_ALU = np.uint8(Op.FP_ALU)
 FP_SPECIAL = np.uint8(Op.FP_SPECIAL)
+FP64_ALU = np.uint8(Op.FP64_ALU)  # FP64_ALU..FP64_SPECIAL are the last classes
 WARP = 32
 SECTOR_SHIFT = 5  # 32-byte sectors
 MAX_TID = 1 << 36
@@ -374,7 +375,7 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
             msize[nmem] = sz
             nmem += 1
             nbytes += sz
-        nfp += (o >= FP_ALU) & (o <= FP_SPECIAL)
+        nfp += ((o >= FP_ALU) & (o <= FP_SPECIAL)) | (o >= FP64_ALU)
         npar += 1
     st[S_NREC] = nrec
     st[S_NMEM] = nmem

@@ -32,8 +32,12 @@ Required (:data:`REQUIRED`), each a finite number >= 0:
 ``warp_simdEfficiency``  s, mean active lanes / threads per warp instruction (0 read as 1: no instructions)
 ``warp_sectorsPerGroup`` g, 32-byte sectors per warp memory instruction
 ``warp_launches``      launches of the thread space as the feature engine counts them
-``mica_mix_<OP>``      share of the region's records of each compute class OP of :data:`REQUIRED_OPS`
-                       (``INT_ALU`` ... ``OTHER``)
+``mica_mix_<OP>``      share of the region's records of each compute class OP (the classes of
+                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER, FP64_ALU ... FP64_SPECIAL);
+                       the four ``mica_mix_FP64_*`` (:data:`FP64_MIX`) may be absent: a feature table computed
+                       before the FP64 classes existed (or from a version-1 trace) has no double-precision
+                       records, so an absent one (or NaN) reads as 0 and its floating point counts on the FP32
+                       pipeline
 
 Optional (:data:`OPTIONAL`), read when present:
 
@@ -74,9 +78,10 @@ Bounds (whole region):
 * ``issue`` = d x W / (E x ``schedulers_per_sm`` x f): one warp instruction per scheduler per cycle, on the
   SMs that get work; divergence (s < 1) raises W by 1/s.
 * ``pipe`` = d x max over units u of C_u / (E x P_u x f), the busiest pipeline: for every compute unit u
-  (int, fp, fp64, sfu: whichever the GPU describes), C_u = sum over classes OP of unit u (``ops[OP][0]``) of
-  ``mica_mix_OP`` x R / (a x s) x ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u =
-  ``schedulers_per_sm``; for the load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
+  (int, fp, sfu, fp64), C_u = sum over classes OP of unit u (``ops[OP][0]``) of ``mica_mix_OP`` x R / (a x s)
+  x ceil(32 / ``lanes[u]``) x ``ops[OP][2]`` (repeat) cycles, P_u = ``schedulers_per_sm`` (each scheduler has
+  its own lanes; ``lanes["fp64"]`` may be a fraction, 0.5 giving 64 cycles per warp instruction); for the
+  load/store unit C_lsu = Wm x g sectors, P_lsu = ``lsu_sectors_per_cycle``.
 * ``latency`` = d x R / T x c / f: one thread's records, as if each waited c cycles for the one before it
   (c = :data:`CHAIN_CYCLES`); launches run one after another, so their chains add up.
 * ``waves`` = d x rounds x R / (T x s) x c / f: an SM runs at most r blocks at a time, each for at least one
@@ -104,25 +109,25 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
-from profiler.trace import Op
+from profiler.trace import FP64_OPS, Op
 
-from .simt.config import SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
+from .simt.config import PIPES, SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
 
 #: Resources, in the order of the tables (and of preference among equal times).
 RESOURCES = ("dram", "issue", "pipe", "waves", "latency", "launch")
 #: Per-launch estimates of :attr:`Bounds.terms`, in order.
 TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_cached")
-#: Compute operation classes: every class but LOAD and STORE.
+#: Compute operation classes (``mica_mix_<name>`` of each is read; see :data:`REQUIRED` and :data:`FP64_MIX`).
 COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
-#: The classes whose ``mica_mix_`` share is required (the integer and single-precision ones every trace has had).
-REQUIRED_OPS = tuple(o for o in COMPUTE_OPS if not o.startswith("FP64"))
+#: The double-precision shares: read as 0 when absent (a table from before the FP64 classes, module docstring).
+FP64_MIX = tuple(f"mica_mix_{o.name}" for o in FP64_OPS)
 #: Keys :func:`bounds` needs in ``counts``.
 REQUIRED = ("threads", "records", "thread_records", "loads", "stores", "unique_bytes", "warp_simdEfficiency",
-            "warp_sectorsPerGroup", "warp_launches", *(f"mica_mix_{o}" for o in REQUIRED_OPS))
+            "warp_sectorsPerGroup", "warp_launches",
+            *(f"mica_mix_{o}" for o in COMPUTE_OPS if f"mica_mix_{o}" not in FP64_MIX))
 #: Keys :func:`bounds` reads when present.
-OPTIONAL = ("launches", "sector_bytes", "launch_sector_bytes", "ilp32", "mem", "coldRef",
-            *(f"mica_mix_{o}" for o in COMPUTE_OPS if o not in REQUIRED_OPS),
-            "load_bytes", "store_bytes", "warp_coalescing")
+OPTIONAL = ("launches", "sector_bytes", "launch_sector_bytes", "ilp32", "mem", "coldRef", "load_bytes",
+            "store_bytes", "warp_coalescing")
 
 #: Fixed cost of one kernel launch, seconds: no launch of a kernel takes less. The smallest kernel times
 #: measured on the GPUs of the training data are 5.0 us (P100) to 10.6 us (Quadro K5200) device-side
@@ -227,6 +232,12 @@ def _get(counts: Mapping[str, float], key: str) -> float:
     return x
 
 
+def _absent(v) -> bool:
+    """A value a table without the column gives: missing (None) or a missing float (NaN, as pandas fills the
+    rows of an older table joined to a newer one)."""
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEFAULT_BLOCK,
            chain_cycles: float = CHAIN_CYCLES, launch_seconds: float = LAUNCH_SECONDS) -> Bounds:
     """Lower bounds of the kernel time of a region's work on a GPU, per resource, and the per-launch estimates
@@ -236,7 +247,8 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     ----------
     counts : mapping
         The region's work: every key of :data:`REQUIRED` (``WorkSink`` counts and feature-engine features,
-        unprefixed), optionally those of :data:`OPTIONAL`; other keys are ignored.
+        unprefixed) and of :data:`FP64_MIX` (each read as 0 when absent or NaN: a table from before the FP64
+        classes), optionally those of :data:`OPTIONAL`; other keys are ignored.
     cfg : GPUConfig
         The GPU (``gpu_models.simt.config.load_config("p100")``).
     block_size : int
@@ -261,7 +273,8 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     if missing:
         raise ValueError(f"counts lacks {', '.join(missing)} (bounds needs {', '.join(REQUIRED)})")
     c = {k: _get(counts, k) for k in REQUIRED}
-    opt = {k: _get(counts, k) for k in OPTIONAL if k in counts and counts[k] is not None}
+    c.update({k: (0.0 if _absent(counts.get(k)) else _get(counts, k)) for k in FP64_MIX})
+    opt = {k: _get(counts, k) for k in OPTIONAL if k in counts and not _absent(counts[k])}
     if isinstance(block_size, bool) or int(block_size) != block_size or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     if not (math.isfinite(chain_cycles) and chain_cycles >= 0 and math.isfinite(launch_seconds)
@@ -314,7 +327,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     issue_all = W / (E * cfg.schedulers_per_sm * f)
     cycles = {u: 0.0 for u in UNITS}
     for op in COMPUTE_OPS:
-        share = c.get(f"mica_mix_{op}", opt.get(f"mica_mix_{op}", 0.0))
+        share = c[f"mica_mix_{op}"]
         if share and op not in cfg.ops:
             raise ValueError(f"the GPU description {cfg.name!r} has no entry for operation class {op} in 'ops'")
         if not share:
@@ -322,7 +335,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
         unit, _, repeat = cfg.ops[op]
         cycles[unit] += share * R / (a * s) * math.ceil(WARP_SIZE / cfg.lanes[unit]) * repeat
     cycles["lsu"] = sectors
-    per_cycle = {u: float(cfg.schedulers_per_sm) for u in UNITS if u != "lsu"}
+    per_cycle = {u: float(cfg.schedulers_per_sm) for u in PIPES}
     per_cycle["lsu"] = float(cfg.lsu_sectors_per_cycle)
     pipe_s = {u: cycles[u] / (E * per_cycle[u] * f) for u in UNITS}
     busiest = max(UNITS, key=lambda u: (pipe_s[u], -UNITS.index(u)))

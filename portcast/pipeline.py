@@ -32,7 +32,7 @@ MIX_GROUPS = (
     ("mem", ("LOAD", "STORE")),
     ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
     ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
-    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL")),
+    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL", "FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL")),
     ("other", ("MOVE", "OTHER")),
 )
 #: source lines a report lists per region, by records

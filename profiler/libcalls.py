@@ -60,13 +60,14 @@ M_OP_I = 12  # map: op code by operand mask (bit j: operand j is an array), int 
 M_OP_F = 20  # ... float variant
 M_STORE = 28  # map: store code by mask (8 entries)
 M_HASOP = 36  # map: 1 when the site has an element operation (0: copies, constructors, slice stores)
-MAP_LEN = 37
+M_SCALAR_D = 37  # map: the site's one record when no array is involved, double-precision variant
+MAP_LEN = 38
 A_INIT = 11  # acc: MOVE setting the accumulator up
 A_PRE_I = 12  # acc: element operation before accumulating (dot: MUL), 0 none
 A_PRE_F = 13
 A_ACC_I = 14  # acc: accumulate
 A_ACC_F = 15
-A_FIN = 16  # acc: after the inner loop (mean: FP_DIV), 0 none
+A_FIN = 16  # acc: after the inner loop (mean: FP_DIV; FP64_DIV when the result is a double), 0 none
 A_INEXT = 17  # acc: inner loop induction and BRANCH
 A_IBRANCH = 18
 A_SCAN_STORE = 19  # scan: STORE of each running value
@@ -108,6 +109,7 @@ def _aslot(s):
 # ----------------------------------------------------------------------------------------------------------
 # what each NumPy callable is (the instrumenter asks at rewrite time)
 
+# (integer, single-precision) classes; a double-precision operation takes the FP64 class of the second
 _A, _M, _D, _R, _X = (int(Op.INT_ALU), int(Op.FP_ALU)), (int(Op.INT_MUL), int(Op.FP_MUL)), \
     (int(Op.INT_DIV), int(Op.FP_DIV)), (int(Op.INT_REM), int(Op.FP_DIV)), (int(Op.FP_SPECIAL), int(Op.FP_SPECIAL))
 
@@ -712,10 +714,27 @@ def _expandable(a) -> bool:
     return type(a) is np.ndarray and a.ndim <= MAXD and a.dtype.kind in "biufc"
 
 
-def _is_fp_value(v) -> bool:
+def _precision_bits(v) -> int:
+    """Precision bits (``runtime.FLOAT_TYPES``) of a value; an array's by its dtype (single or double)."""
     if isinstance(v, np.ndarray):
-        return v.dtype.kind in "fc"
-    return isinstance(v, (float, complex, np.floating, np.complexfloating))
+        return rt.array_precision(v)
+    return rt.FLOAT_TYPES[type(v)]
+
+
+def _precision(*values) -> int:
+    """0 (integer), 1 (single) or 2 (double precision) of an operation on ``values``, as NumPy promotes
+    them (``runtime.PRECISION_OF_BITS``)."""
+    bits = 0
+    for v in values:
+        bits |= _precision_bits(v)
+    return rt.PRECISION_OF_BITS[bits]
+
+
+def _variant(code_int: int, code_fp: int, precision: int) -> int:
+    """The code of an operation of ``precision`` (0, 1, 2) from its integer and single-precision codes."""
+    if precision == 0:
+        return int(code_int)
+    return int(rt.fp64_code(code_fp)) if precision == 2 else int(code_fp)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -875,12 +894,12 @@ class Expand(Exception):
 
 
 class ExpandCodes(dict):
-    """Per-site map: type of the probed value -> record code (int or float variant); an ndarray raises
-    :class:`Expand` (never cached)."""
+    """Per-site map: type of the probed value -> record code (integer, single- or double-precision variant);
+    an ndarray raises :class:`Expand` (never cached)."""
 
-    def __init__(self, code_int: int, code_fp: int) -> None:
+    def __init__(self, code_int: int, code_single: int, code_double: int) -> None:
         super().__init__()
-        self.codes = (code_int, code_fp)
+        self.codes = rt.precision_codes(code_int, code_single, code_double)
 
     def __missing__(self, t):
         if t is np.ndarray:
@@ -890,7 +909,7 @@ class ExpandCodes(dict):
 
 
 class _ExpandFloat(dict):
-    """type -> 1 if floating point else 0 (as ``runtime.FLOAT_TYPES``); an ndarray raises :class:`Expand`."""
+    """type -> precision bits (as ``runtime.FLOAT_TYPES``); an ndarray raises :class:`Expand`."""
 
     def __missing__(self, t):
         if t is np.ndarray:
@@ -979,8 +998,8 @@ class InterpretedLib:
         for j, a in enumerate(ops):
             if isinstance(a, np.ndarray):
                 mask |= 1 << j
-        fp = any(_is_fp_value(a) for a in ops) if P[P_BYOPS] else _is_fp_value(out)
-        opcode = int(P[(M_OP_F if fp else M_OP_I) + mask]) if P[M_HASOP] else 0
+        prec = _precision(*ops) if P[P_BYOPS] else _precision(out)
+        opcode = _variant(P[M_OP_I + mask], P[M_OP_F + mask], prec) if P[M_HASOP] else 0
         self._run(k_map, P, map_descriptor(out, ops), len(ops), opcode, int(P[M_STORE + mask]))
 
     def copy(self, P, out, src) -> None:
@@ -992,17 +1011,19 @@ class InterpretedLib:
         self.map(P, out, src)
 
     # -- accumulating ---------------------------------------------------------------------------------------
-    def _acc(self, P, D, nops, flags, out, fp) -> None:
-        pre = int(P[A_PRE_F if fp else A_PRE_I])
-        acc = int(P[A_ACC_F if fp else A_ACC_I])
-        self._run(k_acc, P, D, nops, flags, pre, acc, int(P[A_FIN]))
+    def _acc(self, P, D, nops, flags, out, prec) -> None:
+        """Run the accumulating kernel with the codes of precision ``prec`` (0 integer, 1 single, 2 double)."""
+        pre = _variant(P[A_PRE_I], P[A_PRE_F], prec)
+        acc = _variant(P[A_ACC_I], P[A_ACC_F], prec)
+        fin = int(rt.fp64_code(P[A_FIN])) if prec == 2 else int(P[A_FIN])
+        self._run(k_acc, P, D, nops, flags, pre, acc, fin)
 
     def reduce(self, P, out, x, axis=None) -> None:
         """``np.sum(x, axis)`` and the other reductions; ``out`` the result."""
         if not _expandable(x) or not (axis is None or type(axis) is int or isinstance(axis, np.integer)):
             self._scalar(P, False)
             return
-        fp = _is_fp_value(x) if P[P_BYOPS] else _is_fp_value(out)
+        fp = _precision(x) if P[P_BYOPS] else _precision(out)
         D = np.zeros(A_LEN, np.int64)
         if axis is None or x.ndim <= 1:
             if axis is not None and x.ndim == 0:
@@ -1023,7 +1044,7 @@ class InterpretedLib:
                                                              or isinstance(axis, np.integer)):
             self._scalar(P, False)
             return
-        fp = _is_fp_value(out)
+        fp = _precision(out)
         D = np.zeros(A_LEN, np.int64)
         if axis is None or x.ndim <= 1:
             _acc_full(D, x, out, True)
@@ -1038,7 +1059,7 @@ class InterpretedLib:
             self.work(P, out, a, b)
             self._scalar(P, False)
             return
-        fp = _is_fp_value(out)
+        fp = _precision(out)
         D = np.zeros(A_LEN, np.int64)
         _acc_matmul(D, a, b, out)
         self._acc(P, D, 2, F_STORE_OUT, out, fp)
@@ -1054,7 +1075,7 @@ class InterpretedLib:
         qb = _acc_base(D, 2, b)
         for d in range(b.ndim):
             D[qb + 3 + MAXD + d] = b.strides[d] if b.shape[d] != 1 else 0
-        self._acc(P, D, 2, 0, out, _is_fp_value(out))
+        self._acc(P, D, 2, 0, out, _precision(out))
 
     # -- indexing -------------------------------------------------------------------------------------------
     def sub(self, P, x, idx, out) -> None:
@@ -1243,23 +1264,27 @@ def _num_array(t) -> bool:
     return isinstance(t, types.Array) and isinstance(t.dtype, (types.Number, types.Boolean)) and t.ndim <= MAXD
 
 
-def _fp(t) -> bool:
-    return rt._is_fp(t)
+def _prec(t) -> int:
+    """0 (integer), 1 (single) or 2 (double precision) of a Numba type (``runtime.numba_precision``)."""
+    return rt.numba_precision(t)
 
 
 _GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
-           "work_flops": work_flops, **{f"c_{name}": fn for name, fn in _C_EXTERNAL.items()}}
+           "work_flops": work_flops, "fp64_code": rt.fp64_code,
+           **{f"c_{name}": fn for name, fn in _C_EXTERNAL.items()}}
 _GEN_CACHE: dict = {}
 
 
 class _ScalarRecord:
-    """What a site on scalars (or one the kernels cannot expand) writes: its single record, the plan's
-    ``P_SCALAR_F`` code when ``fp = (P[P_BYOPS] != 0 and fpops) or (P[P_BYOPS] == 0 and fpout)``, else
-    ``P_SCALAR_I``; emitted in place by the primitive (a load, a select and a store), like the instrumenter's
-    own record primitives, instead of a call of a compiled function per site."""
+    """What a site on scalars (or one the kernels cannot expand) writes: its single record, the plan's code of
+    precision ``precops`` when ``P[P_BYOPS] != 0``, else of ``precout`` (0: ``P_SCALAR_I``, 1: ``P_SCALAR_F``,
+    2: ``M_SCALAR_D`` of a map plan); emitted in place by the primitive (a load, a select and a store), like the
+    instrumenter's own record primitives, instead of a call of a compiled function per site."""
 
-    def __init__(self, fpops: bool, fpout: bool) -> None:
-        self.fpops, self.fpout = bool(fpops), bool(fpout)
+    _SLOT = (P_SCALAR_I, P_SCALAR_F, M_SCALAR_D)
+
+    def __init__(self, precops: int, precout: int) -> None:
+        self.precops, self.precout = int(precops), int(precout)
 
     def codegen(self, context, builder, sig, args):
         sp, row, k, parr = args[1], args[2], args[3], args[4]
@@ -1268,12 +1293,11 @@ class _ScalarRecord:
         def plan(i):
             return builder.load(builder.gep(data, [rt._I64(i)], inbounds=True))
 
-        code_i, code_f = plan(P_SCALAR_I), plan(P_SCALAR_F)
-        if self.fpops == self.fpout:
-            code = code_f if self.fpops else code_i
+        if self.precops == self.precout:
+            code = plan(self._SLOT[self.precops])
         else:
             byops = builder.icmp_signed("!=", plan(P_BYOPS), rt._I64(0))
-            code = builder.select(byops if self.fpops else builder.not_(byops), code_f, code_i)
+            code = builder.select(byops, plan(self._SLOT[self.precops]), plan(self._SLOT[self.precout]))
         rt._store_row(builder, rt._load_row(builder, sp, rt._I64(3)), row, code)
         return context.make_tuple(builder, sig.return_type, [builder.add(row, rt._I64(1)), k])
 
@@ -1293,7 +1317,7 @@ class _MemRecord:
         return context.make_tuple(builder, sig.return_type, [row, k])
 
 
-_FALLBACK_RECORD = _ScalarRecord(False, False)
+_FALLBACK_RECORD = _ScalarRecord(0, 0)
 _ROW_AND_COUNT = types.UniTuple(types.int64, 2)
 
 
@@ -1353,7 +1377,7 @@ _FALLBACK = [f"return _rec_s(S, p, P[{P_SCALAR_I}]), k"]
 
 def _map_body(out, ops, names) -> list[str] | None:
     """Statements recording an elementwise site whose result is the array ``out`` (None: not expandable)."""
-    fpops = any(_fp(t) for t in ops)
+    precops = max([_prec(t) for t in ops] + [0])
     if not _num_array(out) or not all(_num_array(t) or _num_scalar(t) for t in ops) or \
             any(isinstance(t, types.Array) and t.ndim > out.ndim for t in ops):
         return None
@@ -1366,12 +1390,14 @@ def _map_body(out, ops, names) -> list[str] | None:
         if isinstance(t, types.Array):
             mask |= 1 << j
             body += _slot_src(_dslot(j + 1), names[j], t.ndim, nd)
-    body += [f"fp = (P[{P_BYOPS}] != 0 and {fpops}) or (P[{P_BYOPS}] == 0 and {_fp(out)})",
+    body += [f"prec = {precops} if P[{P_BYOPS}] != 0 else {_prec(out)}",
              "opc = np.int64(0)",
              f"if P[{M_HASOP}] != 0:",
              f"    opc = P[{M_OP_I + mask}]",
-             "    if fp:",
+             "    if prec > 0:",
              f"        opc = P[{M_OP_F + mask}]",
+             "    if prec == 2:",
+             "        opc = fp64_code(opc)",
              *_kernel_call("k_map", f"np.int64({len(ops)}), opc, P[{M_STORE + mask}]")]
     return body
 
@@ -1380,7 +1406,7 @@ def _map_impl(out, ops):
     names = [f"a{j}" for j in range(len(ops))]
     params = ", ".join(["B", "S", "p", "k", "P", "out"] + names)
     if not isinstance(out, types.Array):
-        return _ScalarRecord(any(_fp(t) for t in ops), _fp(out))
+        return _ScalarRecord(max([_prec(t) for t in ops] + [0]), _prec(out))
     return _gen(params, _map_body(out, ops, names) or _FALLBACK)
 
 
@@ -1452,18 +1478,21 @@ def _acc_axis_src(x, out, scan: bool) -> list[str]:
     return body
 
 
-def _acc_call(nops: int, flags: int, fp_src: str) -> list[str]:
-    return [f"fp = {fp_src}",
-            f"pre = P[{A_PRE_I}]", f"acc = P[{A_ACC_I}]",
-            "if fp:", f"    pre = P[{A_PRE_F}]", f"    acc = P[{A_ACC_F}]",
-            *_kernel_call("k_acc", f"np.int64({nops}), np.int64({flags}), pre, acc, P[{A_FIN}]")]
+def _acc_call(nops: int, flags: int, prec_src: str) -> list[str]:
+    """Statements running the accumulating kernel with the codes of the precision ``prec_src`` (an expression:
+    0 integer, 1 single, 2 double)."""
+    return [f"prec = {prec_src}",
+            f"pre = P[{A_PRE_I}]", f"acc = P[{A_ACC_I}]", f"fin = P[{A_FIN}]",
+            "if prec > 0:", f"    pre = P[{A_PRE_F}]", f"    acc = P[{A_ACC_F}]",
+            "if prec == 2:", "    pre = fp64_code(pre)", "    acc = fp64_code(acc)", "    fin = fp64_code(fin)",
+            *_kernel_call("k_acc", f"np.int64({nops}), np.int64({flags}), pre, acc, fin")]
 
 
 def _ol_xreduce(B, S, p, k, P, out, x, axis):
     params = "B, S, p, k, P, out, x, axis"
     if not _num_array(x):
         return _gen(params, _FALLBACK)
-    fp_src = f"(P[{P_BYOPS}] != 0 and {_fp(x)}) or (P[{P_BYOPS}] == 0 and {_fp(out)})"
+    fp_src = f"{_prec(x)} if P[{P_BYOPS}] != 0 else {_prec(out)}"
     head = [f"D = np.zeros({A_LEN}, np.int64)"]
     no_axis = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
     if no_axis or (isinstance(axis, types.Integer) and x.ndim == 1):
@@ -1477,7 +1506,7 @@ def _ol_xscan(B, S, p, k, P, out, x, axis):
     params = "B, S, p, k, P, out, x, axis"
     if not (_num_array(x) and _num_array(out)):
         return _gen(params, _FALLBACK)
-    fp_src = str(_fp(out))
+    fp_src = str(_prec(out))
     head = [f"D = np.zeros({A_LEN}, np.int64)"]
     no_axis = axis is None or isinstance(axis, (types.NoneType, types.Omitted))
     if no_axis or (isinstance(axis, types.Integer) and x.ndim == 1):
@@ -1557,7 +1586,7 @@ def _ol_xmatmul(B, S, p, k, P, out, a, b):
     params = "B, S, p, k, P, out, a, b"
     ok = _num_array(a) and _num_array(b) and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2
     if ok and (a.ndim == 1 and b.ndim == 1 or _num_array(out)):
-        return _gen(params, _matmul_src(a, b) + _acc_call(2, F_STORE_OUT, str(_fp(out))))
+        return _gen(params, _matmul_src(a, b) + _acc_call(2, F_STORE_OUT, str(_prec(out))))
     work = _work_src(out, [a, b], ["a", "b"], None)
     if work[-1] == "return None" and len(work) > 1:
         work = work[:-1]
@@ -1574,7 +1603,7 @@ def _ol_xvdot(B, S, p, k, P, out, a, b):
     body += [f"D = np.zeros({A_LEN}, np.int64)"] + _acc_full_src(a, "a", None, None, False)
     qb, lb = _acc_slot_src(2, "b")
     body += lb + [f"D[{qb + 3 + MAXD + d}] = b.strides[{d}] if b.shape[{d}] != 1 else 0" for d in range(b.ndim)]
-    return _gen(params, body + _acc_call(2, 0, str(_fp(out))))
+    return _gen(params, body + _acc_call(2, 0, str(_prec(out))))
 
 
 def _ol_xsub(B, S, p, k, P, code, x, idx, out):

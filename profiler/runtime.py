@@ -3,7 +3,11 @@
 Two implementations of the same primitives, one per execution mode; both encode a record the same way,
 as one int64 ``code = size << 40 | pc << 6 | has_addr << 5 | op << 1 | taken`` (plus the address of a
 memory record), and both add the register columns only when decoding (every register of a record is a
-static property of its pc, looked up in the program's per-pc table):
+static property of its pc, looked up in the program's per-pc table). The op field has four bits (classes
+0..15); a double-precision record (FP64_X, 16..19) is coded as its single-precision class FP_X with the
+``taken`` bit set (no floating-point record is ever taken), which decoding turns into FP64_X, taken 0
+(:func:`code_of`, :func:`fp64_code`). Precision is decided where int and float variants are: from the
+operand or result types (:data:`FLOAT_TYPES` in interpreted mode, Numba's types in compiled mode):
 
 * interpreted: :class:`InterpretedBuffer`. Instrumented code appends one Python int per record to a list
   (a negative value ``-2 - tid`` marks a change of logical thread) and, for memory records, the address to
@@ -33,7 +37,7 @@ from numba.core import cgutils
 from numba.core import errors as numba_errors
 from numba.extending import intrinsic
 
-from .trace import COLUMN_DTYPES, COLUMN_NAMES, RECORD_COLUMNS, Op, TraceChunk, TraceError
+from .trace import COLUMN_DTYPES, COLUMN_NAMES, FP64_OFFSET, RECORD_COLUMNS, Op, TraceChunk, TraceError, fp64_class
 
 # ----------------------------------------------------------------------------------------------------------
 # record codes of the interpreted buffer
@@ -52,29 +56,99 @@ SYNTHETIC_SPAN = 1 << 24  # bytes reserved per container object
 ARRAY_META = frozenset({"shape", "size", "ndim", "strides", "dtype", "itemsize", "nbytes", "T", "flags", "ctypes"})
 
 
+#: the code bit that marks a floating-point record as double precision (its ``taken`` bit)
+FP64_BIT = 1
+
+
 def code_of(pc: int, op: int, taken: int = 0) -> int:
-    """The interpreted-buffer code of a record without address (see module docstring)."""
-    return (pc << PC_SHIFT) | (int(op) << 1) | int(taken)
+    """The interpreted-buffer code of a record without address (see module docstring): FP64_X is coded as
+    FP_X with the taken bit set."""
+    op = int(op)
+    if op >= Op.FP64_ALU:
+        return (pc << PC_SHIFT) | ((op - FP64_OFFSET) << 1) | FP64_BIT
+    return (pc << PC_SHIFT) | (op << 1) | int(taken)
+
+
+@numba.njit(cache=True, inline="always")
+def fp64_code(code):
+    """``code`` as a double-precision record when it is a floating-point one (op field FP_ALU..FP_SPECIAL,
+    4..7: the taken bit set), else unchanged."""
+    o = (code >> 1) & 15
+    if o >= 4 and o <= 7:
+        return code | FP64_BIT
+    return code
+
+
+@numba.njit(cache=True, inline="always")
+def decode_op(c):
+    """(op, taken) of a record code: a floating-point op field (4..7) with the taken bit is FP64 (16..19,
+    taken 0); branch-free."""
+    o = (c >> 1) & 15
+    t = c & 1
+    f = t & np.int64((o >> 2) == 1)
+    return o + FP64_OFFSET * f, t ^ f
+
+
+# Precision of a value by its type (interpreted mode), as bits that combine by OR over a site's probes:
+# 0 not floating point, 1 single precision (NumPy float32, float16, complex64), 2 a NumPy double (float64,
+# complex128, longdouble), 4 a Python float or complex (double, but "weak" in NumPy's promotion: with a
+# single-precision NumPy value the operation computes in single precision, NEP 50).
+P_SINGLE, P_DOUBLE, P_WEAK = 1, 2, 4
+#: combined probe bits -> which variant of a site's record: 0 integer, 1 single, 2 double precision
+PRECISION_OF_BITS = (0, 1, 2, 2, 2, 1, 2, 2)
+
+
+def precision_bits(t: type, weak: bool = True) -> int:
+    """Precision bits of a scalar type (see above); ``weak=False`` counts a Python float as a NumPy double
+    (the result of an operation that computed it in double: ``math.sqrt``, ``float()``)."""
+    if issubclass(t, np.generic):
+        if issubclass(t, (np.floating, np.complexfloating)):
+            single = t(0).real.dtype.itemsize <= 4
+            return P_SINGLE if single else P_DOUBLE
+        return 0
+    if issubclass(t, (float, complex)):
+        return P_WEAK if weak else P_DOUBLE
+    return 0
+
+
+def array_precision(a: np.ndarray) -> int:
+    """Precision bits of an array's elements (float32/float16/complex64: single; other floats: double)."""
+    k = a.dtype.kind
+    if k in "fc":
+        return P_SINGLE if a.dtype.type(0).real.dtype.itemsize <= 4 else P_DOUBLE
+    return 0
 
 
 class _FloatTypes(dict):
-    """type -> 1 if values of that type are floating point (float, complex, NumPy floats), else 0."""
+    """type -> precision bits of values of that type (:func:`precision_bits`), cached."""
+
+    def __init__(self, weak: bool = True) -> None:
+        super().__init__()
+        self.weak = weak
 
     def __missing__(self, t):
-        v = 1 if issubclass(t, (float, complex, np.floating, np.complexfloating)) else 0
-        self[t] = v
+        v = self[t] = precision_bits(t, self.weak)
         return v
 
 
+#: precision bits by type; :data:`RESULT_FLOAT_TYPES` the same for a site's result (a Python float is a double)
 FLOAT_TYPES = _FloatTypes()
+RESULT_FLOAT_TYPES = _FloatTypes(weak=False)
+
+
+def precision_codes(code_int: int, code_single: int, code_double: int) -> tuple[int, ...]:
+    """The record code of each combined precision bits value (index 0..7, :data:`PRECISION_OF_BITS`)."""
+    codes = (code_int, code_single, code_double)
+    return tuple(codes[PRECISION_OF_BITS[b]] for b in range(8))
 
 
 class TypeCodes(dict):
-    """Per-site map: type of the probed value -> record code (int or float variant of the operation)."""
+    """Per-site map: type of the probed value -> record code (integer, single- or double-precision variant of
+    the operation)."""
 
-    def __init__(self, code_int: int, code_fp: int) -> None:
+    def __init__(self, code_int: int, code_single: int, code_double: int) -> None:
         super().__init__()
-        self.codes = (code_int, code_fp)
+        self.codes = precision_codes(code_int, code_single, code_double)
 
     def __missing__(self, t):
         v = self[t] = self.codes[FLOAT_TYPES[t]]
@@ -83,17 +157,38 @@ class TypeCodes(dict):
 
 # value kinds: the class of some records depends on whether the operand is an integer, a float or a complex
 # number, a NumPy array of one of those, or another object (``abs`` of a complex is a hypot, ``.real`` of a
-# complex is a register move but of an array a view). Both modes classify the same way.
-VK_INT, VK_FLOAT, VK_COMPLEX, VK_INT_ARRAY, VK_FLOAT_ARRAY, VK_COMPLEX_ARRAY, VK_OBJECT = range(7)
-N_VALUE_KINDS = 7
+# complex is a register move but of an array a view), and a float or complex one's precision (VK_FLOAT,
+# VK_COMPLEX and their arrays: double; the *32 / *64 kinds: float32 or float16, complex64). Both modes
+# classify the same way.
+(VK_INT, VK_FLOAT, VK_COMPLEX, VK_INT_ARRAY, VK_FLOAT_ARRAY, VK_COMPLEX_ARRAY, VK_OBJECT, VK_FLOAT32,
+ VK_COMPLEX64, VK_FLOAT32_ARRAY, VK_COMPLEX64_ARRAY) = range(11)
+N_VALUE_KINDS = 11
+_ARRAY_KIND = {VK_INT: VK_INT_ARRAY, VK_FLOAT: VK_FLOAT_ARRAY, VK_COMPLEX: VK_COMPLEX_ARRAY,
+               VK_FLOAT32: VK_FLOAT32_ARRAY, VK_COMPLEX64: VK_COMPLEX64_ARRAY, VK_OBJECT: VK_INT_ARRAY}
+#: the kinds whose values compute in double / in single precision
+DOUBLE_KINDS = (VK_FLOAT, VK_COMPLEX, VK_FLOAT_ARRAY, VK_COMPLEX_ARRAY)
+SINGLE_KINDS = (VK_FLOAT32, VK_COMPLEX64, VK_FLOAT32_ARRAY, VK_COMPLEX64_ARRAY)
+
+
+def kind_ops(ops) -> tuple:
+    """The operation class of each value kind from the seven of a number's kind (int, float, complex, their
+    arrays, other object): the single-precision kinds take the float/complex ones' classes as given, the
+    double-precision kinds their FP64 classes (:func:`profiler.trace.fp64_class`)."""
+    ops = tuple(ops)
+    if len(ops) != 7:
+        raise ValueError(f"kind_ops needs the classes of 7 kinds, got {len(ops)}")
+    out = list(ops) + [ops[VK_FLOAT], ops[VK_COMPLEX], ops[VK_FLOAT_ARRAY], ops[VK_COMPLEX_ARRAY]]
+    for k in DOUBLE_KINDS:
+        out[k] = fp64_class(out[k])
+    return tuple(out)
 
 
 def scalar_kind(t: type) -> int:
     """Value kind of a Python or NumPy scalar type (anything else: :data:`VK_OBJECT`)."""
     if issubclass(t, (complex, np.complexfloating)):
-        return VK_COMPLEX
+        return VK_COMPLEX64 if precision_bits(t) == P_SINGLE else VK_COMPLEX
     if issubclass(t, (float, np.floating)):
-        return VK_FLOAT
+        return VK_FLOAT32 if precision_bits(t) == P_SINGLE else VK_FLOAT
     if issubclass(t, (int, np.integer, np.bool_)):
         return VK_INT
     return VK_OBJECT
@@ -102,20 +197,30 @@ def scalar_kind(t: type) -> int:
 def value_kind(v) -> int:
     """Value kind of a value (interpreted mode); arrays by their dtype."""
     if isinstance(v, np.ndarray):
-        k = scalar_kind(v.dtype.type)
-        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+        return _ARRAY_KIND[scalar_kind(v.dtype.type)]
     return scalar_kind(type(v))
+
+
+def numba_precision(t) -> int:
+    """0 (not floating point), 1 (single: float32, float16, complex64) or 2 (double) of a Numba type (arrays by
+    their dtype)."""
+    if isinstance(t, types.Array):
+        t = t.dtype
+    if isinstance(t, types.Float):
+        return 1 if t.bitwidth <= 32 else 2
+    if isinstance(t, types.Complex):
+        return 1 if t.bitwidth <= 64 else 2
+    return 0
 
 
 def numba_value_kind(t) -> int:
     """Value kind of a Numba type (compiled mode), as :func:`value_kind` classifies the values."""
     if isinstance(t, types.Array):
-        k = numba_value_kind(t.dtype)
-        return VK_INT_ARRAY + (k if k <= VK_COMPLEX else VK_INT)
+        return _ARRAY_KIND[numba_value_kind(t.dtype)]
     if isinstance(t, types.Complex):
-        return VK_COMPLEX
+        return VK_COMPLEX64 if numba_precision(t) == 1 else VK_COMPLEX
     if isinstance(t, types.Float):
-        return VK_FLOAT
+        return VK_FLOAT32 if numba_precision(t) == 1 else VK_FLOAT
     if isinstance(t, (types.Integer, types.Boolean)):
         return VK_INT
     return VK_OBJECT
@@ -345,8 +450,7 @@ def decode_interpreted(codes, addrs, regs, tid, pc, op, taken, src1, src2, src3,
             continue
         p = (c >> PC_SHIFT) & PC_MASK
         pc[j] = p
-        op[j] = (c >> 1) & 15
-        taken[j] = c & 1
+        op[j], taken[j] = decode_op(c)
         size[j] = c >> SIZE_SHIFT
         if c & HAS_ADDR:
             addr[j] = addrs[q]
@@ -580,8 +684,7 @@ def decode_fields(codes, addrs, n, pc, op, taken, addr, size):
     for j in range(n):
         c = codes[j]
         pc[j] = (c >> PC_SHIFT) & PC_MASK
-        op[j] = (c >> 1) & 15
-        taken[j] = c & 1
+        op[j], taken[j] = decode_op(c)
         size[j] = c >> SIZE_SHIFT
         addr[j] = addrs[j] if c & HAS_ADDR else 0
 
@@ -687,28 +790,30 @@ def _rec(typingctx, c0, p, code):
 
 
 @intrinsic
-def _recf(typingctx, c0, p, v, op_int, op_fp):
-    """:func:`_rec` of ``op_fp`` if ``v`` is floating point (or complex; arrays by dtype) else ``op_int``,
-    decided from the Numba type at compile time."""
-    pick = 4 if _is_fp(v) else 3
+def _recf(typingctx, c0, p, v, op_int, op_single, op_double):
+    """:func:`_rec` of ``op_double`` if ``v`` is a double-precision float (or complex128; arrays by dtype),
+    ``op_single`` if it is a float32/float16/complex64, else ``op_int``, decided from the Numba type at compile
+    time."""
+    pick = 3 + numba_precision(v)
 
     def codegen(context, builder, sig, args):
         _store_row(builder, args[0], args[1], args[pick])
         return builder.add(args[1], args[1].type(1))
 
-    return types.int64(types.int64, types.int64, v, types.int64, types.int64), codegen
+    return types.int64(types.int64, types.int64, v, types.int64, types.int64, types.int64), codegen
 
 
 @intrinsic
-def _recf2(typingctx, c0, p, v, w, op_int, op_fp):
-    """As :func:`_recf` for a binary operation: floating point if either operand is."""
-    pick = 5 if _is_fp(v) or _is_fp(w) else 4
+def _recf2(typingctx, c0, p, v, w, op_int, op_single, op_double):
+    """As :func:`_recf` for two values: the wider precision of the two (compiled code promotes a float32
+    operand to double when the other is a double, a float literal included)."""
+    pick = 4 + max(numba_precision(v), numba_precision(w))
 
     def codegen(context, builder, sig, args):
         _store_row(builder, args[0], args[1], args[pick])
         return builder.add(args[1], args[1].type(1))
 
-    return types.int64(types.int64, types.int64, v, w, types.int64, types.int64), codegen
+    return types.int64(types.int64, types.int64, v, w, types.int64, types.int64, types.int64), codegen
 
 
 @intrinsic
@@ -867,7 +972,7 @@ def recm(typingctx, c0, c1, p, code, obj, idx):
 
 
 #: items of :func:`_recs`, by layout letter: how many values each takes
-_RECS_WIDTH = {"c": 1, "f": 3, "F": 4, "b": 2, "m": 3, "k": 1 + N_VALUE_KINDS}
+_RECS_WIDTH = {"c": 1, "f": 4, "F": 5, "b": 2, "m": 3, "k": 1 + N_VALUE_KINDS}
 
 
 @intrinsic
@@ -875,9 +980,9 @@ def _recs(typingctx, c0, c1, p, layout, items):
     """Several records at rows ``p, p + 1, ...`` in one call (the rewriter merges the records of a straight
     run of statements, see :func:`profiler.instrument.merge_records`): ``layout`` (a literal string) has one
     letter per record, ``items`` the records' values one after the other: ``c`` a code; ``f`` a value and the
-    int and float codes (:func:`_recf`); ``F`` two values and the codes (:func:`_recf2`); ``b`` a code and a
-    condition (:func:`_recb`); ``m`` a code, an array and an index (:func:`recm`); ``k`` a value and the codes
-    of the seven value kinds (:func:`kcode`). Returns the next row."""
+    integer, single- and double-precision codes (:func:`_recf`); ``F`` two values and the codes (:func:`_recf2`);
+    ``b`` a code and a condition (:func:`_recb`); ``m`` a code, an array and an index (:func:`recm`); ``k`` a
+    value and the codes of the value kinds (:func:`kcode`). Returns the next row."""
     letters = getattr(layout, "literal_value", None)
     if letters is None or not isinstance(items, types.BaseTuple):
         return None  # Numba then retries with the literal string
@@ -888,9 +993,9 @@ def _recs(typingctx, c0, c1, p, layout, items):
         if k + width > len(tys):
             raise numba_errors.TypingError(f"_recs: layout {letters!r} needs more than {len(tys)} values")
         if letter == "f":
-            plan.append(("pick", k + (2 if _is_fp(tys[k]) else 1)))
+            plan.append(("pick", k + 1 + numba_precision(tys[k])))
         elif letter == "F":
-            plan.append(("pick", k + (3 if _is_fp(tys[k]) or _is_fp(tys[k + 1]) else 2)))
+            plan.append(("pick", k + 2 + max(numba_precision(tys[k]), numba_precision(tys[k + 1]))))
         elif letter == "b":
             if not _truth_ok(typingctx, tys[k + 1]):
                 return None

@@ -36,11 +36,18 @@ from typing import Iterable, Iterator, Protocol, Sequence
 import numpy as np
 
 #: Version of the record layout, the static table and the region metadata. Bump on any change.
-TRACE_SCHEMA_VERSION = 1
+TRACE_SCHEMA_VERSION = 2
+#: Versions a reader accepts: version 1 has no FP64_* classes (its FP_* records are of unknown precision and
+#: stay FP_*), so its operation classes are 0..15.
+READABLE_SCHEMA_VERSIONS = (1, 2)
 
 
 class Op(enum.IntEnum):
-    """Operation classes of ``docs/features.md`` ("The trace these definitions read")."""
+    """Operation classes of ``docs/features.md`` ("The trace these definitions read").
+
+    FP_* are single-precision operations (float32, float16 and complex64 arithmetic; in version-1 traces,
+    floating point of unknown precision); FP64_* the same classes computed in double precision (Python float,
+    float64 and complex128 arithmetic)."""
 
     INT_ALU = 0
     INT_MUL = 1
@@ -58,9 +65,32 @@ class Op(enum.IntEnum):
     RET = 13
     MOVE = 14
     OTHER = 15
+    FP64_ALU = 16
+    FP64_MUL = 17
+    FP64_DIV = 18
+    FP64_SPECIAL = 19
 
 
 N_OPS = len(Op)
+#: Operation classes of a version-1 trace (0..15): no FP64_* classes.
+N_OPS_V1 = 16
+#: FP64_X - FP_X for each of the four floating-point classes.
+FP64_OFFSET = Op.FP64_ALU - Op.FP_ALU
+#: The single-precision (or unknown-precision) and the double-precision floating-point classes.
+FP32_OPS = (Op.FP_ALU, Op.FP_MUL, Op.FP_DIV, Op.FP_SPECIAL)
+FP64_OPS = (Op.FP64_ALU, Op.FP64_MUL, Op.FP64_DIV, Op.FP64_SPECIAL)
+FP_OPS = FP32_OPS + FP64_OPS
+
+
+def fp64_class(op: int) -> Op:
+    """The double-precision class of a floating-point class (FP_X -> FP64_X); any other class unchanged."""
+    op = Op(int(op))
+    return Op(op + FP64_OFFSET) if op in FP32_OPS else op
+
+
+def n_ops_of_version(version: int) -> int:
+    """Operation classes a trace of schema ``version`` may hold (0..n-1)."""
+    return N_OPS_V1 if version == 1 else N_OPS
 
 #: (name, dtype) of every record column, in file order.
 RECORD_COLUMNS: tuple[tuple[str, np.dtype], ...] = (

@@ -26,6 +26,7 @@ from .atomic import make_temp
 from .trace import (
     COLUMN_NAMES,
     DEFAULT_CHUNK_RECORDS,
+    READABLE_SCHEMA_VERSIONS,
     RECORD_COLUMNS,
     TRACE_SCHEMA_VERSION,
     RegionInfo,
@@ -33,6 +34,7 @@ from .trace import (
     TraceChunk,
     TraceError,
     json_dumps,
+    n_ops_of_version,
 )
 
 METADATA_KEY = b"portcast.trace"
@@ -194,10 +196,11 @@ class TraceFile:
         except json.JSONDecodeError as exc:
             raise TraceError(f"{self.path}: trace metadata is not valid JSON ({exc})") from None
         version = blob.get("schema_version")
-        if version != TRACE_SCHEMA_VERSION:
-            raise TraceError(
-                f"{self.path}: trace schema version {version!r}; this Portcast reads version {TRACE_SCHEMA_VERSION}"
-            )
+        if isinstance(version, bool) or version not in READABLE_SCHEMA_VERSIONS:
+            readable = ", ".join(str(v) for v in READABLE_SCHEMA_VERSIONS)
+            raise TraceError(f"{self.path}: trace schema version {version!r}; this Portcast reads versions {readable}")
+        #: the file's schema version (1: floating-point records of unknown precision, no FP64_* classes)
+        self.schema_version = int(version)
         names = self._pf.schema_arrow.names
         missing = [c for c in COLUMN_NAMES if c not in names]
         if missing:
@@ -245,13 +248,12 @@ class TraceFile:
 
     def check_chunk(self, chunk: TraceChunk, offset: int = 0) -> None:
         """Raise :class:`TraceError` (``<file>: row <n>: ...``) for the first record of ``chunk`` whose operation
-        class is not one of the format's, whose branch outcome is not 0 or 1, whose size is negative, or whose
-        static id is not in the file's static table (when it has one; without, a negative id). ``offset``: the
-        chunk's first row in the file."""
+        class is not one of the file's schema version (0..19; version 1: 0..15), whose branch outcome is not 0
+        or 1, whose size is negative, or whose static id is not in the file's static table (when it has one;
+        without, a negative id). ``offset``: the chunk's first row in the file."""
         import numpy as np
 
-        from .trace import N_OPS
-
+        n_ops = n_ops_of_version(self.schema_version)
         pc = chunk.pc.astype(np.int64, copy=False)
         if len(self.static):
             known = self._known_pcs()
@@ -261,7 +263,11 @@ class TraceFile:
         else:  # no static table (a synthetic or imported trace without source information): ids are opaque
             bad_pc = pc < 0
         checks = (
-            (chunk.op >= N_OPS, lambda i: f"op code {int(chunk.op[i])} is not an operation class (0..{N_OPS - 1})"),
+            (
+                chunk.op >= n_ops,
+                lambda i: f"op code {int(chunk.op[i])} is not an operation class of trace schema version "
+                          f"{self.schema_version} (0..{n_ops - 1})",
+            ),
             (chunk.taken > 1, lambda i: f"branch outcome {int(chunk.taken[i])} is not 0 or 1"),
             (chunk.size < 0, lambda i: f"size {int(chunk.size[i])} is negative"),
             (

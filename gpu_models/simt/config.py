@@ -1,6 +1,6 @@
 """GPU descriptions for the SIMT timing model: a frozen record read from JSON (``presets/*.json``).
 
-A description (schema ``portcast.simt.gpu``, version 1) holds:
+A description (schema ``portcast.simt.gpu``, version 2) holds:
 
 =========================  ====================================================================================
 field                      meaning
@@ -14,11 +14,15 @@ transfers_per_clock        DRAM data transfers per memory clock (2 for DDR/HBM, 
 schedulers_per_sm          warp schedulers per SM, each issuing at most one warp instruction per core cycle
 max_warps_per_sm           resident warps per SM
 max_blocks_per_sm          resident thread blocks per SM
-lanes                      ``{"int": n, "fp": n, "sfu": n}``: lanes of each pipeline per scheduler; a warp
-                           instruction occupies its pipeline for ``ceil(32 / lanes) * repeat`` cycles
+lanes                      ``{"int": n, "fp": n, "sfu": n, "fp64": n}``: lanes of each pipeline per scheduler
+                           (``fp``: single precision, ``fp64``: double precision); a warp instruction occupies
+                           its pipeline for ``ceil(32 / lanes) * repeat`` cycles. int, fp, sfu are integers;
+                           fp64 may be a fraction (a GPU with fewer FP64 units per SM than schedulers: 2 units
+                           shared by 4 schedulers are 0.5 per scheduler, 64 cycles per warp instruction)
 lsu_sectors_per_cycle      32-byte sectors the SM's load/store unit handles per cycle
 ops                        per operation class (profiler.trace.Op name): ``[unit, latency_cycles, repeat]``,
-                           unit one of int/fp/sfu; LOAD and STORE use the load/store unit and the memory system
+                           unit one of int/fp/sfu/fp64; LOAD and STORE use the load/store unit and the memory
+                           system
 l1_bytes, l1_ways          L1 data cache per SM (32-byte sectors, set-associative, LRU)
 l1_latency_cycles          L1 hit latency in core cycles (the L1 runs at the core clock)
 shared_latency_cycles      optional: latency of a shared-memory (on-chip scratchpad) load in core cycles;
@@ -38,10 +42,17 @@ link_gb_per_s              optional: host<->device link bandwidth in GB/s (1e9 B
                            (9.x+) PCIe 5.0 x16 50; unknown 12. Used by ``gpu_models.bounds.transfer_seconds``.
 power                      ``v_min, v_max, f_v_min_mhz, f_v_max_mhz`` (linear voltage-frequency curve,
                            clamped) and ``pj``: dynamic energy per event at ``v_max`` in picojoules (``int``,
-                           ``fp``, ``sfu``, ``lsu`` per warp instruction; ``l1``, ``l2`` per sector access;
+                           ``fp``, ``sfu``, ``fp64``, ``lsu`` per warp instruction; ``l1``, ``l2`` per sector access;
                            ``dram_byte``; ``sm_cycle`` per active SM cycle); scaled by ``(V / v_max)^2``
 sweep                      default grid: ``sm_counts`` (8), ``core_mhz`` (8), ``mem_mhz`` (7)
 =========================  ====================================================================================
+
+Version 1 (written before the FP64 pipeline) has no ``lanes.fp64``, no ``pj.fp64`` and no FP64_* ``ops``. Such
+a file still reads: each FP64_X class gets its FP_X entry, ``lanes.fp64`` = ``lanes.fp`` and ``pj.fp64`` =
+``pj.fp``, so double-precision records run as every floating-point record ran under version 1 (at the FP32
+rate), and traces of either version give the times they gave. A version-2 description must have all of them;
+one it lacks is an error naming the file and the field. A description without ``schema_version`` is read as
+the current version.
 """
 
 from __future__ import annotations
@@ -54,19 +65,24 @@ from pathlib import Path
 import numpy as np
 
 from profiler.jsonfile import JsonFileError, read_json
-from profiler.trace import Op
+from profiler.trace import FP64_OFFSET, FP64_OPS, Op
 
 SCHEMA = "portcast.simt.gpu"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 
-#: Pipeline units, in the order of the unit index used by the timing kernel.
-UNITS = ("int", "fp", "sfu", "lsu")
-UNIT_INT, UNIT_FP, UNIT_SFU, UNIT_LSU = range(4)
+#: Pipeline units, in the order of the unit index used by the timing kernel: the per-scheduler pipelines
+#: (:data:`PIPES`), then the SM's load/store unit.
+UNITS = ("int", "fp", "sfu", "fp64", "lsu")
+UNIT_INT, UNIT_FP, UNIT_SFU, UNIT_FP64, UNIT_LSU = range(5)
+PIPES = UNITS[:UNIT_LSU]
+N_PIPES = len(PIPES)
 SECTOR_BYTES = 32
 WARP_SIZE = 32
-PJ_KEYS = ("int", "fp", "sfu", "lsu", "l1", "l2", "dram_byte", "sm_cycle")
+PJ_KEYS = ("int", "fp", "sfu", "fp64", "lsu", "l1", "l2", "dram_byte", "sm_cycle")
 _COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
+#: FP64 class -> its single-precision class (the entry a version-1 description gives it)
+_FP64_OF = {o.name: Op(o - FP64_OFFSET).name for o in FP64_OPS}
 
 
 #: Effective one-direction host<->device bandwidth (GB/s) of a x16 link per PCIe generation: about 75-80% of
@@ -183,7 +199,7 @@ class GPUConfig:
 
         Returns
         -------
-        unit, latency, interval : ndarray of int64, shape (16,)
+        unit, latency, interval : ndarray of int64, shape (number of operation classes,)
             LOAD/STORE get the load/store unit with latency 0 and interval 0 (the memory model decides).
         """
         n = len(Op)
@@ -284,8 +300,10 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if data.get("schema", SCHEMA) != SCHEMA:
         raise ConfigError(f"{source}: schema {data.get('schema')!r} is not {SCHEMA!r}")
     ver = data.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(ver, int) or ver > SCHEMA_VERSION:
-        raise ConfigError(f"{source}: schema_version {ver!r} is not readable (reads {SCHEMA_VERSION})")
+    if isinstance(ver, bool) or not isinstance(ver, int) or not 1 <= ver <= SCHEMA_VERSION:
+        raise ConfigError(f"{source}: schema_version {ver!r} is not readable (reads 1 to {SCHEMA_VERSION})")
+    if ver == 1:
+        data = _with_version_1_defaults(data)
     fields = {f.name for f in dataclasses.fields(GPUConfig)}
     required = fields - {"description", "shared_latency_cycles", "link_gb_per_s"}
     missing = sorted(required - set(data))
@@ -304,9 +322,11 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if data.get("link_gb_per_s") is not None:
         kw["link_gb_per_s"] = _pos(source, "link_gb_per_s", data["link_gb_per_s"], False)
     lanes = data["lanes"]
-    if not isinstance(lanes, dict) or set(lanes) != {"int", "fp", "sfu"}:
-        raise ConfigError(f"{source}: field 'lanes' must map exactly int, fp, sfu to lane counts")
-    kw["lanes"] = {k: _pos(source, f"lanes.{k}", lanes[k], True) for k in ("int", "fp", "sfu")}
+    if not isinstance(lanes, dict) or set(lanes) != set(PIPES):
+        missing = sorted(set(PIPES) - set(lanes)) if isinstance(lanes, dict) else []
+        what = f" (lacks {', '.join(missing)})" if missing else ""
+        raise ConfigError(f"{source}: field 'lanes' must map exactly {', '.join(PIPES)} to lane counts{what}")
+    kw["lanes"] = {k: _pos(source, f"lanes.{k}", lanes[k], k != "fp64") for k in PIPES}
     ops = data["ops"]
     if not isinstance(ops, dict):
         raise ConfigError(f"{source}: field 'ops' must be an object")
@@ -315,8 +335,9 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         if name not in ops:
             raise ConfigError(f"{source}: field 'ops' lacks operation class {name}")
         v = ops[name]
-        if not (isinstance(v, (list, tuple)) and len(v) == 3 and v[0] in ("int", "fp", "sfu")):
-            raise ConfigError(f"{source}: field 'ops.{name}' must be [unit (int|fp|sfu), latency, repeat], got {v!r}")
+        if not (isinstance(v, (list, tuple)) and len(v) == 3 and v[0] in PIPES):
+            raise ConfigError(f"{source}: field 'ops.{name}' must be [unit ({'|'.join(PIPES)}), latency, repeat], "
+                              f"got {v!r}")
         clean_ops[name] = [v[0], _pos(source, f"ops.{name}[1]", v[1], True), _pos(source, f"ops.{name}[2]", v[2], True)]
     extra = sorted(set(ops) - set(_COMPUTE_OPS))
     if extra:
@@ -353,6 +374,24 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if kw["l1_bytes"] < SECTOR_BYTES * kw["l1_ways"] or kw["l2_bytes"] < SECTOR_BYTES * kw["l2_ways"]:
         raise ConfigError(f"{source}: a cache must hold at least one set (bytes >= 32 * ways)")
     return GPUConfig(**kw)
+
+
+def _with_version_1_defaults(data: dict) -> dict:
+    """A version-1 description with the fields version 2 added (module docstring): each FP64_X class as its FP_X
+    entry, ``lanes.fp64`` = ``lanes.fp``, ``pj.fp64`` = ``pj.fp`` (where the file has what they copy; what it
+    lacks is reported by the checks that follow)."""
+    data = dict(data)
+    lanes = data.get("lanes")
+    if isinstance(lanes, dict) and "fp64" not in lanes and "fp" in lanes:
+        data["lanes"] = {**lanes, "fp64": lanes["fp"]}
+    ops = data.get("ops")
+    if isinstance(ops, dict):
+        data["ops"] = {**{d: ops[s] for d, s in _FP64_OF.items() if d not in ops and s in ops}, **ops}
+    power = data.get("power")
+    if isinstance(power, dict) and isinstance(power.get("pj"), dict) and "fp64" not in power["pj"] \
+            and "fp" in power["pj"]:
+        data["power"] = {**power, "pj": {**power["pj"], "fp64": power["pj"]["fp"]}}
+    return data
 
 
 def preset_names() -> list[str]:

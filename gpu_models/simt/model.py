@@ -10,9 +10,10 @@ The model (docs/simt.md) is an event-driven, cycle-accurate-at-issue simulator o
   eligible warp in loose round-robin order after the last one it issued. A warp issues in order, at most one
   instruction per cycle; an instruction is eligible when its producers' results are ready, its pipeline is
   free, and (memory) the SM's MSHRs / store queue have room.
-* **Pipelines.** Integer, floating-point and special-function pipelines per scheduler: result after the op's
-  latency (core cycles), the pipeline busy for ``ceil(32 / lanes) * repeat`` cycles. The load/store unit is
-  per SM and handles ``lsu_sectors_per_cycle`` sectors per cycle.
+* **Pipelines.** Integer, single-precision floating-point, special-function and double-precision
+  floating-point pipelines per scheduler (units 0-3, ``config.PIPES``): result after the op's latency (core
+  cycles), the pipeline busy for ``ceil(32 / lanes) * repeat`` cycles. The load/store unit (unit 4) is per SM
+  and handles ``lsu_sectors_per_cycle`` sectors per cycle.
 * **Memory.** A warp access touches its coalesced 32-byte sectors. L1 (per SM, core clock): set-associative
   LRU over sectors; a hit returns after ``l1_latency_cycles`` (or when a pending fill arrives: MSHR merging);
   a miss takes an MSHR until its data returns; a load of shared memory (no sectors: the stream builder's
@@ -40,7 +41,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gpu_models.dvfs.counter_record import CounterRecord
 from gpu_models.dvfs.timeline import Execution, derive_counters
-from gpu_models.simt.config import SECTOR_BYTES, GPUConfig
+from gpu_models.simt.config import N_PIPES, SECTOR_BYTES, UNIT_FP, UNIT_FP64, UNIT_INT, UNIT_LSU, GPUConfig
 from gpu_models.simt.threads import WarpStreams
 
 _INF = np.int64(1) << np.int64(62)
@@ -51,7 +52,11 @@ _EPS = 1e-9
 # indices of the statistics vector returned by the kernel
 (S_CYCLES, S_INT, S_FP, S_SFU, S_LOAD, S_STORE, S_ALU_LANES, S_L1_HIT, S_L1_MISS, S_L2_HIT, S_L2_MISS,
  S_DRAM_RD, S_DRAM_WR, S_LOAD_SECT, S_STORE_SECT, S_SM_BUSY, S_WARP_RES, S_LSU_BUSY, S_ALU_BUSY, S_ISSUE_CYC,
- S_MEM_BLOCKED, S_DIVERGENT, S_BRANCH, S_WINSTR, S_LOAD_WAIT, S_EVENTS, S_CHECKS, N_STATS) = range(28)
+ S_MEM_BLOCKED, S_DIVERGENT, S_BRANCH, S_WINSTR, S_LOAD_WAIT, S_EVENTS, S_CHECKS, S_FP64, N_STATS) = range(29)
+# the kernel's unit indices (gpu_models.simt.config.UNITS): pipelines 0 .. N_PIPES - 1, then the load/store unit;
+# pmask's last row (index N_PIPES) is the union of the pipelines' rows
+_LSU = UNIT_LSU
+_PIPES = N_PIPES
 
 
 @nb.njit(cache=True, inline="always")
@@ -135,7 +140,7 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
     warp_end = np.zeros(n_warps, np.int64)
     warp_start = np.zeros(n_warps, np.int64)
     # per warp, for its next instruction: earliest cycle from its own warp (previous issue, producers) and
-    # the unit (0-2 pipelines, 3 load/store); both fixed until the warp issues it
+    # the unit (0 .. _PIPES - 1 pipelines, _LSU load/store); both fixed until the warp issues it
     warp_own = np.zeros(n_warps, np.int64)
     warp_unit = np.zeros(n_warps, np.int64)
     n_slots = res_blocks * wpb
@@ -153,9 +158,9 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
     # readiness is fixed until it issues; unit_free only grows) and its stored bound is never above that, so
     # the slot scan treats it without a check: blocked (bound unit_free, not from a memory resource) while the
     # pipeline is busy, eligible once it is free. It is out of the scan mask meanwhile (its sl_lb is _INF) and
-    # the masks' slots are accounted for in scan order around the scan (docs/simt.md, round 4). pmask[s, k, 3]
-    # is the union of the three. Masks are 64-bit: slots 63 and above are always scanned.
-    pmask = np.zeros((n_sm, n_sched, 4), np.int64)
+    # the masks' slots are accounted for in scan order around the scan (docs/simt.md, round 4). pmask[s, k, _PIPES]
+    # is the union of the pipelines' masks. Masks are 64-bit: slots 63 and above are always scanned.
+    pmask = np.zeros((n_sm, n_sched, _PIPES + 1), np.int64)
     # slots the scan visits, as a mask per scheduler (bit idx, idx < 63): slots holding a warp that has not
     # finished issuing and is not pipeline-waiting. Others have sl_lb = _INF (nothing to check, no bound), so
     # the scan passes over them without a visit. Slots 63 and above are always visited.
@@ -165,7 +170,7 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
         block_left[b] = block_w0[b + 1] - block_w0[b]
     next_blk = np.arange(n_sm).astype(np.int64)  # next block index for SM s: s, s + n_sm, ...
     resident = np.zeros(n_sm, np.int64)
-    unit_free = np.zeros((n_sm, n_sched, 3), np.int64)
+    unit_free = np.zeros((n_sm, n_sched, _PIPES), np.int64)
     lsu_free = np.zeros(n_sm, np.int64)
     # MSHR / store-queue entries: per SM only the multiset of the entries' free cycles matters (every entry
     # free at the current cycle stays free at every later one: the cycle never goes back), so each is kept as a
@@ -275,23 +280,20 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 greedy = rr[s, k]
                 kbound = _INF
                 kres = False
-                if pmask[s, k, 3] != 0:
+                if pmask[s, k, _PIPES] != 0:
                     # the first pipeline-waiting slot in scan order whose pipeline is free can issue: hand it back
                     # to the scan as a slot due for a check (the scan stops there at the latest)
                     el = np.int64(0)
-                    if unit_free[s, k, 0] <= c:
-                        el |= pmask[s, k, 0]
-                    if unit_free[s, k, 1] <= c:
-                        el |= pmask[s, k, 1]
-                    if unit_free[s, k, 2] <= c:
-                        el |= pmask[s, k, 2]
+                    for uu in range(_PIPES):
+                        if unit_free[s, k, uu] <= c:
+                            el |= pmask[s, k, uu]
                     if el != 0:
                         if greedy < 63 and (el >> greedy) & 1:
                             p = greedy
                         else:
                             p = np.int64(trailing_zeros(el))
                         nbit = ~(np.int64(1) << p)
-                        for uu in range(4):
+                        for uu in range(_PIPES + 1):
                             pmask[s, k, uu] &= nbit
                         scanm[s, k] |= ~nbit
                         sl_lb[s, k, p] = c
@@ -328,13 +330,13 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                     stats[S_CHECKS] += 1
                     e = warp_own[w]
                     u = warp_unit[w]
-                    if u < 3:
+                    if u < _PIPES:
                         if unit_free[s, k, u] > e:
                             e = unit_free[s, k, u]
                     elif lsu_free[s] > e:
                         e = lsu_free[s]
                     res = False
-                    if e <= c and u == 3:
+                    if e <= c and u == _LSU:
                         i = warp_cur[w]
                         op = w_op[i]
                         need = 0
@@ -374,11 +376,11 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                         chosen = w
                         chosen_idx = idx
                         break
-                    if u < 3 and idx < 63 and e == unit_free[s, k, u]:
+                    if u < _PIPES and idx < 63 and e == unit_free[s, k, u]:
                         # blocked only by its busy pipeline (e is unit_free): a pipeline-waiting slot from now on
                         pbit = np.int64(1) << idx
                         pmask[s, k, u] |= pbit
-                        pmask[s, k, 3] |= pbit
+                        pmask[s, k, _PIPES] |= pbit
                         scanm[s, k] &= ~pbit
                         sl_lb[s, k, idx] = _INF
                         continue
@@ -387,11 +389,11 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                     if e < kbound:
                         kbound = e
                         kres = res
-                if chosen < 0 and pmask[s, k, 3] != 0:
+                if chosen < 0 and pmask[s, k, _PIPES] != 0:
                     # the pipeline-waiting slots' bounds (all pipelines with such slots are busy here), merged
                     # with the scanned ones as the scan would: the first slot in scan order with the least bound
                     # gives the memory-resource flag. A scanned slot's (sl_lb, sl_res) is what it gave the scan.
-                    for u in range(3):
+                    for u in range(_PIPES):
                         pmu = pmask[s, k, u]
                         if pmu == 0:
                             continue
@@ -426,15 +428,17 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 u = unit_of[op]
                 stats[S_WINSTR] += 1
                 r_i = c + 1
-                if u < 3:
+                if u < _PIPES:
                     r_i = c + lat_of[op]
                     unit_free[s, k, u] = c + ivl_of[op]
                     stats[S_ALU_BUSY] += ivl_of[op]
                     stats[S_ALU_LANES] += w_active[i]
-                    if u == 0:
+                    if u == UNIT_INT:
                         stats[S_INT] += 1
-                    elif u == 1:
+                    elif u == UNIT_FP:
                         stats[S_FP] += 1
+                    elif u == UNIT_FP64:
+                        stats[S_FP64] += 1
                     else:
                         stats[S_SFU] += 1
                     if op == 10:
@@ -817,7 +821,7 @@ STAT_NAMES = ("cycles", "int_instructions", "fp_instructions", "sfu_instructions
               "dram_read_sectors", "dram_write_sectors", "load_sectors", "store_sectors", "sm_busy_cycles",
               "warp_resident_cycles", "lsu_busy_cycles", "alu_busy_cycles", "issue_cycles", "mem_blocked_cycles",
               "divergent_branches", "branches", "warp_instructions", "load_wait_cycles", "sim_events",
-              "sim_warp_checks")
+              "sim_warp_checks", "fp64_instructions")
 
 
 def table2_counters(stats: np.ndarray, cfg: GPUConfig, sm_count: int, core_mhz: float, n_blocks: int) -> dict:
@@ -847,7 +851,7 @@ def table2_counters(stats: np.ndarray, cfg: GPUConfig, sm_count: int, core_mhz: 
     cycles = max(s[S_CYCLES], 1.0)
     busy = max(s[S_SM_BUSY], 1.0)
     wi = max(s[S_WINSTR], 1.0)
-    alu = s[S_INT] + s[S_FP] + s[S_SFU]
+    alu = s[S_INT] + s[S_FP] + s[S_SFU] + s[S_FP64]
     t_ns = cycles * 1000.0 / core_mhz
     l2 = s[S_L2_HIT] + s[S_L2_MISS]
     l1 = s[S_L1_HIT] + s[S_L1_MISS]
@@ -891,7 +895,7 @@ def dynamic_energy_pj(stats: np.ndarray, cfg: GPUConfig, core_mhz: float) -> flo
     pj = cfg.power["pj"]
     s = stats
     v = cfg.voltage(core_mhz) / cfg.power["v_max"]
-    core = (s[S_INT] * pj["int"] + s[S_FP] * pj["fp"] + s[S_SFU] * pj["sfu"]
+    core = (s[S_INT] * pj["int"] + s[S_FP] * pj["fp"] + s[S_SFU] * pj["sfu"] + s[S_FP64] * pj["fp64"]
             + (s[S_LOAD] + s[S_STORE]) * pj["lsu"] + (s[S_L1_HIT] + s[S_L1_MISS]) * pj["l1"]
             + (s[S_L2_HIT] + s[S_L2_MISS]) * pj["l2"] + s[S_SM_BUSY] * pj["sm_cycle"])
     dram = (s[S_DRAM_RD] + s[S_DRAM_WR]) * SECTOR_BYTES * pj["dram_byte"]

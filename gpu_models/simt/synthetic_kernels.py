@@ -39,21 +39,24 @@ def _row(pc, op, s1=0, s2=0, s3=0, dst=0, addr=0, size=0, taken=0):
     return [pc, int(op), taken, s1, s2, s3, dst, addr, size, 0]
 
 
-def compute_kernel(n_threads: int = 2048, n_ops: int = 64, chains: int = 4) -> TraceChunk:
+def compute_kernel(n_threads: int = 2048, n_ops: int = 64, chains: int = 4, fp64: bool = False) -> TraceChunk:
     """A compute-bound region: ``n_ops`` FP multiply-adds per thread in ``chains`` independent chains.
 
     Parameters
     ----------
     n_threads, n_ops, chains : int
+    fp64 : bool
+        Double-precision multiplies (FP64_MUL) instead of single-precision ones (FP_MUL).
 
     Returns
     -------
     TraceChunk
     """
+    op = Op.FP64_MUL if fp64 else Op.FP_MUL
     t = []
     for k in range(n_ops):
         r = 10 + (k % chains)
-        t.append(_row(1 + k, Op.FP_MUL, r, r, 0, r))
+        t.append(_row(1 + k, op, r, r, 0, r))
     tpl = np.array(t, np.int64)
     return _tile(tpl, n_threads, lambda tids, tp: np.zeros((len(tids), len(tp)), np.int64))
 

@@ -38,6 +38,11 @@ counts no special-function op), and the barrier between the weight load and the 
 boundary (each thread touches its own element only). ``bpnn_adjust_weights_cuda`` is one loop: its barrier
 separates no dependence (the bias row that block 0 updates after it is not written before it).
 ``output_hidden_cuda``, an argument of the first kernel that it never uses, is left out.
+
+Precision: ``bpnn_layerforward_CUDA`` computes in single precision (float32, as the source's ``float``);
+``bpnn_adjust_weights_cuda`` in double (the source's ETA and MOMENTUM are double literals: nvprof counts only
+double flops there), its records FP64_* (FP64 share of the floating-point records 1 at the test point), the
+float32 weights rounded when stored.
 """
 
 from __future__ import annotations

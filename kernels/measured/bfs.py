@@ -25,6 +25,8 @@ level 1 (only node 0 on the frontier) and ``kernel2`` right after it (the neighb
 frontier). ``make_inputs`` builds those states with plain NumPy; the regions themselves are level-generic.
 
 Nodes are an array of ``(starting, no_of_edges)`` int32 pairs, the layout of the original ``Node`` struct.
+
+Precision: integer only (no floating-point operation), as the original.
 """
 
 from __future__ import annotations

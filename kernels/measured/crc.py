@@ -21,6 +21,8 @@ constant of the original (OpenCL ``__constant`` memory); here an argument of the
 memory (``cuda.const.array_like``) in the GPU port. The CRC is carried in int64 (Numba's integer typing
 would widen 32-bit operands anyway); the values are those of the original's 32-bit arithmetic.
 Page sizes that are not a multiple of 4 are refused (the original would read into the next page).
+
+Precision: integer only (no floating-point operation), as the original.
 """
 
 from __future__ import annotations

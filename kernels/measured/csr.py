@@ -19,6 +19,9 @@ file with six decimals. It uses a ziggurat normal generator and glibc ``rand`` s
 (unknown); here the same distributions come from NumPy's generator seeded with ``seed``. The vectors are
 the host's: ``x[i] = rand() / (RAND_MAX + 1.0)`` for every column, then ``y[i] = rand() / (RAND_MAX + 2.0)``
 for every row, glibc ``rand`` unseeded (seed 1; here ``1 + seed``, so seed 0 gives the original's vectors).
+
+Precision: single (float32 values and vectors, as the original's ``float``); every floating-point record is
+FP_* (FP64 share 0).
 """
 
 from __future__ import annotations

@@ -45,6 +45,8 @@ dynamic shared memory of ``WIN_X * WIN_Y * 3`` ints, ``syncthreads`` at the barr
 
 Inputs: the original reads a photo (``*-gum.ppm``); the work does not depend on the pixel values (no branch
 on data), so ``image`` synthesises a deterministic one: smooth gradients plus PCG64 noise from the seed.
+
+Precision: integer only (the 5/3 wavelet on integer components), as the original.
 """
 
 from __future__ import annotations

@@ -37,6 +37,12 @@ Deliberate differences from the original (its source is not at hand):
 
 Complex values are ``(re, im)`` float32 pairs (arrays of shape ``(N, 2)``, the layout of OpenCL
 ``float2``).
+
+Precision: single, as the original's ``float2`` arithmetic. Every operation of the region computes in float32
+in both tracing modes (no FP64 record): the twiddle constant -2 pi is a float32 module constant (a GPU compiler
+folds ``-2.0 * M_PI`` before the kernel runs; written inline it was one double multiply per work item in the
+trace), and the twiddles' cosine and sine are ``np.cos`` / ``np.sin`` of a float32 (``math.cos`` computes in
+double when the region runs interpreted).
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ MAX_RADIX = 16
 LOCAL = 64
 #: cycles of the input sine wave over the N points
 CYCLES = 3
+#: -2 pi in float32, the twiddle angle's factor
+NEG_TWO_PI = np.float32(-2.0 * math.pi)
 
 POINTS = {"tiny": {"n": 2048}, "small": {"n": 16384}, "medium": {"n": 524288}, "large": {"n": 2097152}}
 #: AIWC's kernel name of each radix
@@ -155,13 +163,13 @@ def fft(x, roots, rev):
             ur = np.empty(MAX_RADIX, dtype=np.float32)
             ui = np.empty(MAX_RADIX, dtype=np.float32)
             k = i & (p - 1)
-            alpha = np.float32(-2.0 * math.pi) * np.float32(k) / np.float32(p * r)
+            alpha = NEG_TWO_PI * np.float32(k) / np.float32(p * r)
             for j in range(r):
                 ur[j] = src[i + j * t, 0]
                 ui[j] = src[i + j * t, 1]
             for j in range(1, r):
-                c = math.cos(np.float32(j) * alpha)
-                s = math.sin(np.float32(j) * alpha)
+                c = np.cos(np.float32(j) * alpha)
+                s = np.sin(np.float32(j) * alpha)
                 re = ur[j] * c - ui[j] * s
                 ui[j] = ur[j] * s + ui[j] * c
                 ur[j] = re

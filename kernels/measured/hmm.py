@@ -56,6 +56,9 @@ Deliberate differences from the original:
   later state (the timed ``mvm_non_kernel_naive`` is the forward one, without overlap), and with the
   original's uniform model all entries are equal, so every order gives the same values.
 - Host reductions (the sums of the dot-product partials) are sequential float32 sums, as the host loop does.
+
+Precision: single (float32 buffers, constants and accumulators, as the original's ``float`` with f-suffixed
+literals); every floating-point record is FP_* (FP64 share 0).
 """
 
 from __future__ import annotations

@@ -37,6 +37,10 @@ CUDA kernel: a thread's index arithmetic (tile origin, valid range, clamped neig
 phase (registers do not survive from one CPU loop to the next), and so are ``step / Cap`` and the three
 ``1 / R`` in each compute phase; the final store to global memory happens in the last step's phase (the
 kernel stores after its loop, guarded by the same flag).
+
+Precision: mixed, as the CUDA source: float32 but for the double sums and update above, which the trace records
+as FP64_*: 10 double and 4 single operations per cell update, and 4 single divisions (``step / Cap`` and the
+three ``1 / R``) per work item and step, so that 0.47 of the floating-point records are FP64 at the test point.
 """
 
 from __future__ import annotations

@@ -38,6 +38,9 @@ Deliberate differences from the original:
   wins each point's comparisons.
 * The region of ``invert_mapping`` allocates and returns the feature-major array (the original writes a
   buffer allocated before); ``kmeansPoint``'s updates the memberships in place and returns them.
+
+Precision: single (float32 features, centres and distance accumulator, as the original's ``float``); every
+floating-point record is FP_* (FP64 share 0).
 """
 
 from __future__ import annotations

@@ -58,6 +58,9 @@ Deliberate differences from the originals:
   change no trip count or branch of these kernels. Amaris inputs are Rodinia's deterministic matrix
   (the seed is not used).
 * The region returns the matrix (updated in place, as the kernel leaves it); the GPU ports copy it back.
+
+Precision: single (float32 matrix and sums, as both originals' ``float``); every floating-point record is FP_*
+(FP64 share 0).
 """
 
 from __future__ import annotations

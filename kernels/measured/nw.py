@@ -28,6 +28,8 @@ all of the launch's work items, with the original's guard ``tx <= m`` inside), s
 each other across work items of a group. A work item's tile offset, computed once before the steps in the
 original and kept in a register, is recomputed at the start of each step here (a few integer operations).
 The matrices are flat int32 arrays, as in the original.
+
+Precision: integer only (no floating-point operation), as the original.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ The parallel loop is one ``prange`` over the global work items, numbered work gr
 items each, ``tx`` fastest), so consecutive iterations are the work items a GPU puts in one warp. Arithmetic
 is single precision as in the original (constants are ``float32``). ``srad_cuda_2`` takes no ``q0sqr``:
 the original passes it but never reads it.
+
+Precision: single, as the original (its literals carry the f suffix); every floating-point record is FP_* (FP64
+share 0).
 """
 
 from __future__ import annotations

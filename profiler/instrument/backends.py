@@ -8,8 +8,14 @@ import ast
 
 from .. import libcalls as lc
 from .. import runtime as rt
-from ..trace import Op
+from ..trace import Op, fp64_class
 from .program import Program
+
+
+def _typed_codes(pc, op_i, op_f) -> tuple[int, int, int]:
+    """The integer, single- and double-precision codes of a typed record (``op_f`` is the single-precision
+    class; its FP64 class the double one)."""
+    return rt.code_of(pc, op_i), rt.code_of(pc, op_f), rt.code_of(pc, fp64_class(op_f))
 
 
 class _Backend(abc.ABC):
@@ -31,8 +37,12 @@ class _Backend(abc.ABC):
         """One record of ``pc`` with operation class ``op`` (``taken``: 1 for a taken BRANCH)."""
 
     @abc.abstractmethod
-    def rec_typed(self, pc, op_i, op_f, probes) -> str:
-        """One record whose class is ``op_f`` when any of the values ``probes`` is a float, else ``op_i``."""
+    def rec_typed(self, pc, op_i, op_f, probes, result=False) -> str:
+        """One record whose class is ``op_f`` (or its FP64 class, see :func:`profiler.trace.fp64_class`) when
+        any of the values ``probes`` is a float, else ``op_i``. Precision: interpreted mode combines the
+        probes' types as NumPy promotes them (a Python float is "weak": with a float32 the operation is
+        single precision; ``result``: ``probes[0]`` is the operation's result, a Python float there was
+        computed in double); compiled mode takes the widest of their Numba types."""
 
     @abc.abstractmethod
     def rec_branch(self, pc, cond) -> str:
@@ -48,8 +58,9 @@ class _Backend(abc.ABC):
 
     @abc.abstractmethod
     def rec_kind(self, pc, ops, probe) -> str:
-        """One record whose class is picked from ``ops`` by the kind of the value ``probe`` (int, float,
-        complex, int/float/complex array, other object: ``runtime.VK_*``)."""
+        """One record whose class is picked from ``ops`` by the kind of the value ``probe`` (``ops``: the
+        classes of an int, float, complex, int/float/complex array, other object; a double-precision value
+        takes the FP64 class, see ``runtime.kind_ops`` and ``runtime.VK_*``)."""
 
     @abc.abstractmethod
     def rec_kattr(self, pc, ops, obj, name) -> str:
@@ -119,16 +130,16 @@ class _Interp(_Backend):
     def rec(self, pc, op, taken=0) -> str:
         return f"_pc_a({rt.code_of(pc, op, taken)})"
 
-    def rec_typed(self, pc, op_i, op_f, probes) -> str:
-        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
-        if ci == cf or not probes:
+    def rec_typed(self, pc, op_i, op_f, probes, result=False) -> str:
+        ci, cs, cd = _typed_codes(pc, op_i, op_f)
+        if ci == cs == cd or not probes:
             return f"_pc_a({ci})"
         if len(probes) == 1:
             name = f"_pc_K{pc}"
-            self.ns[name] = rt.TypeCodes(ci, cf)
+            self.ns[name] = rt.TypeCodes(ci, cs, cd)
             return f"_pc_a({name}[type({probes[0]})])"
-        sel = " | ".join(f"_pc_F[type({p})]" for p in probes)
-        return f"_pc_a(({ci}, {cf})[{sel}])"
+        sel = " | ".join(f"{'_pc_FR' if result and k == 0 else '_pc_F'}[type({p})]" for k, p in enumerate(probes))
+        return f"_pc_a({rt.precision_codes(ci, cs, cd)}[{sel}])"
 
     def rec_branch(self, pc, cond) -> str:
         c0 = rt.code_of(pc, Op.BRANCH)
@@ -148,12 +159,12 @@ class _Interp(_Backend):
 
     def rec_kind(self, pc, ops, probe) -> str:
         name = f"_pc_K{pc}"
-        self.ns[name] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        self.ns[name] = rt.KindCodes([rt.code_of(pc, op) for op in rt.kind_ops(ops)])
         return f"_pc_a({name}.of({probe}))"
 
     def rec_kattr(self, pc, ops, obj, name) -> str:
         kname = f"_pc_K{pc}"
-        self.ns[kname] = rt.KindCodes([rt.code_of(pc, op) for op in ops])
+        self.ns[kname] = rt.KindCodes([rt.code_of(pc, op) for op in rt.kind_ops(ops)])
         return f"_pc_B.kattr({kname}, {obj}, {name!r})"
 
     def set_tid(self, expr) -> str:
@@ -173,13 +184,13 @@ class _Interp(_Backend):
 
     def lib_typed(self, plan, out, args, pc, op_i, op_f, probes, n_pcs=0) -> str:
         """An elementwise site: its one typed record, whose type lookup raises Expand for an ndarray."""
-        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
+        ci, cs, cd = _typed_codes(pc, op_i, op_f)
         if len(probes) == 1:
             name = f"_pc_KX{pc}"
-            self.ns[name] = lc.ExpandCodes(ci, cf)
+            self.ns[name] = lc.ExpandCodes(ci, cs, cd)
             look = f"{name}[type({probes[0]})]"
         else:
-            look = f"({ci}, {cf})[{' | '.join(f'_pc_FX[type({p})]' for p in probes)}]"
+            look = f"{rt.precision_codes(ci, cs, cd)}[{' | '.join(f'_pc_FX[type({p})]' for p in probes)}]"
         call = f"_pc_X.map({plan}, {out}{''.join(', ' + a for a in args)})"
         return f"try:\n    _pc_a({look})\nexcept _pc_Expand:\n    {call}"
 
@@ -227,13 +238,13 @@ class _Compiled(_Backend):
     def rec(self, pc, op, taken=0) -> str:
         return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, {rt.code_of(pc, op, taken)})")
 
-    def rec_typed(self, pc, op_i, op_f, probes) -> str:
-        ci, cf = rt.code_of(pc, op_i), rt.code_of(pc, op_f)
-        if ci == cf or not probes:
+    def rec_typed(self, pc, op_i, op_f, probes, result=False) -> str:
+        ci, cs, cd = _typed_codes(pc, op_i, op_f)
+        if ci == cs == cd or not probes:
             return self.rec(pc, op_i)
         if len(probes) == 1:
-            return self._site(f"_pc_p = _pc_recf(_pc_c0, _pc_p, {probes[0]}, {ci}, {cf})")
-        return self._site(f"_pc_p = _pc_recf2(_pc_c0, _pc_p, {probes[0]}, {probes[1]}, {ci}, {cf})")
+            return self._site(f"_pc_p = _pc_recf(_pc_c0, _pc_p, {probes[0]}, {ci}, {cs}, {cd})")
+        return self._site(f"_pc_p = _pc_recf2(_pc_c0, _pc_p, {probes[0]}, {probes[1]}, {ci}, {cs}, {cd})")
 
     def rec_branch(self, pc, cond) -> str:
         c0 = rt.code_of(pc, Op.BRANCH)
@@ -248,11 +259,11 @@ class _Compiled(_Backend):
         return f"_pc_meta({obj}, {name!r})"
 
     def rec_kind(self, pc, ops, probe) -> str:
-        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in rt.kind_ops(ops))
         return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc({probe}, ({codes})))")
 
     def rec_kattr(self, pc, ops, obj, name) -> str:
-        codes = ", ".join(str(rt.code_of(pc, op)) for op in ops)
+        codes = ", ".join(str(rt.code_of(pc, op)) for op in rt.kind_ops(ops))
         return self._site(f"_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kattr({obj}, ({codes})))")
 
     def set_tid(self, expr) -> str:
@@ -299,6 +310,7 @@ class _Compiled(_Backend):
 
 _PRIMS = {
     "_pc_F": rt.FLOAT_TYPES,
+    "_pc_FR": rt.RESULT_FLOAT_TYPES,
     "_pc_rec": rt._rec,
     "_pc_recf": rt._recf,
     "_pc_recf2": rt._recf2,

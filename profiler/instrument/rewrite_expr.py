@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import libcalls as lc
 from .. import runtime as rt
-from ..trace import Op
+from ..trace import Op, fp64_class
 from .resolve import is_user_function, unwrap_callable
 from .source import UnsupportedConstruct
 from .tables import _ALU_NAMES, _BINOPS, _CMPOPS, _KIND_ABS, _KIND_CONJ, _KIND_PART, _KIND_REALFN, _SPECIAL_NAMES
@@ -332,10 +332,11 @@ class _Expressions:
         out, d = self._dest(target, dst)
         pc = self.pc(node, kind, toks + [ft], d)
         self.emit(f"{out} = {func}({', '.join(args)})")
-        if oi == of:
+        if oi == of == fp64_class(of):
             self.emit(self.be.rec(pc, oi))
         else:
-            self.emit(self.rtyped(pc, oi, of, [out] + [a for a in args[:1] if "=" not in a and not a.startswith("*")]))
+            probes = [out] + [a for a in args[:1] if "=" not in a and not a.startswith("*")]
+            self.emit(self.rtyped(pc, oi, of, probes, result=True))
         return out, d
 
     def _method(self, attr: ast.Attribute):

@@ -11,7 +11,7 @@ import numpy as np
 from .. import libcalls as lc
 from .. import markers as _markers
 from .. import runtime as rt
-from ..trace import Op
+from ..trace import Op, fp64_class
 from .tables import _CMPOPS, _SPECIAL_NAMES
 
 
@@ -128,12 +128,14 @@ class _LibraryCalls:
 
     def _expand_map(self, node, kind, name, d, ops, cls, byops, scalar_pc, opname, has_op=True, fill_tok=0):
         """Plan of an elementwise site: ``ops`` = [(node, source, register)] of the operands, ``d`` the result's
-        register. Per element: LOAD of each array operand, the operation (``cls`` = its (int, float) class;
-        ``byops``: float when an operand is), STORE, induction and BRANCH."""
+        register. Per element: LOAD of each array operand, the operation (``cls`` = its (int, float) class, a
+        double-precision operation taking the float class's FP64 class at run time; ``byops``: the operands'
+        types decide, not the result's), STORE, induction and BRANCH."""
         P, site, call = self._lib_new(node, kind, name, lc.MAP_LEN)
         op_scalar = cls if has_op else (Op.OTHER, Op.OTHER)
         P[lc.P_SCALAR_I] = rt.code_of(scalar_pc, op_scalar[0])
         P[lc.P_SCALAR_F] = rt.code_of(scalar_pc, op_scalar[1])
+        P[lc.M_SCALAR_D] = rt.code_of(scalar_pc, fp64_class(op_scalar[1]))
         P[lc.P_BYOPS] = int(byops)
         P[lc.M_HASOP] = int(has_op)
         ind = self._xtok()

@@ -78,10 +78,10 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
             stack.extend(c for c in ast.iter_child_nodes(n) if not getattr(c, "_pc_located", False))
         st._pc_located = True
 
-    def rtyped(self, pc, op_i, op_f, probes) -> str:
+    def rtyped(self, pc, op_i, op_f, probes, result=False) -> str:
         """The back end's typed record (:meth:`_Backend.rec_typed`) in this function's namespace."""
         self.be.ns = self.ns
-        return self.be.rec_typed(pc, op_i, op_f, probes)
+        return self.be.rec_typed(pc, op_i, op_f, probes, result)
 
     def pc(self, node, kind, srcs=(), dst=0, text=None) -> int:
         """A new static id for ``node`` (:meth:`Program.new_pc`)."""

@@ -9,6 +9,11 @@ from collections import deque
 
 LOAD, STORE, BRANCH, JUMP, CALL, RET = 8, 9, 10, 11, 12, 13
 INT_ALU, INT_MUL, INT_DIV, INT_REM, FP_ALU, FP_MUL, FP_DIV, FP_SPECIAL = range(8)
+FP64_ALU, FP64_MUL, FP64_DIV, FP64_SPECIAL = 16, 17, 18, 19
+FP_CLASSES = (FP_ALU, FP_MUL, FP_DIV, FP_SPECIAL, FP64_ALU, FP64_MUL, FP64_DIV, FP64_SPECIAL)
+#: the operation classes in code order (docs/trace-format.md)
+CLASS_NAMES = ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM", "FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL", "LOAD", "STORE",
+               "BRANCH", "JUMP", "CALL", "RET", "MOVE", "OTHER", "FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL")
 
 
 def _div(a, b):
@@ -27,18 +32,22 @@ def blocks_of(r, shift=6):
 
 def mix(recs):
     n = len(recs)
-    c = [0] * 16
+    c = [0] * 20
     for r in recs:
         c[r["op"]] += 1
+    fp32 = c[FP_ALU] + c[FP_MUL] + c[FP_DIV] + c[FP_SPECIAL]
+    fp64 = c[FP64_ALU] + c[FP64_MUL] + c[FP64_DIV] + c[FP64_SPECIAL]
     return {
         "mem": _div(c[LOAD] + c[STORE], n),
         "ctrl": _div(c[BRANCH] + c[JUMP] + c[CALL] + c[RET], n),
         "arith": _div(c[INT_ALU] + c[INT_MUL] + c[INT_DIV] + c[INT_REM], n),
-        "fp": _div(c[FP_ALU] + c[FP_MUL] + c[FP_DIV] + c[FP_SPECIAL], n),
-        "mul": _div(c[INT_MUL] + c[FP_MUL], n),
-        "div": _div(c[INT_DIV] + c[FP_DIV], n),
+        "fp": _div(fp32 + fp64, n),
+        "mul": _div(c[INT_MUL] + c[FP_MUL] + c[FP64_MUL], n),
+        "div": _div(c[INT_DIV] + c[FP_DIV] + c[FP64_DIV], n),
         "rem": _div(c[INT_REM], n),
-        "spf": _div(c[FP_SPECIAL], n),
+        "spf": _div(c[FP_SPECIAL] + c[FP64_SPECIAL], n),
+        "fp64": _div(fp64, fp32 + fp64),
+        **{f"mica_mix_{name}": _div(c[k], n) for k, name in enumerate(CLASS_NAMES)},
     }
 
 
@@ -355,7 +364,7 @@ def warp_totals(recs):
 def warp(recs):
     t = warp_totals(recs)
     inside = [r for r in recs if r["tid"] >= 0]
-    fp = sum(1 for r in inside if FP_ALU <= r["op"] <= FP_SPECIAL)
+    fp = sum(1 for r in inside if r["op"] in FP_CLASSES)
     nbytes = sum(r["size"] for r in inside if r["op"] in (LOAD, STORE))
     return {
         "warp_coalescing": _div(t["ideal"], t["sectors"]),

@@ -39,7 +39,7 @@ def test_xapp_feature_list_is_table_1_as_portcast_computes_it():
     assert all(n.startswith("mica_") for n in cat.loc[cat.source == "mica", "name"])
     assert all(n.startswith("warp_") for n in cat.loc[cat.source == "warp", "name"])
     assert list(cat.loc[cat.source == "portcast", "name"]) == [
-        "ts_checked", "ts_kernels", "ts_carriedDeps", "ts_reductionDeps", "ts_atomicDeps", "ts_sameValueRaces",
+        "fp64", "ts_checked", "ts_kernels", "ts_carriedDeps", "ts_reductionDeps", "ts_atomicDeps", "ts_sameValueRaces",
         "ts_parallelFraction", "lib_opaqueFlops", "lib_opaqueFraction"]
     assert set(cat["family"]) == set(features.FAMILIES)
     assert (cat["definition"].str.len() > 10).all()
@@ -224,8 +224,8 @@ def test_bad_records_are_reported_with_their_trace_index():
     e.consume(good)
     with pytest.raises(TraceError, match=r"record 21: LOAD with size 0"):
         e.consume(bad)
-    with pytest.raises(TraceError, match=r"record 0: op=16 is not an operation class"):
-        FeatureEngine().consume(TraceChunk.from_columns(pc=[1], op=[16]))
+    with pytest.raises(TraceError, match=r"record 0: op=20 is not an operation class \(0..19\)"):
+        FeatureEngine().consume(TraceChunk.from_columns(pc=[1], op=[20]))
     with pytest.raises(TraceError, match=r"record 1: src2=-3 is negative"):
         FeatureEngine().consume(TraceChunk.from_columns(pc=[1, 1], src2=[0, -3]))
     with pytest.raises(TraceError, match=r"record 1: pc=16777216 exceeds 16777215"):

@@ -1,16 +1,20 @@
-"""The worked vectors V1 and V4 of docs/features.md, exactly."""
+"""The worked vectors V1, V4 and V5 of docs/features.md, exactly."""
 
 import pytest
-from vectors import v1, v4
+from vectors import v1, v4, v5
 
 from features import (
     BranchDivergenceAnalyzer,
     FeatureEngine,
     FootprintAnalyzer,
     IlpAnalyzer,
+    MixAnalyzer,
     ReuseDistanceAnalyzer,
     StrideAnalyzer,
+    WarpAnalyzer,
 )
+from features.counters import counters_from_op_counts
+from features.mix import op_counts
 
 
 def _engine(chunk, chunk_records=None):
@@ -65,3 +69,27 @@ def test_v4_linked_list(chunk_records):
     # the explanation: pc 1 (value loads) and pc 5 (sum stores) and pc 6 (next loads) make the big strides
     assert st.contributions()["locStrideOther"] == {1: 2.0, 5: 2.0, 6: 2.0}
     assert bd.contributions()["Lbdiv_4"] == {2: 1.0, 7: 1.0}
+
+
+@pytest.mark.parametrize("chunk_records", [None, 1, 7])
+def test_v5_mixed_precision_mix(chunk_records):
+    chunk = v5()
+    e = FeatureEngine([MixAnalyzer(), WarpAnalyzer()])
+    for c in (chunk.split(chunk_records) if chunk_records else [chunk]):
+        e.consume(c)
+    r = e.result()
+    assert len(chunk) == 10
+    assert (r["mem"], r["ctrl"], r["arith"], r["fp"]) == (0.2, 0.1, 0.2, 0.5)
+    assert (r["mul"], r["div"], r["rem"], r["spf"]) == (0.2, 0.1, 0.0, 0.2)
+    assert r["fp64"] == 0.6  # 3 of the 5 floating-point records are double precision
+    assert (r["mica_mix_FP64_MUL"], r["mica_mix_FP64_DIV"], r["mica_mix_FP64_SPECIAL"]) == (0.1, 0.1, 0.1)
+    assert (r["mica_mix_FP64_ALU"], r["mica_mix_FP_ALU"], r["mica_mix_FP_SPECIAL"]) == (0.0, 0.1, 0.1)
+    assert r["warp_arithIntensity"] == 5 / 12  # 5 floating-point records, 8 + 4 bytes loaded and stored
+    # the counter-like vector counts both precisions alike: alu FP_ALU + INT_ALU, mul INT_MUL + FP64_MUL, ...
+    assert counters_from_op_counts(op_counts([chunk])).tolist() == [0.2, 0.2, 0.1, 0.2, 0.2, 0.1, 0.0]
+
+
+def test_fp64_share_is_zero_without_floating_point():
+    e = FeatureEngine([MixAnalyzer()])
+    e.consume(v1())
+    assert e.result()["fp64"] == 0.0 and e.result()["fp"] == 0.0

@@ -1,4 +1,4 @@
-"""The worked vectors V1 and V4 of docs/features.md as traces."""
+"""The worked vectors V1, V4 and V5 of docs/features.md as traces."""
 
 from profiler.trace import Op, TraceChunk
 
@@ -35,3 +35,22 @@ def v4():
         rows.append(dict(pc=6, op=Op.LOAD, src1=1, dst=1, addr=node, size=8))
         rows.append(dict(pc=7, op=Op.BRANCH, src1=1, taken=1 if k < 3 else 0))
     return _chunk(rows)
+
+
+def v5():
+    """Mixed precision, one thread, N = 10."""
+    rows = [
+        dict(pc=1, op=Op.LOAD, src1=1, dst=2, addr=0x2000, size=8),
+        dict(pc=2, op=Op.FP64_MUL, src1=2, src2=2, dst=3),
+        dict(pc=3, op=Op.FP_ALU, src1=3, dst=4),
+        dict(pc=4, op=Op.FP64_DIV, src1=3, src2=4, dst=5),
+        dict(pc=5, op=Op.FP64_SPECIAL, src1=5, dst=6),
+        dict(pc=6, op=Op.FP_SPECIAL, src1=4, dst=7),
+        dict(pc=7, op=Op.INT_MUL, src1=1, dst=8),
+        dict(pc=8, op=Op.STORE, src1=6, src2=8, addr=0x3000, size=4),
+        dict(pc=9, op=Op.INT_ALU, src1=1, dst=1),
+        dict(pc=10, op=Op.BRANCH, src1=1),
+    ]
+    chunk = _chunk(rows)
+    chunk.tid[:] = 0
+    return chunk

@@ -15,6 +15,7 @@ from rich.console import Console
 from gpu_models.bounds import (
     COMPUTE_OPS,
     LAUNCH_SECONDS,
+    RECORD_DERATE,
     REQUIRED,
     RESOURCES,
     TRANSFER_LATENCY_S,
@@ -85,7 +86,10 @@ def test_issue_on_a_full_grid_and_divergence_costs_one_over_simd():
     c = kernel(T, {"INT_ALU": 20, "BRANCH": 4})
     b1 = bounds(c, cfg)
     W = 24 * T / 32
-    assert b1.issue == pytest.approx(W / (cfg.sm_count * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+    # the bound counts RECORD_DERATE (half) of the warp instructions; the estimate all of them
+    assert RECORD_DERATE == 0.5
+    assert b1.issue == pytest.approx(0.5 * W / (cfg.sm_count * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+    assert b1.terms["issue"] == pytest.approx(2 * b1.issue, rel=1e-12)
     assert b1.details["effective_sms"] == 56
     b4 = bounds({**c, "warp_simdEfficiency": 0.25}, cfg)
     assert b4.issue == pytest.approx(4 * b1.issue, rel=1e-12)
@@ -101,9 +105,10 @@ def test_a_grid_of_64_threads_uses_one_sm():
     assert (d["blocks"], d["sms_used"], d["effective_sms"]) == (1, 1, 1)
     assert d["occupancy"] == pytest.approx(2 / (56 * 64))
     W = 64 * 10000 / 32
-    assert b.issue == pytest.approx(W / (1 * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
-    # one round; a warp's chain: 10000 records x 4 cycles
-    assert b.latency == pytest.approx(10000 * 4 / hz(cfg), rel=1e-12)
+    assert b.issue == pytest.approx(0.5 * W / (1 * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+    # one round; a warp's chain: half of its 10000 records x 4 cycles
+    assert b.latency == pytest.approx(0.5 * 10000 * 4 / hz(cfg), rel=1e-12)
+    assert b.terms["waves"] == pytest.approx(10000 * 4 / hz(cfg), rel=1e-12)
     assert b.waves == b.latency
     assert b.bound == "waves"  # too few threads: one warp's chain is the time
 
@@ -114,7 +119,7 @@ def test_tail_wave_doubles_the_waves_bound():
     full = bounds(kernel(one_wave * 256, {"FP_ALU": 50}), cfg)
     tail = bounds(kernel((one_wave + 1) * 256, {"FP_ALU": 50}), cfg)
     assert full.details["rounds"] == 1 and tail.details["rounds"] == 2
-    assert full.waves == pytest.approx(50 * 4 / hz(cfg), rel=1e-12)
+    assert full.waves == pytest.approx(0.5 * 50 * 4 / hz(cfg), rel=1e-12)
     assert tail.waves == pytest.approx(2 * full.waves, rel=1e-12)
     # throughput tail: 449 blocks, the busiest SM holds ceil(449 / 56) = 9 of them
     assert tail.details["effective_sms"] == pytest.approx(449 / 9)
@@ -133,21 +138,86 @@ def test_special_function_kernel_is_bound_by_the_sfu_pipe():
     b = bounds(kernel(T, {"FP_SPECIAL": 100}), cfg)
     interval = math.ceil(32 / cfg.lanes["sfu"]) * cfg.ops["FP_SPECIAL"][2]
     assert interval == 4
-    assert b.pipe == pytest.approx(100 * T / 32 * interval / (56 * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+    assert b.pipe == pytest.approx(0.5 * 100 * T / 32 * interval / (56 * cfg.schedulers_per_sm * hz(cfg)),
+                                   rel=1e-12)
+    assert b.terms["pipe"] == pytest.approx(2 * b.pipe, rel=1e-12)
     assert b.details["busiest_pipe"] == "sfu" and b.bound == "pipe"
     assert b.pipe == pytest.approx(4 * b.issue, rel=1e-12)
 
 
-def test_dram_is_never_below_the_distinct_footprint_and_counts_uncoalesced_sectors():
+N_BODY_FP64 = {"FP64_MUL": 9, "FP64_ALU": 10, "FP64_SPECIAL": 1, "FP64_DIV": 1, "INT_ALU": 1, "BRANCH": 1}
+
+
+def test_fp64_kernel_is_bound_by_the_fp64_pipe_on_consumer_boards():
+    # an n-body step in double: per thread 9 multiplies, 10 adds, a square root and a division (FP64)
+    T = 256 * 1024
+    per_warp = T / 32
+    for name, lanes, cycles_expected in (("gtx1080", 1, 32), ("p100", 16, 2), ("rtx4090", 0.5, 64)):
+        cfg = load_config(name)
+        assert cfg.lanes["fp64"] == lanes and math.ceil(32 / lanes) == cycles_expected
+        b = bounds(kernel(T, N_BODY_FP64), cfg)
+        # fp64 pipe cycles: (9 + 10) x interval + 8 x interval (division) + 16 x interval (special) per warp
+        fp64_cycles = per_warp * (19 + 8 + 16) * cycles_expected
+        assert b.details["pipe_cycles"]["fp64"] == pytest.approx(fp64_cycles, rel=1e-12)
+        assert b.details["pipe_cycles"]["fp"] == 0.0 and b.details["pipe_cycles"]["sfu"] == 0.0
+        E = b.details["effective_sms"]
+        assert b.pipe == pytest.approx(0.5 * fp64_cycles / (E * cfg.schedulers_per_sm * hz(cfg)), rel=1e-12)
+        assert b.details["busiest_pipe"] == "fp64"
+    # exact numbers on the GTX 1080: 8192 warps x 43 x 32 cycles; 1024 blocks on 20 SMs, the busiest holding 52
+    # (E = 1024 / 52 SMs), 4 schedulers each, at 1607 MHz
+    g = bounds(kernel(T, N_BODY_FP64), load_config("gtx1080"))
+    assert g.details["pipe_cycles"]["fp64"] == 8192 * 43 * 32 == 11272192
+    assert g.pipe == pytest.approx(0.5 * 11272192 / (1024 / 52 * 4 * 1607e6), rel=1e-12) and g.bound == "pipe"
+    # the same work in single precision runs on the fp and sfu pipes: not limited by the FP64 rate
+    f32 = {k.replace("FP64_", "FP_"): v for k, v in N_BODY_FP64.items()}
+    s = bounds(kernel(T, f32), load_config("gtx1080"))
+    assert s.details["pipe_cycles"]["fp64"] == 0.0 and s.pipe < g.pipe / 20
+
+
+def test_a_table_without_the_fp64_shares_reads_them_as_zero():
+    cfg = load_config("gtx1080")
+    c = kernel(1 << 16, SAXPY, loads=2, stores=1)
+    old = {k: v for k, v in c.items() if not k.startswith("mica_mix_FP64_")}  # a feature table from before
+    assert bounds(old, cfg).to_dict() == bounds(c, cfg).to_dict()
+    assert bounds({**old, "mica_mix_FP64_ALU": float("nan")}, cfg).pipe == bounds(c, cfg).pipe  # a joined table
+    with pytest.raises(ValueError, match=r"counts\['mica_mix_FP64_MUL'\] must be a finite number >= 0"):
+        bounds({**c, "mica_mix_FP64_MUL": -1.0}, cfg)
+
+
+def test_dram_bound_is_the_distinct_sectors_and_the_traffic_estimate_counts_every_warp_access():
     cfg = load_config("p100")
     T = 1 << 20
-    # every thread reads the same 8 bytes (a broadcast: 1 sector per warp access), footprint 64 MB
-    b = bounds(kernel(T, {"FP_ALU": 1}, loads=1, sectors_per_group=1, unique_bytes=64e6), cfg)
-    assert b.details["sector_bytes"] == T / 32 * 32 and b.dram == pytest.approx(64e6 / bandwidth(cfg))
-    # a stride of 128 B: each lane its own sector, 4x the bytes of the coalesced access
-    s = bounds(kernel(T, {"FP_ALU": 1}, loads=1, sectors_per_group=32), cfg)
-    c = bounds(kernel(T, {"FP_ALU": 1}, loads=1), cfg)
-    assert s.dram == pytest.approx(4 * c.dram, rel=1e-12)
+    # every thread reads the same 8 bytes (a broadcast: 1 sector per warp access); the distinct sectors (what DRAM
+    # must move at least once) are 32 bytes, the distinct bytes 8 (WorkSink's counts)
+    b = bounds({**kernel(T, {"FP_ALU": 1}, loads=1, sectors_per_group=1, unique_bytes=8), "sector_bytes": 32}, cfg)
+    assert b.details["traffic_bytes"] == T / 32 * 32 and b.dram == pytest.approx(32 / bandwidth(cfg))
+    assert b.terms["traffic"] == pytest.approx(T / bandwidth(cfg), rel=1e-12)  # no reuse between warp accesses
+    # a stride of 128 B: each lane its own sector, so 4x the sectors of the coalesced 8-byte access; the counts
+    # of WorkSink say so (sector_bytes 4x the distinct bytes)
+    c = kernel(T, {"FP_ALU": 1}, loads=1)
+    s = bounds({**kernel(T, {"FP_ALU": 1}, loads=1, sectors_per_group=32), "sector_bytes": 4 * 8 * T}, cfg)
+    assert s.dram == pytest.approx(4 * bounds(c, cfg).dram, rel=1e-12)
+    assert s.terms["traffic"] == pytest.approx(4 * bounds(c, cfg).terms["traffic"], rel=1e-12)
+    # without WorkSink's sector count the bound falls back to the distinct bytes
+    assert bounds(c, cfg).dram == pytest.approx(8 * T / bandwidth(cfg), rel=1e-12)
+
+
+def test_launches_split_the_estimates_and_a_port_names_its_own():
+    cfg = load_config("p100")
+    T = 56 * 256 * 8
+    one = bounds(kernel(T, SAXPY, loads=2, stores=1), cfg)
+    # the same work in 10 launches (a host loop of time steps): ten launch overheads, each launch a tenth
+    ten = bounds({**kernel(T, SAXPY, loads=2, stores=1), "thread_records": 10 * one.details["thread_records"],
+                  "records": 10 * one.details["records"], "loads": 10 * 2 * T, "stores": 10 * T,
+                  "warp_launches": 10, "sector_bytes": 24 * T, "launch_sector_bytes": 10 * 24 * T}, cfg)
+    assert ten.launches == 10 and ten.launch == pytest.approx(10 * LAUNCH_SECONDS)
+    for t in ("dram", "issue", "pipe", "waves", "traffic"):
+        assert ten.terms[t] == pytest.approx(one.terms[t], rel=1e-12), t  # per launch: the same launch
+    assert ten.dram == pytest.approx(one.dram, rel=1e-12)  # the distinct sectors move once at least
+    assert ten.issue == pytest.approx(10 * one.issue, rel=1e-12)
+    # a measured port's barrier phases show as launches in the trace; it says it is one launch
+    port = bounds({**kernel(T, SAXPY, loads=2, stores=1), "warp_launches": 7, "launches": 1}, cfg)
+    assert port.launches == 1 and port.launch == LAUNCH_SECONDS
 
 
 def test_records_outside_the_thread_space_are_left_out_in_their_share():
@@ -181,7 +251,8 @@ def test_bad_counts_are_refused():
         bounds({**c, "loads": float("nan")}, cfg)
     with pytest.raises(ValueError, match="exceeds"):
         bounds({**c, "thread_records": c["records"] + 1}, cfg)
-    assert len(REQUIRED) == 9 + len(COMPUTE_OPS)
+    # every compute class's share is required but the four FP64 ones (a table from before them has none)
+    assert len(REQUIRED) == 9 + len(COMPUTE_OPS) - 4 and "mica_mix_FP64_ALU" not in REQUIRED
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -35,7 +35,15 @@ def test_op_tables():
     assert unit[Op.FP_MUL] == 1 and lat[Op.FP_MUL] == 4 and ivl[Op.FP_MUL] == 2  # 16 lanes: 2 cycles a warp
     assert unit[Op.FP_SPECIAL] == 2 and ivl[Op.FP_SPECIAL] == 8  # 4 SFU lanes
     assert unit[Op.INT_DIV] == 2 and ivl[Op.INT_DIV] == 32  # repeat 4
-    assert unit[Op.LOAD] == 3 and unit[Op.STORE] == 3
+    # the FP64 pipeline, unit 3: GeForce Fermi, 4 results per SM per clock = 2 lanes per scheduler, 16 cycles a
+    # warp; the division and special functions are 8- and 16-instruction sequences on it
+    assert unit[Op.FP64_MUL] == 3 and lat[Op.FP64_MUL] == 21 and ivl[Op.FP64_MUL] == 16
+    assert unit[Op.FP64_DIV] == 3 and lat[Op.FP64_DIV] == 168 and ivl[Op.FP64_DIV] == 128
+    assert unit[Op.FP64_SPECIAL] == 3 and lat[Op.FP64_SPECIAL] == 336 and ivl[Op.FP64_SPECIAL] == 256
+    assert unit[Op.LOAD] == 4 and unit[Op.STORE] == 4
+    # a fractional FP64 lane count: the RTX 4090's 2 FP64 units per SM over 4 schedulers, 64 cycles a warp
+    r = load_config("rtx4090")
+    assert r.lanes["fp64"] == 0.5 and r.op_tables()[2][Op.FP64_ALU] == 64 and r.op_tables()[2][Op.FP_ALU] == 1
 
 
 def test_voltage_curve():
@@ -85,3 +93,47 @@ def test_shared_latency_is_optional_and_defaults_to_the_l1():
         config_from_json({**d, "shared_latency_cycles": 0}, source="x.json")
     with pytest.raises(ConfigError, match="'shared_latency_cycles' must be an integer"):
         config_from_json({**d, "shared_latency_cycles": 2.5})
+
+
+# FP64 results per SM per clock of each preset (the CUDA C Programming Guide's throughput table by compute
+# capability; GeForce GF100 1/8, the Quadro K5200's GK110B 1/24: docs/gpus.md, "Double precision")
+FP64_PER_SM = {"gtx480": 4, "gtx680": 8, "gtxtitan": 64, "k20": 64, "k40": 64, "quadro_k5200": 8, "gtx970": 4,
+               "gtx980": 4, "titanx": 4, "gtx1080": 4, "gtx1080ti": 4, "p100": 32, "a100": 32, "h100": 64,
+               "rtx4090": 2}
+
+
+def test_every_preset_has_its_fp64_rate():
+    assert set(FP64_PER_SM) == set(preset_names())
+    for name, per_sm in FP64_PER_SM.items():
+        cfg = load_config(name)
+        assert cfg.lanes["fp64"] * cfg.schedulers_per_sm == per_sm, name
+        assert all(cfg.ops[f"FP64_{k}"][0] == "fp64" for k in ("ALU", "MUL", "DIV", "SPECIAL")), name
+        assert cfg.ops["FP64_DIV"][2] == 8 and cfg.ops["FP64_SPECIAL"][2] == 16, name
+        assert cfg.power["pj"]["fp64"] == pytest.approx(2 * cfg.power["pj"]["fp"]), name
+
+
+def test_version_1_descriptions_run_fp64_as_fp32_and_version_2_needs_the_fields(tmp_path):
+    d = load_config("gtx1080").to_json()
+    old = {**d, "schema_version": 1, "lanes": {k: v for k, v in d["lanes"].items() if k != "fp64"},
+           "ops": {k: v for k, v in d["ops"].items() if not k.startswith("FP64_")},
+           "power": {**d["power"], "pj": {k: v for k, v in d["power"]["pj"].items() if k != "fp64"}}}
+    cfg = config_from_json(old, "old.json")
+    assert cfg.lanes["fp64"] == 32 and cfg.power["pj"]["fp64"] == 3.2
+    for k in ("ALU", "MUL", "DIV", "SPECIAL"):
+        assert cfg.ops[f"FP64_{k}"] == cfg.ops[f"FP_{k}"]  # the FP_X entry: unit fp (sfu), as before
+    unit, lat, ivl = cfg.op_tables()
+    assert (unit[Op.FP64_MUL], lat[Op.FP64_MUL], ivl[Op.FP64_MUL]) == (unit[Op.FP_MUL], lat[Op.FP_MUL], ivl[Op.FP_MUL])
+    assert cfg.to_json()["schema_version"] == 2 and config_from_json(cfg.to_json()) == cfg
+    with pytest.raises(ConfigError, match=r"new.json: field 'lanes' must map exactly int, fp, sfu, fp64 to lane "
+                                          r"counts \(lacks fp64\)"):
+        config_from_json({**old, "schema_version": 2}, "new.json")
+    with pytest.raises(ConfigError, match=r"new.json: field 'ops' lacks operation class FP64_ALU"):
+        config_from_json({**old, "schema_version": 2, "lanes": d["lanes"]}, "new.json")
+    with pytest.raises(ConfigError, match=r"new.json: field 'power.pj' must map exactly .*fp64"):
+        config_from_json({**d, "power": old["power"]}, "new.json")
+    with pytest.raises(ConfigError, match=r"x.json: field 'lanes.fp64' must be a positive number, got 0"):
+        config_from_json({**d, "lanes": {**d["lanes"], "fp64": 0}}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: field 'lanes.fp' must be an integer, got 0.5"):
+        config_from_json({**d, "lanes": {**d["lanes"], "fp": 0.5}}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: schema_version 3 is not readable \(reads 1 to 2\)"):
+        config_from_json({**d, "schema_version": 3}, "x.json")

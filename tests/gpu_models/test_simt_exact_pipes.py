@@ -39,13 +39,14 @@ _CHUNKS = {
 # load-miss issue and return cycles, number of load misses
 _CASES = [
     (("stream-f4-l1", 64, "gtx480",
-      {"lanes": {"int": 16, "fp": 4, "sfu": 4}, "mshr_per_sm": 8, "store_queue_per_sm": 2, "schedulers_per_sm": 1,
-       "l2_bytes_per_ns": 0.5},
+      {"lanes": {"int": 16, "fp": 4, "sfu": 4, "fp64": 2}, "mshr_per_sm": 8, "store_queue_per_sm": 2,
+       "schedulers_per_sm": 1, "l2_bytes_per_ns": 0.5},
       1, 100.0, 924.0),
      [806, 0, 64, 0, 16, 16, 2048, 0, 64, 0, 128, 64, 0, 64, 64, 806, 7478, 32, 512, 96, 192, 0, 0, 96, 1459],
      0, [96, 192, 4704, 6163, 16]),
     (("stream-f2-l2", 64, "h100",
-      {"lanes": {"int": 16, "fp": 1, "sfu": 4}, "mshr_per_sm": 8, "store_queue_per_sm": 1, "schedulers_per_sm": 1},
+      {"lanes": {"int": 16, "fp": 1, "sfu": 4, "fp64": 16}, "mshr_per_sm": 8, "store_queue_per_sm": 1,
+       "schedulers_per_sm": 1},
       1, 100.0, 924.0),
      [8218, 0, 256, 0, 256, 128, 8192, 0, 1024, 0, 1536, 1024, 0, 1024, 512, 8218, 391741, 384, 8192, 640, 1637,
       0, 0, 640, 12544],

@@ -39,6 +39,51 @@ def test_independent_ops_limited_by_pipeline():
     assert simulate(s, GTX, sm_count=1, crisp=False).cycles == 22
 
 
+def test_fp64_multiplies_take_the_fp64_pipeline():
+    # GTX 480 (GeForce Fermi): 2 FP64 lanes per scheduler, a warp instruction holds the pipeline 16 cycles,
+    # latency 21. 10 independent FP64 multiplies: the last issues at 9 x 16 = 144, ready at 165; a dependent
+    # chain of 10: 10 x 21 = 210
+    s = one_warp(lambda t: [(1 + k, Op.FP64_MUL, 0, 0, 0, 0, 5 + k, 0, 0) for k in range(10)])
+    r = simulate(s, GTX, sm_count=1, crisp=False)
+    assert r.cycles == 165 and r.stats["fp64_instructions"] == 10 and r.stats["fp_instructions"] == 0
+    s = one_warp(lambda t: [(1 + k, Op.FP64_MUL, 0, 5, 0, 0, 5, 0, 0) for k in range(10)])
+    assert simulate(s, GTX, sm_count=1, crisp=False).cycles == 210
+    # 10 FP32 and 10 FP64 independent multiplies interleaved: the two pipelines work side by side, the FP64 one
+    # sets the time (the first FP64 one issues at cycle 1, after an FP32 one; the k-th at 1 + 16 k, the FP32
+    # ones in between): 1 + 144 + 21 = 166
+    s = one_warp(lambda t: [(1 + k, Op.FP64_MUL if k % 2 else Op.FP_MUL, 0, 0, 0, 0, 5 + k, 0, 0)
+                            for k in range(20)])
+    r = simulate(s, GTX, sm_count=1, crisp=False)
+    assert (r.cycles, r.stats["fp_instructions"], r.stats["fp64_instructions"]) == (1 + 144 + 21, 10, 10)
+
+
+def test_fewer_fp64_lanes_slow_an_fp64_kernel_and_leave_an_fp32_one_alone():
+    cfg = load_config("gtx1080")
+    full = cfg.replace(lanes={**cfg.lanes, "fp64": 16})  # as a GP100 scheduler
+    f64 = build_streams(sy.compute_kernel(4096, 32, fp64=True), 256)
+    f32 = build_streams(sy.compute_kernel(4096, 32), 256)
+    slow, fast = simulate(f64, cfg, crisp=False), simulate(f64, full, crisp=False)
+    # 4096 threads in 16 blocks of 8 warps: one block on each of 16 SMs, 2 warps per scheduler, 32 multiplies
+    # each: 64 warp instructions x 32 cycles of the 1-lane pipeline; the last issues at cycle 63 x 32 = 2016
+    # and is ready after the latency 39
+    assert slow.cycles == 63 * 32 + 39 == 2055
+    # with 16 lanes (2 cycles a warp instruction) the chains' latency bounds it instead: 8 dependent
+    # multiplies of 39 cycles per chain, 312 cycles and the issue offsets
+    assert fast.cycles == 326 and slow.cycles > 6 * fast.cycles
+    assert simulate(f32, cfg, crisp=False).cycles == simulate(f32, full, crisp=False).cycles
+
+
+def test_double_precision_n_body_is_slower_on_consumer_boards_than_on_the_p100():
+    # the issue's case: float64 arithmetic on the RTX 4090 (1/64) and GTX 1080 (1/32) against the P100 (1/2);
+    # in float32 the RTX 4090 is the fastest of the three
+    f64 = build_streams(sy.compute_kernel(16384, 64, fp64=True), 256)
+    f32 = build_streams(sy.compute_kernel(16384, 64), 256)
+    t64 = {g: simulate(f64, load_config(g), crisp=False).time_ns for g in ("p100", "gtx1080", "rtx4090")}
+    t32 = {g: simulate(f32, load_config(g), crisp=False).time_ns for g in ("p100", "gtx1080", "rtx4090")}
+    assert t64["p100"] < t64["rtx4090"] and t64["p100"] < t64["gtx1080"]
+    assert t32["rtx4090"] < t32["p100"]
+
+
 def test_cold_load_worked_example():
     # one warp loads 128 contiguous bytes (4 sectors), then one multiply uses the value.
     # Each sector misses L1 and L2; DRAM serves sector k (0-based) from k*x to (k+1)*x with

@@ -26,9 +26,16 @@ def test_every_kernel_at_every_shipped_size(table):
         assert r["n"] == spec.sizes[r["size"]] and r["category"] == spec.category
 
 
+# the features only traces of schema 2 (with FP64 classes) give: a table traced before lacks them (docs/kernels.md)
+SCHEMA_2_FEATURES = ("fp64", "mica_mix_FP64_ALU", "mica_mix_FP64_MUL", "mica_mix_FP64_DIV", "mica_mix_FP64_SPECIAL")
+
+
 def test_columns_are_the_catalogue_and_values_are_finite(table):
-    assert list(table.columns) == list(KEY_COLUMNS) + list(features.FEATURE_NAMES)
-    values = table[list(features.FEATURE_NAMES)].to_numpy(dtype=np.float64)
+    names = list(features.FEATURE_NAMES)
+    if "fp64" not in table.columns:
+        names = [n for n in names if n not in SCHEMA_2_FEATURES]
+    assert list(table.columns) == list(KEY_COLUMNS) + names
+    values = table[names].to_numpy(dtype=np.float64)
     assert np.isfinite(values).all()
     assert ((table["mem"] >= 0) & (table["mem"] <= 1)).all()
 

@@ -14,7 +14,7 @@ from portcast.cli import app
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, find_toolchain
 from profiler.native.importers import champsim_records
-from profiler.trace import Op
+from profiler.trace import N_OPS, Op
 from profiler.tracefile import TraceFile
 
 runner = CliRunner()
@@ -74,8 +74,8 @@ def test_record_command_end_to_end(tmp_path, monkeypatch):
     assert [p.name for p in out.iterdir()] == ["special.0.parquet"]
     tf = TraceFile(out / "special.0.parquet")
     assert tf.info.mode == "native" and tf.info.complete and tf.info.source.endswith("kernels 200")
-    counts = np.bincount(tf.read().op, minlength=16)
-    assert counts[Op.FP_SPECIAL] == 200 and counts[Op.FP_DIV] == 200
+    counts = np.bincount(tf.read().op, minlength=N_OPS)
+    assert counts[Op.FP64_SPECIAL] == 200 and counts[Op.FP64_DIV] == 200  # sqrt and division of doubles
     assert any(e.function == "k_special" for e in tf.static)
     res = runner.invoke(app, ["record", "--no-progress", "--", str(tmp_path / "missing-program")])
     assert res.exit_code == 2 and "does not exist or is not executable" in " ".join(res.output.split())

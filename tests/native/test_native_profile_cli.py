@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from portcast.cli import app
 from profiler.native.build import NativeToolError, find_toolchain
-from profiler.trace import Op
+from profiler.trace import N_OPS, Op
 from profiler.tracefile import TraceFile
 
 runner = CliRunner()
@@ -62,11 +62,11 @@ def test_profile_native_numba_example(tmp_path, monkeypatch):
     info = tf.info
     assert info.mode == "native" and info.complete and info.n_threads == n
     assert info.source.endswith(f"numba_saxpy.py {n}")
-    counts = np.bincount(tf.read().op, minlength=16)
-    # per iteration of the compiled loop: x[i], y[i] loads; a*x[i] (FP_MUL) + y[i] (FP_ALU); the y[i] store;
+    counts = np.bincount(tf.read().op, minlength=N_OPS)
+    # per iteration of the compiled loop: x[i], y[i] loads; a*x[i] (FP64_MUL) + y[i] (FP64_ALU); the y[i] store;
     # the loop branch; region_thread(i)'s client request (OTHER, three stores of its argument block);
     # plus region_end's request and the loop exit
-    assert counts[Op.FP_MUL] == n and counts[Op.FP_ALU] == n
+    assert counts[Op.FP64_MUL] == n and counts[Op.FP64_ALU] == n
     assert counts[Op.LOAD] == 2 * n + 1 and counts[Op.BRANCH] == n + 1 and counts[Op.OTHER] == n + 1
     assert counts[Op.STORE] == 4 * n + 3
     assert info.extra["loads"] == counts[Op.LOAD] and info.extra["stores"] == counts[Op.STORE]

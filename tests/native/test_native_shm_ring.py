@@ -237,7 +237,8 @@ def test_tool_records_through_ring_equal_pipe(kernels_exe, monkeypatch, whole):
         ring = [r[:6] + (r[6][:addr] + r[6][addr + 1:],) for r in ring]
         pipe = [r[:6] + (r[6][:addr] + r[6][addr + 1:],) for r in pipe]
     assert ring == pipe
-    assert [r[0] for r in ring] == (["program"] if whole else ["saxpy", "histogram", "branchy", "special", "matmul"])
+    assert [r[0] for r in ring] == (["program"] if whole else
+                                    ["saxpy", "histogram", "branchy", "special", "special_f", "matmul"])
     if whole:
         assert ring[0][1] > 5 * 43690
     assert _rings_left() == before  # the ring file is removed
@@ -253,7 +254,7 @@ def test_ring_unavailable(kernels_exe, monkeypatch):
         record_program([kernels_exe, "10"], [MemorySink()], shm=True, stdout=subprocess.DEVNULL)
     sink = MemorySink()  # the default falls back to the pipe
     dec = record_program([kernels_exe, "10"], [sink], stdout=subprocess.DEVNULL)
-    assert [i.name for i in dec.regions] == ["saxpy", "histogram", "branchy", "special", "matmul"]
+    assert [i.name for i in dec.regions] == ["saxpy", "histogram", "branchy", "special", "special_f", "matmul"]
 
 
 def test_ring_failing_sink_kills_the_tool_and_removes_the_ring(kernels_exe):

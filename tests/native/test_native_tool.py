@@ -12,7 +12,7 @@ from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, ensure_tool, find_toolchain
 from profiler.native.importers import import_lackey
 from profiler.native.record import decode_file, encode_records, record_program
-from profiler.trace import MemorySink, Op, TraceChunk, TraceError
+from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, MemorySink, Op, TraceChunk, TraceError
 
 DATA = Path(__file__).parent / "data"
 N = 1000
@@ -122,7 +122,7 @@ def test_counts_per_function_agree_with_cachegrind(tool_env, whole):
                 break
             j -= 1
     checked = 0
-    for fn in ("k_saxpy", "k_histogram", "k_branchy", "k_special", "k_matmul"):
+    for fn in ("k_saxpy", "k_histogram", "k_branchy", "k_special", "k_special_f", "k_matmul"):
         sel = funcs == fn
         mine = {
             "Ir": int((starts & sel).sum()),
@@ -159,33 +159,37 @@ def test_whole_program_totals_agree_with_lackey(tool_env, whole):
 @needs_tool
 def test_regions_classes_threads_and_dependences(regions):
     dec, regs = regions
-    assert list(regs) == ["saxpy", "histogram", "branchy", "special", "matmul"]
+    assert list(regs) == ["saxpy", "histogram", "branchy", "special", "special_f", "matmul"]
     assert dec.exit_code == 0
     info, static, c = regs["saxpy"]
     assert info.mode == "native" and info.complete and info.invocation == 0
-    counts = np.bincount(c.op, minlength=16)
-    # per iteration: mulsd, addsd (y), addsd (s); plus N + 1 loop tests
-    assert counts[Op.FP_MUL] == N and counts[Op.FP_ALU] == 2 * N and counts[Op.BRANCH] == N + 1
+    counts = np.bincount(c.op, minlength=N_OPS)
+    # per iteration: mulsd, addsd (y), addsd (s), all on doubles; plus N + 1 loop tests
+    assert counts[Op.FP64_MUL] == N and counts[Op.FP64_ALU] == 2 * N and counts[Op.BRANCH] == N + 1
+    assert counts[list(FP32_OPS)].sum() == 0
     assert info.extra["loads"] == counts[Op.LOAD] and info.extra["stores"] == counts[Op.STORE]
     assert info.extra["cond_branches"] == counts[Op.BRANCH]
     # PORTCAST_THREAD(i) names the iteration: FP records carry tids 0..N-1, in order
-    fp_tids = c.tid[c.op == Op.FP_MUL]
+    fp_tids = c.tid[c.op == Op.FP64_MUL]
     assert fp_tids.tolist() == list(range(N)) and info.n_threads == N
     # the static table knows the source: the mulsd is on the line of y[i] = a * x[i] + y[i]
-    mul_pc = int(c.pc[c.op == Op.FP_MUL][0])
+    mul_pc = int(c.pc[c.op == Op.FP64_MUL][0])
     src_line = [i + 1 for i, t in enumerate((DATA / "native_kernels.c").read_text().splitlines())
                 if "y[i] = a * x[i] + y[i];" in t][0]
     assert static[mul_pc].function == "k_saxpy" and static[mul_pc].line == src_line
     assert static[mul_pc].file.endswith("native_kernels.c")
     # loop-carried dependence: the accumulating addsd reads what its previous instance wrote
-    acc_pc = [p for p in np.unique(c.pc[c.op == Op.FP_ALU]) if static[int(p)].line == src_line + 1]
+    acc_pc = [p for p in np.unique(c.pc[c.op == Op.FP64_ALU]) if static[int(p)].line == src_line + 1]
     assert len(acc_pc) == 1
     idx = np.flatnonzero(c.pc == acc_pc[0])
     for a, b in zip(idx[:-1], idx[1:]):
         assert c.dst[a] != 0 and c.dst[a] in (c.src1[b], c.src2[b], c.src3[b])
-    # special: one sqrtsd and one divsd per element
-    sc = np.bincount(regs["special"][2].op, minlength=16)
-    assert sc[Op.FP_SPECIAL] == N and sc[Op.FP_DIV] == N
+    # special: one sqrtsd and one divsd per element (double precision); special_f the same in float: one
+    # sqrtss, divss, mulss per element, and no double-precision record
+    sc = np.bincount(regs["special"][2].op, minlength=N_OPS)
+    assert sc[Op.FP64_SPECIAL] == N and sc[Op.FP64_DIV] == N and sc[list(FP32_OPS)].sum() == 0
+    sf = np.bincount(regs["special_f"][2].op, minlength=N_OPS)
+    assert sf[Op.FP_SPECIAL] == N and sf[Op.FP_DIV] == N and sf[Op.FP_MUL] == N and sf[list(FP64_OPS)].sum() == 0
     # histogram: hist[k] += 1 is LOAD, INT_ALU, STORE of the same address, the STORE reading the ALU result
     _, hstatic, hc = regs["histogram"]
     in_kernel = np.array([hstatic[int(p)].function == "k_histogram" for p in hc.pc])
@@ -391,9 +395,9 @@ def test_cpp_region_with_templates_and_exceptions(tool_env):
     assert dec.exit_code == 0 and log.read_text() == "3000.0 3\n"  # the program ran as it does natively
     info, _, c = sink.regions[0]
     assert info.name == "cpp" and info.complete and info.n_threads == 1000
-    ops = np.bincount(c.op, minlength=16)
-    assert ops[Op.FP_MUL] == ops[Op.FP_ALU] == 1000  # the dot product, one multiply and one add per i
-    assert sorted(set(c.tid[c.op == Op.FP_MUL].tolist())) == list(range(1000))
+    ops = np.bincount(c.op, minlength=N_OPS)
+    assert ops[Op.FP64_MUL] == ops[Op.FP64_ALU] == 1000  # the dot product (doubles), one multiply and one add per i
+    assert sorted(set(c.tid[c.op == Op.FP64_MUL].tolist())) == list(range(1000))
     assert ops[Op.CALL] > 100 and ops[Op.RET] > 100  # throw / unwind / catch
 
 
@@ -434,9 +438,9 @@ def test_marker_functions_for_other_languages(tool_env):
         ("ffi", 0, True), ("ffi", 1, True)]
     for info, _, c in sink.regions:
         assert info.n_threads == 64
-        ops = np.bincount(c.op, minlength=16)
-        assert ops[Op.FP_MUL] == ops[Op.FP_ALU] == 64  # 3.0 * y[i] + 1.0
-        assert sorted(set(c.tid[c.op == Op.FP_MUL].tolist())) == list(range(64))
+        ops = np.bincount(c.op, minlength=N_OPS)
+        assert ops[Op.FP64_MUL] == ops[Op.FP64_ALU] == 64  # 3.0 * y[i] + 1.0 in double
+        assert sorted(set(c.tid[c.op == Op.FP64_MUL].tolist())) == list(range(64))
         assert ops[Op.CALL] == ops[Op.RET] == 66  # portcast_thread x 65 and portcast_region_end
 
 
@@ -466,8 +470,8 @@ def test_code_before_the_first_region_is_not_instrumented(tool_env):
     dec = record_program([exe], [sink])
     info, static, c = sink.regions[0]
     assert info.name == "sum" and info.complete and "kernel_sum" in {e.function for e in static}
-    ops = np.bincount(c.op, minlength=16)
-    assert ops[Op.FP_ALU] == 4096 and ops[Op.BRANCH] == 4096
+    ops = np.bincount(c.op, minlength=N_OPS)
+    assert ops[Op.FP64_ALU] == 4096 and ops[Op.BRANCH] == 4096
     # every static entry the tool sent (one per instrumented instruction): none from the set-up or the
     # dynamic loader's start-up (about 13,000 when everything was instrumented; now the region and the exit)
     sent = {e.function for e in dec.static_all.values()}

@@ -106,7 +106,10 @@ def _reference_decode(codes, addrs, trow, tval, tid):
                 tid = v
         pc = (c >> rt.PC_SHIFT) & rt.PC_MASK
         has = bool(c & rt.HAS_ADDR)
-        out.append((pc, (c >> 1) & 15, c & 1, 10 * pc + 1, 10 * pc + 2, 10 * pc + 3, 10 * pc + 4,
+        op, taken = (c >> 1) & 15, c & 1
+        if taken and op in (Op.FP_ALU, Op.FP_MUL, Op.FP_DIV, Op.FP_SPECIAL):  # a double-precision record
+            op, taken = op + 12, 0
+        out.append((pc, op, taken, 10 * pc + 1, 10 * pc + 2, 10 * pc + 3, 10 * pc + 4,
                     addrs[j] if has else 0, c >> rt.SIZE_SHIFT, tid))
     for r, v in zip(trow, tval):
         if r <= len(codes):
@@ -276,3 +279,21 @@ def test_coded_chunk_read_from_several_threads_decodes_each_group_once(monkeypat
     want = full.regions[0][2]
     for name in COLUMN_NAMES:
         assert np.concatenate(sink.cols[name]).tolist() == getattr(want, name).tolist()
+
+
+def test_fp64_records_are_coded_as_fp_with_the_taken_bit():
+    # code_of puts FP64_X into the 4-bit op field as FP_X with the taken bit; both decoders give FP64_X back
+    assert rt.code_of(5, Op.FP64_MUL) == rt.code_of(5, Op.FP_MUL) | 1 == (5 << 6) | (5 << 1) | 1
+    assert rt.code_of(5, Op.BRANCH, 1) == (5 << 6) | (10 << 1) | 1
+    assert rt.fp64_code(rt.code_of(5, Op.FP_DIV)) == rt.code_of(5, Op.FP64_DIV)
+    assert rt.fp64_code(rt.code_of(5, Op.INT_DIV)) == rt.code_of(5, Op.INT_DIV)  # not floating point: unchanged
+    ops = [Op.FP_ALU, Op.FP64_ALU, Op.FP64_MUL, Op.FP64_DIV, Op.FP64_SPECIAL, Op.BRANCH, Op.FP_SPECIAL]
+    taken = [0, 0, 0, 0, 0, 1, 0]
+    codes = np.array([rt.code_of(p + 1, o, t) for p, (o, t) in enumerate(zip(ops, taken))], np.int64)
+    regs = np.zeros((8, 4), np.int32)
+    out = tuple(np.zeros(len(ops), dtype) for _, dtype in RECORD_COLUMNS)
+    rt.expand_codes(codes, codes, len(ops), codes[:0], codes[:0], 0, regs, -1, *out)
+    assert out[1].tolist() == [4, 16, 17, 18, 19, 10, 7] and out[2].tolist() == taken
+    out2 = tuple(np.zeros(len(ops), dtype) for _, dtype in RECORD_COLUMNS)
+    m, _ = rt.decode_interpreted(codes, codes, regs, -1, *out2)
+    assert m == len(ops) and out2[1].tolist() == out[1].tolist() and out2[2].tolist() == taken

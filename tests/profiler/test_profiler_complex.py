@@ -29,26 +29,29 @@ def test_scalar_parts_conjugate_abs_and_construction(mode):
     p = out.ctypes.data
     # z=1 w=2 out=3 (ret 4), r=5, i=6, c=7, m=8, u=9, -i -> 10, exp sites 11, 12, their sum 13,
     # np.conj(w) -> 14, np.conjugate(w) -> 15, product 16, + c -> 17, np.real(w) -> 18, sum 19, np.imag(w) -> 20, 21
+    # z (a Python complex) computes in double, w (complex64) in single; a sum of a Python number and a
+    # complex64 / float32 value is single precision in NumPy (interpreted, NEP 50), double in Numba (compiled)
+    mixed = Op.FP_ALU if mode == "interpreted" else Op.FP64_ALU
     assert rows == [
         ("attr:real", Op.MOVE, 0, 1, 0, 0, 5, 0, 0, -1),
         ("attr:imag", Op.MOVE, 0, 1, 0, 0, 6, 0, 0, -1),
-        ("call:conj", Op.FP_ALU, 0, 1, 0, 0, 7, 0, 0, -1),
-        ("call:abs", Op.FP_SPECIAL, 0, 1, 0, 0, 8, 0, 0, -1),
-        ("unary:-", Op.FP_ALU, 0, 6, 0, 0, 10, 0, 0, -1),
+        ("call:conj", Op.FP64_ALU, 0, 1, 0, 0, 7, 0, 0, -1),
+        ("call:abs", Op.FP64_SPECIAL, 0, 1, 0, 0, 8, 0, 0, -1),
+        ("unary:-", Op.FP64_ALU, 0, 6, 0, 0, 10, 0, 0, -1),
         ("call:complex", Op.MOVE, 0, 5, 10, 0, 9, 0, 0, -1),
-        ("call:special", Op.FP_SPECIAL, 0, 9, 0, 0, 11, 0, 0, -1),
-        ("call:special", Op.FP_SPECIAL, 0, 7, 0, 0, 12, 0, 0, -1),
-        ("binop:+", Op.FP_ALU, 0, 11, 12, 0, 13, 0, 0, -1),
+        ("call:special", Op.FP64_SPECIAL, 0, 9, 0, 0, 11, 0, 0, -1),
+        ("call:special", Op.FP64_SPECIAL, 0, 7, 0, 0, 12, 0, 0, -1),
+        ("binop:+", Op.FP64_ALU, 0, 11, 12, 0, 13, 0, 0, -1),
         ("store", S, 0, 13, 3, 0, 0, p, 16, -1),
         ("call:conj", Op.FP_ALU, 0, 2, 0, 0, 14, 0, 0, -1),
         ("call:conj", Op.FP_ALU, 0, 2, 0, 0, 15, 0, 0, -1),
         ("binop:*", Op.FP_MUL, 0, 14, 15, 0, 16, 0, 0, -1),
-        ("binop:+", Op.FP_ALU, 0, 16, 7, 0, 17, 0, 0, -1),
+        ("binop:+", mixed, 0, 16, 7, 0, 17, 0, 0, -1),
         ("store", S, 0, 17, 3, 0, 0, p + 16, 16, -1),
         ("call:real", Op.MOVE, 0, 2, 0, 0, 18, 0, 0, -1),
-        ("binop:+", Op.FP_ALU, 0, 8, 18, 0, 19, 0, 0, -1),
+        ("binop:+", mixed, 0, 8, 18, 0, 19, 0, 0, -1),
         ("call:imag", Op.MOVE, 0, 2, 0, 0, 20, 0, 0, -1),
-        ("binop:+", Op.FP_ALU, 0, 19, 20, 0, 21, 0, 0, -1),
+        ("binop:+", mixed, 0, 19, 20, 0, 21, 0, 0, -1),
     ]
     assert res.value == pytest.approx(abs(z) + 3.0 - 1.0)
     u = complex(1.0, -2.0)
@@ -127,7 +130,7 @@ def test_real_of_other_objects_is_an_attribute_load_in_interpreted_mode():
     (obj_load, int_move, add) = rows
     assert obj_load[:2] == ("attr:real", L) and obj_load[8] == 8 and obj_load[7] >= rt.SYNTHETIC_BASE
     assert int_move == ("attr:real", Op.MOVE, 0, 2, 0, 0, 5, 0, 0, -1)
-    assert add[:2] == ("binop:+", Op.FP_ALU)
+    assert add[:2] == ("binop:+", Op.FP64_ALU)  # 2.5 + 7: Python floats compute in double
 
 
 VALUES = [True, 3, np.int8(-2), np.uint64(5), 2.5, np.float32(1.5), 1 + 2j, np.complex64(1j), np.zeros(2, np.int16),
@@ -138,11 +141,24 @@ VALUES = [True, 3, np.int8(-2), np.uint64(5), 2.5, np.float32(1.5), 1 + 2j, np.c
 def test_value_kinds_agree_between_python_and_numba_types(v):
     k = rt.value_kind(v)
     assert k == rt.numba_value_kind(numba.typeof(v))
-    codes = rt.KindCodes(range(10, 17))
+    codes = rt.KindCodes(range(10, 10 + rt.N_VALUE_KINDS))
     assert codes.of(v) == 10 + k and codes.of(v) == 10 + k  # the second time from the cache (scalars)
+    single = getattr(v, "dtype", None) in (np.float32, np.complex64)  # float32 and complex64: single precision
     if isinstance(v, np.ndarray):
-        assert k == {"i": rt.VK_INT_ARRAY, "u": rt.VK_INT_ARRAY, "b": rt.VK_INT_ARRAY, "f": rt.VK_FLOAT_ARRAY,
-                     "c": rt.VK_COMPLEX_ARRAY}[v.dtype.kind]
+        assert k == {"i": rt.VK_INT_ARRAY, "u": rt.VK_INT_ARRAY, "b": rt.VK_INT_ARRAY,
+                     "f": rt.VK_FLOAT32_ARRAY if single else rt.VK_FLOAT_ARRAY,
+                     "c": rt.VK_COMPLEX64_ARRAY if single else rt.VK_COMPLEX_ARRAY}[v.dtype.kind]
     else:
-        assert k == (rt.VK_OBJECT if isinstance(v, tuple) else rt.VK_COMPLEX if np.iscomplexobj(v)
-                     else rt.VK_FLOAT if isinstance(v, (float, np.floating)) else rt.VK_INT)
+        assert k == (rt.VK_OBJECT if isinstance(v, tuple)
+                     else (rt.VK_COMPLEX64 if single else rt.VK_COMPLEX) if np.iscomplexobj(v)
+                     else (rt.VK_FLOAT32 if single else rt.VK_FLOAT) if isinstance(v, (float, np.floating))
+                     else rt.VK_INT)
+
+
+def test_kind_ops_give_double_kinds_their_fp64_class():
+    # (int, float, complex, int array, float array, complex array, object) -> the eleven kinds
+    ops = (Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.INT_ALU)
+    assert rt.kind_ops(ops) == (Op.INT_ALU, Op.FP64_ALU, Op.FP64_SPECIAL, Op.INT_ALU, Op.FP64_ALU, Op.FP64_SPECIAL,
+                                Op.INT_ALU, Op.FP_ALU, Op.FP_SPECIAL, Op.FP_ALU, Op.FP_SPECIAL)
+    with pytest.raises(ValueError, match="kind_ops needs the classes of 7 kinds, got 2"):
+        rt.kind_ops(ops[:2])

@@ -17,11 +17,12 @@ from profiler_testing import ChunkSizes, trace_rows
 
 from profiler.instrument import instrument
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES, MemorySink, Op
+from profiler.trace import COLUMN_NAMES, N_OPS, MemorySink, Op
 
 MODES = ["interpreted", "compiled"]
 L, S, B, MV = Op.LOAD, Op.STORE, Op.BRANCH, Op.MOVE
-IA, FA, IM, FM, FS = Op.INT_ALU, Op.FP_ALU, Op.INT_MUL, Op.FP_MUL, Op.FP_SPECIAL
+# the tests' arrays are float64 unless said: their floating-point records are double precision
+IA, FA, IM, FM, FS = Op.INT_ALU, Op.FP64_ALU, Op.INT_MUL, Op.FP64_MUL, Op.FP64_SPECIAL
 
 
 def trace(fn, args, mode, chunk_records=1 << 20):
@@ -94,14 +95,14 @@ def test_l2_norm_traces_the_work_of_the_explicit_loops(mode):
     _, _, _, ref = trace(K.l2_loops, (x,), mode)
     assert res.value == pytest.approx(np.linalg.norm(x))
     assert len(chunk) == len(ref) == 10 * 1000 + 3
-    ops, ref_ops = np.bincount(chunk.op, minlength=16), np.bincount(ref.op, minlength=16)
+    ops, ref_ops = np.bincount(chunk.op, minlength=N_OPS), np.bincount(ref.op, minlength=N_OPS)
     # the same loads, stores, multiplies, adds, branches; np.empty's OTHER there is the result MOVE here
     assert ops[Op.LOAD] == ref_ops[Op.LOAD] == 3000 and ops[Op.STORE] == ref_ops[Op.STORE] == 1000
-    assert ops[Op.FP_MUL] == ref_ops[Op.FP_MUL] == 1000 and ops[Op.FP_ALU] == ref_ops[Op.FP_ALU] == 1000
-    assert ops[Op.BRANCH] == ref_ops[Op.BRANCH] == 2000 and ops[Op.FP_SPECIAL] == ref_ops[Op.FP_SPECIAL] == 1
+    assert ops[Op.FP64_MUL] == ref_ops[Op.FP64_MUL] == 1000 and ops[Op.FP64_ALU] == ref_ops[Op.FP64_ALU] == 1000
+    assert ops[Op.BRANCH] == ref_ops[Op.BRANCH] == 2000 and ops[Op.FP64_SPECIAL] == ref_ops[Op.FP64_SPECIAL] == 1
     assert ops[Op.MOVE] == ref_ops[Op.MOVE] + 1 and ops[Op.OTHER] == ref_ops[Op.OTHER] - 1 == 0
     mem = lambda c: np.isin(c.op, [Op.LOAD, Op.STORE]).mean()  # noqa: E731
-    fp = lambda c: np.isin(c.op, [Op.FP_ALU, Op.FP_MUL, Op.FP_DIV, Op.FP_SPECIAL]).mean()  # noqa: E731
+    fp = lambda c: np.isin(c.op, [Op.FP64_ALU, Op.FP64_MUL, Op.FP64_DIV, Op.FP64_SPECIAL]).mean()  # noqa: E731
     assert mem(chunk) == mem(ref) == 4000 / 10003 and fp(chunk) == fp(ref) == 2001 / 10003
 
 
@@ -180,8 +181,12 @@ def test_dtypes_choose_the_class_and_size(mode):
     f32 = np.array([1.0, 2.0, 3.0], dtype=np.float32)
     _, rows, _, _ = trace(K.mul, (i32, i32), mode)
     assert {r[1] for r in rows if r[0] == "a * b: *"} == {IM} and {r[8] for r in rows if r[1] in (L, S)} == {4}
-    _, rows, _, _ = trace(K.mul, (f32, f32), mode)
-    assert {r[1] for r in rows if r[0] == "a * b: *"} == {FM} and {r[8] for r in rows if r[1] in (L, S)} == {4}
+    _, rows, _, _ = trace(K.mul, (f32, f32), mode)  # float32: single precision
+    assert {r[1] for r in rows if r[0] == "a * b: *"} == {Op.FP_MUL} and {r[8] for r in rows if r[1] in (L, S)} == {4}
+    _, rows, _, _ = trace(K.mul, (f32, np.float32(0.5)), mode)
+    assert {r[1] for r in rows if r[0] == "a * b: *"} == {Op.FP_MUL}
+    _, rows, _, _ = trace(K.less, (f32, np.float32(2.5)), mode)  # a float32 comparison
+    assert {r[1] for r in rows if r[0] == "a < b: <"} == {Op.FP_ALU}
     _, rows, _, _ = trace(K.mul, (i32, 0.5), mode)  # int32 array * float: a float64 result
     assert {r[1] for r in rows if r[0] == "a * b: *"} == {FM}
     assert [r[8] for r in rows if r[1] in (L, S)] == [4, 8] * 3
@@ -254,6 +259,23 @@ def test_scalar_calls_keep_their_single_record(mode):
         ("np.where(x > y, x, y): loop over elements", B, 0)]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_float32_scalar_calls_and_reductions_are_single_precision(mode):
+    f = np.float32
+    res, rows, _, _ = trace(K.ufuncs, (f(4.0), f(9.0)), mode)
+    assert res.value == (2.0, 9.0, 9.0)
+    assert [(r[0], r[1]) for r in rows if r[1] not in (S, IA, B)] == [
+        ("np.sqrt(x)", Op.FP_SPECIAL), ("np.maximum(x, y)", Op.FP_ALU), ("x > y", Op.FP_ALU),
+        ("np.where(x > y, x, y): where", Op.FP_ALU)]
+    # float32 reductions accumulate in float32 and np.mean divides in float32; of an int array the mean is a
+    # float64 division
+    _, rows, _, _ = trace(K.reductions, (np.array([3.0, 1.0, 2.0], np.float32),), mode)
+    assert {r[1] for r in rows if r[0].endswith("accumulate")} == {Op.FP_ALU, Op.FP_MUL}
+    assert [r[1] for r in rows if r[0] == "np.mean(x): divide by the count"] == [Op.FP_DIV]
+    _, rows, _, _ = trace(K.reductions, (np.array([3, 1, 2]),), "interpreted")
+    assert [r[1] for r in rows if r[0] == "np.mean(x): divide by the count"] == [Op.FP64_DIV]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # reductions
 
@@ -277,7 +299,7 @@ def test_reductions_classes_and_values(mode):
         )
         for _ in range(3)
     ]
-    assert [r[1] for r in rows if r[0] == "np.mean(x): divide by the count"] == [Op.FP_DIV]
+    assert [r[1] for r in rows if r[0] == "np.mean(x): divide by the count"] == [Op.FP64_DIV]
     assert sum(r[1] == L for r in rows) == 21 and sum(r[0].endswith(": result") for r in rows) == 7
     # int arrays: int classes, but mean (a float) and argmin of floats
     xi = np.array([3, 1, 2])
@@ -636,6 +658,12 @@ def test_a_sink_failing_inside_an_expansion_stops_it_and_ends_the_region(mode, e
 # property: the expansion of a broadcast elementwise operation against a slow reference of the rule
 
 
+def _float_class(op, dtype):
+    """The class of a floating-point operation ``op`` (FP_*) on elements of ``dtype``: as it is for float32,
+    its double-precision class (FP64_* = FP_* + 12) for float64."""
+    return Op(op + 12) if np.dtype(dtype).itemsize == 8 else Op(op)
+
+
 def _reference_map(a, b, out, threads=True):
     """Records (op, addr, size, taken, tid) of ``out = a * b`` as the rule says, element by element."""
     recs = []
@@ -651,7 +679,7 @@ def _reference_map(a, b, out, threads=True):
                 recs.append((Op.LOAD, addr, v.itemsize, 0, e))
             prev[j] = addr
         fp = out.dtype.kind in "fc"
-        recs.append((Op.FP_MUL if fp else Op.INT_MUL, 0, 0, 0, e))
+        recs.append((_float_class(Op.FP_MUL, out.dtype) if fp else Op.INT_MUL, 0, 0, 0, e))
         recs.append((Op.STORE, out.ctypes.data + sum(i * s for i, s in zip(idx, out.strides)), out.itemsize, 0, e))
         recs.append((Op.INT_ALU, 0, 0, 0, e))
         recs.append((Op.BRANCH, 0, 0, int(e < n - 1), e))
@@ -844,7 +872,7 @@ def test_mean_along_a_negative_axis_divides_per_output_element():
     res, rows, _, _ = trace(K.axis_mean, (a,), "interpreted")  # np.mean(a, axis) does not compile with Numba
     assert res.value.tolist() == [1.0, 4.0]
     ops = [r[1] for r in rows if r[1] not in (L, B) and "next" not in r[0]]
-    assert ops == [MV, FA, FA, FA, Op.FP_DIV, S] * 2
+    assert ops == [MV, FA, FA, FA, Op.FP64_DIV, S] * 2
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -1010,7 +1038,8 @@ def _addr(arr, idx):
 def _reference_dot(a, b, out):
     """Records (op, addr, size, taken, tid) of ``np.dot(a, b)`` for 1-D/2-D operands, as the rule says."""
     fp = a.dtype.kind == "f" or b.dtype.kind == "f"
-    mul, acc = (Op.FP_MUL, Op.FP_ALU) if fp else (Op.INT_MUL, Op.INT_ALU)
+    dtype = np.result_type(a, b)  # the product's (a Python float when compiled code returns a scalar)
+    mul, acc = (_float_class(Op.FP_MUL, dtype), _float_class(Op.FP_ALU, dtype)) if fp else (Op.INT_MUL, Op.INT_ALU)
     K_ = a.shape[-1]
     recs = []
 
@@ -1054,7 +1083,8 @@ def _reference_sum_axis(a, ax, out):
         for r in range(n):
             idx = list(oidx)
             idx.insert(ax, r)
-            recs += [(Op.LOAD, _addr(a, idx), a.itemsize, 0, o), (Op.FP_ALU if fp else Op.INT_ALU, 0, 0, 0, o),
+            recs += [(Op.LOAD, _addr(a, idx), a.itemsize, 0, o),
+                     (_float_class(Op.FP_ALU, out.dtype) if fp else Op.INT_ALU, 0, 0, 0, o),
                      (Op.INT_ALU, 0, 0, 0, o), (Op.BRANCH, 0, 0, int(r < n - 1), o)]
         recs += [(Op.STORE, _addr(out, oidx), out.itemsize, 0, o), (Op.INT_ALU, 0, 0, 0, o),
                  (Op.BRANCH, 0, 0, int(o < len(outs) - 1), o)]

@@ -67,15 +67,15 @@ def test_records_known_at_compile_time_are_written_with_the_next_memory_record()
         "def f():\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 60)\n"
         "    t = x[i]\n"
-        "    _pc_p = _pc_recf(_pc_c0, _pc_p, t, 128, 136)\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, t, 128, 136, 137)\n"
         "    u = t * 2.0\n"
         "    _pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, 80, x, i)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 194)\n"
         "    _pc_save(_pc_S, _pc_p, _pc_k)\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 258)\n"
     )
-    assert got == ["t = x[i]", "u = t * 2.0", "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 80, x, "
-                                              "i))",
+    assert got == ["t = x[i]", "u = t * 2.0",
+                   "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cfm', (60, t, 128, 136, 137, 80, x, i))",
                    "_pc_p = _pc_rec(_pc_c0, _pc_p, 194)", "_pc_save(_pc_S, _pc_p, _pc_k)",
                    "_pc_p = _pc_rec(_pc_c0, _pc_p, 258)"]
 
@@ -83,10 +83,10 @@ def test_records_known_at_compile_time_are_written_with_the_next_memory_record()
 def test_records_are_written_before_a_value_that_chooses_their_code_is_rebound_or_control_flow():
     got = _merged(
         "def f():\n"
-        "    _pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)\n"
+        "    _pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2, 3)\n"
         "    v = v + 1.5\n"
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, 130)\n"
-        "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc(v, (1, 2, 3, 4, 5, 6, 7)))\n"
+        "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_kc(v, (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)))\n"
         "    w = v * 2.0\n"
         "    _pc_p = _pc_recb(_pc_c0, _pc_p, 96, c)\n"
         "    if c:\n"
@@ -95,8 +95,8 @@ def test_records_are_written_before_a_value_that_chooses_their_code_is_rebound_o
         "    _pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))\n"
     )
     assert got == [
-        "_pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2)", "v = v + 1.5", "w = v * 2.0",
-        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'ckb', (130, v, 1, 2, 3, 4, 5, 6, 7, 96, c))",
+        "_pc_p = _pc_recf(_pc_c0, _pc_p, v, 1, 2, 3)", "v = v + 1.5", "w = v * 2.0",
+        "_pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'ckb', (130, v, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 96, c))",
         "if c:\n    _pc_p = _pc_recs(_pc_c0, _pc_c1, _pc_p, 'cc', (140, 150))",
         "_pc_p = _pc_rec(_pc_c0, _pc_p, _pc_other(v))",
     ]

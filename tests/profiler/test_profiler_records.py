@@ -36,9 +36,9 @@ def test_saxpy_records(mode):
     # registers: a=1 x=2 y=3 (ret 4), i=7; x[i] -> 8, a*x[i] -> 9, y[i] -> 10, sum -> 11
     body = lambda i: [  # noqa: E731
         ("load", L, 0, 7, 2, 0, 8, px + 8 * i, 8, i),
-        ("binop:*", Op.FP_MUL, 0, 1, 8, 0, 9, 0, 0, i),
+        ("binop:*", Op.FP64_MUL, 0, 1, 8, 0, 9, 0, 0, i),
         ("load", L, 0, 7, 3, 0, 10, py + 8 * i, 8, i),
-        ("binop:+", Op.FP_ALU, 0, 9, 10, 0, 11, 0, 0, i),
+        ("binop:+", Op.FP64_ALU, 0, 9, 10, 0, 11, 0, 0, i),
         ("store", S, 0, 11, 7, 3, 0, py + 8 * i, 8, i),
     ]
     latch = lambda i, taken: [  # noqa: E731
@@ -49,6 +49,28 @@ def test_saxpy_records(mode):
     assert y.tolist() == [13.0, 26.0]
     assert res.info.n_records == 14 and res.info.n_threads == 2 and res.info.complete
     assert static[rows and 4].line == K.saxpy.__code__.co_firstlineno + 2
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float32_saxpy_records_single_precision(mode):
+    # float32 data and a float32 scalar: both modes compute in float32, so FP_MUL / FP_ALU
+    x = np.array([1.0, 2.0], np.float32)
+    y = np.array([10.0, 20.0], np.float32)
+    _, rows, _ = trace(K.saxpy, (np.float32(3.0), x, y), mode)
+    assert [op for _, op, *_ in rows if op not in (L, S, B, Op.INT_ALU)] == [Op.FP_MUL, Op.FP_ALU] * 2
+    assert y.tolist() == [13.0, 26.0]
+
+
+def test_a_python_float_with_float32_data_follows_each_mode():
+    # a Python float scalar: NumPy (interpreted) computes np.float32 * float in float32 (NEP 50), Numba
+    # (compiled) types the scalar float64 and computes a * x[i] and the sum in double; each mode records what
+    # it computes
+    fp = lambda rows: [op for _, op, *_ in rows if op not in (L, S, B, Op.INT_ALU)]  # noqa: E731
+    x = np.array([1.0, 2.0], np.float32)
+    _, rows, _ = trace(K.saxpy, (3.0, x, np.zeros(2, np.float32)), "interpreted")
+    assert fp(rows) == [Op.FP_MUL, Op.FP_ALU] * 2
+    _, rows, _ = trace(K.saxpy, (3.0, x, np.zeros(2, np.float32)), "compiled")
+    assert fp(rows) == [Op.FP64_MUL, Op.FP64_ALU] * 2
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -66,7 +88,7 @@ def test_stencil_2d_records_addresses_and_threads(mode):
         ("load", L, 0, 12, 11, 1, 13, pa + 0 * 32 + 8 * j, 8, j - 1),
         ("binop:+", Op.INT_ALU, 0, 11, 0, 0, 14, 0, 0, j - 1),
         ("load", L, 0, 7, 14, 1, 15, pa + 1 * 32 + 8 * (j + 1), 8, j - 1),
-        ("binop:+", Op.FP_ALU, 0, 13, 15, 0, 16, 0, 0, j - 1),
+        ("binop:+", Op.FP64_ALU, 0, 13, 15, 0, 16, 0, 0, j - 1),
         ("store", S, 0, 16, 7, 11, 0, pb + 32 + 8 * j, 8, j - 1),
     ]
     assert rows == (
@@ -92,12 +114,12 @@ def test_branchy_loop_outcomes_and_jumps(mode):
     latch = lambda i, t: [("loop:next", Op.INT_ALU, 0, 7, 0, 0, 7, 0, 0, i), ("branch:loop", B, t, 7, 0, 0, 0, 0, 0, i)]  # noqa: E731
     first = lambda i, t: [  # noqa: E731
         ("load", L, 0, 7, 1, 0, 9, px + 8 * i, 8, i),
-        ("cmp:>", Op.FP_ALU, 0, 9, 0, 0, 8, 0, 0, i),
+        ("cmp:>", Op.FP64_ALU, 0, 9, 0, 0, 8, 0, 0, i),
         ("branch:if", B, t, 8, 0, 0, 0, 0, 0, i),
     ]
     second = lambda i, t: [  # noqa: E731
         ("load", L, 0, 7, 1, 0, 11, px + 8 * i, 8, i),
-        ("cmp:<", Op.FP_ALU, 0, 11, 0, 0, 10, 0, 0, i),
+        ("cmp:<", Op.FP64_ALU, 0, 11, 0, 0, 10, 0, 0, i),
         ("branch:if", B, t, 10, 0, 0, 0, 0, 0, i),
     ]
     assert rows == (
@@ -145,9 +167,9 @@ def test_reduction_carries_accumulator(mode):
     # x=1 (ret 2), total=3, i=6, x[i] -> 7
     assert rows == [
         ("move", Op.MOVE, 0, 0, 0, 0, 3, 0, 0, -1),
-        ("load", L, 0, 6, 1, 0, 7, p, 8, 0), ("binop:+=", Op.FP_ALU, 0, 3, 7, 0, 3, 0, 0, 0),
+        ("load", L, 0, 6, 1, 0, 7, p, 8, 0), ("binop:+=", Op.FP64_ALU, 0, 3, 7, 0, 3, 0, 0, 0),
         ("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, 0), ("branch:loop", B, 1, 6, 0, 0, 0, 0, 0, 0),
-        ("load", L, 0, 6, 1, 0, 7, p + 8, 8, 1), ("binop:+=", Op.FP_ALU, 0, 3, 7, 0, 3, 0, 0, 1),
+        ("load", L, 0, 6, 1, 0, 7, p + 8, 8, 1), ("binop:+=", Op.FP64_ALU, 0, 3, 7, 0, 3, 0, 0, 1),
         ("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, 1), ("branch:loop", B, 0, 6, 0, 0, 0, 0, 0, 1),
     ]
     assert res.value == 3.0
@@ -163,7 +185,7 @@ def test_call_into_njit_helper(mode):
         ("load", L, 0, 6, 1, 0, 10, x.ctypes.data, 8, 0),
         ("arg:v", Op.MOVE, 0, 10, 0, 0, 7, 0, 0, 0),
         ("call", Op.CALL, 0, 0, 0, 0, 0, 0, 0, 0),
-        ("binop:*", Op.FP_MUL, 0, 7, 7, 0, 9, 0, 0, 0),
+        ("binop:*", Op.FP64_MUL, 0, 7, 7, 0, 9, 0, 0, 0),
         ("ret", Op.RET, 0, 9, 0, 0, 8, 0, 0, 0),
         ("store", S, 0, 8, 6, 2, 0, out.ctypes.data, 8, 0),
         ("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, 0),
@@ -194,10 +216,11 @@ def test_short_circuit_chains_and_conditional_expression(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_special_functions_and_int_vs_float(mode):
+    # a Python float argument: every operation computes in double
     res, rows, _ = trace(K.special, (4.0,), mode)
     assert [(k, op) for k, op, *_ in rows] == [
-        ("call:special", Op.FP_SPECIAL), ("call:special", Op.FP_SPECIAL), ("binop:+", Op.FP_ALU),
-        ("unary:-", Op.FP_ALU), ("call:abs", Op.FP_ALU), ("binop:+", Op.FP_ALU),
+        ("call:special", Op.FP64_SPECIAL), ("call:special", Op.FP64_SPECIAL), ("binop:+", Op.FP64_ALU),
+        ("unary:-", Op.FP64_ALU), ("call:abs", Op.FP64_ALU), ("binop:+", Op.FP64_ALU),
     ]
     assert res.value == pytest.approx(2.0 + np.exp(4.0) + 4.0)
 
@@ -293,3 +316,17 @@ def test_modes_agree_on_every_record():
 
     assert strip(ri, out_i.ctypes.data) == strip(rc, out_c.ctypes.data)
     assert out_i.tolist() == out_c.tolist()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_special_functions_of_a_float32(mode):
+    # interpreted, math.sqrt computes in double whatever its argument (its result is a Python float):
+    # FP64_SPECIAL, and float + np.float32 is float32 again (NEP 50); Numba's math.sqrt of a float32 is a
+    # float32 square root. np.exp, abs and negation of a float32 stay float32 in both modes.
+    res, rows, _ = trace(K.special, (np.float32(4.0),), mode)
+    sqrt = Op.FP64_SPECIAL if mode == "interpreted" else Op.FP_SPECIAL
+    assert [(k, op) for k, op, *_ in rows] == [
+        ("call:special", sqrt), ("call:special", Op.FP_SPECIAL), ("binop:+", Op.FP_ALU),
+        ("unary:-", Op.FP_ALU), ("call:abs", Op.FP_ALU), ("binop:+", Op.FP_ALU),
+    ]
+    assert res.value == pytest.approx(2.0 + np.exp(4.0) + 4.0, rel=1e-6)

@@ -7,7 +7,17 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from profiler.trace import MemorySink, Op, RegionInfo, StaticInstruction, StaticTable, TraceChunk, TraceError
+from profiler.trace import (
+    FP64_OPS,
+    MemorySink,
+    Op,
+    RegionInfo,
+    StaticInstruction,
+    StaticTable,
+    TraceChunk,
+    TraceError,
+    fp64_class,
+)
 from profiler.tracefile import ParquetTraceWriter, TraceDirectorySink, TraceFile, read_trace, write_trace
 
 
@@ -46,8 +56,9 @@ def test_chunk_rejects_bad_shapes_and_values():
                    src3=np.zeros(2), dst=np.zeros(2), addr=np.zeros(2), size=np.zeros(2), tid=np.zeros(2))
     with pytest.raises(TraceError, match="unknown trace column"):
         TraceChunk.from_columns(pcc=[1])
-    with pytest.raises(TraceError, match="record 1: op=16"):
-        TraceChunk.from_columns(pc=[1, 2], op=[0, 16]).validate()
+    with pytest.raises(TraceError, match=r"record 1: op=20 is not an operation class \(0..19\)"):
+        TraceChunk.from_columns(pc=[1, 2], op=[0, 20]).validate()
+    TraceChunk.from_columns(pc=[1, 2], op=[Op.FP64_ALU, Op.FP64_SPECIAL]).validate()
     with pytest.raises(TraceError, match="record 0: LOAD with size 0"):
         TraceChunk.from_columns(pc=[1], op=[Op.LOAD]).validate()
 
@@ -124,3 +135,43 @@ def test_is_trace_file_tells_traces_from_other_files(tmp_path):
     assert not is_trace_file(junk)
     with pytest.raises(TraceError, match=r"junk.parquet: not a readable Parquet file"):
         is_trace_file(junk, strict=True)
+
+
+def test_op_classes_and_fp64_mapping():
+    assert [o.value for o in Op][-4:] == [16, 17, 18, 19]
+    assert [o.name for o in Op][-4:] == ["FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL"]
+    assert [fp64_class(o) for o in (Op.FP_ALU, Op.FP_MUL, Op.FP_DIV, Op.FP_SPECIAL)] == list(FP64_OPS)
+    assert fp64_class(Op.FP64_DIV) is Op.FP64_DIV and fp64_class(Op.INT_MUL) is Op.INT_MUL
+    assert fp64_class(Op.LOAD) is Op.LOAD
+
+
+def _write_version(path, version, ops):
+    """A trace file whose metadata says schema ``version`` (what an older Portcast wrote)."""
+    import json
+
+    write_trace(path, RegionInfo(name="old"), _static(), TraceChunk.from_columns(pc=[1, 2, 3], op=ops))
+    table = pq.read_table(path)
+    meta = dict(pq.ParquetFile(path).metadata.metadata)
+    blob = json.loads(meta[b"portcast.trace"])
+    blob["schema_version"] = version
+    meta[b"portcast.trace"] = json.dumps(blob).encode()
+    pq.write_table(table.replace_schema_metadata(meta), path)
+    return path
+
+
+def test_version_1_files_read_with_their_fp_records_unchanged(tmp_path):
+    # a version-1 trace (before FP64 classes): FP_* records stay FP_*, classes 16..19 are not in its range
+    path = _write_version(tmp_path / "v1.parquet", 1, [Op.FP_ALU, Op.FP_MUL, Op.INT_ALU])
+    tf = TraceFile(path)
+    assert tf.schema_version == 1
+    assert tf.read().op.tolist() == [Op.FP_ALU, Op.FP_MUL, Op.INT_ALU]
+    bad = _write_version(tmp_path / "v1bad.parquet", 1, [Op.FP_ALU, Op.FP64_ALU, Op.INT_ALU])
+    with pytest.raises(TraceError, match=r"v1bad.parquet: row 1: op code 16 is not an operation class of trace "
+                                         r"schema version 1 \(0..15\)"):
+        TraceFile(bad).read()
+    new = write_trace(tmp_path / "v2.parquet", RegionInfo(name="new"), _static(),
+                      TraceChunk.from_columns(pc=[1, 2], op=[Op.FP64_ALU, Op.FP_ALU]))
+    assert TraceFile(new).schema_version == 2 and TraceFile(new).read().op.tolist() == [16, 4]
+    future = _write_version(tmp_path / "v3.parquet", 3, [0, 0, 0])
+    with pytest.raises(TraceError, match=r"v3.parquet: trace schema version 3; this Portcast reads versions 1, 2"):
+        TraceFile(future)

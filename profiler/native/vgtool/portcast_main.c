@@ -2,7 +2,8 @@
  *
  * Per guest instruction it emits micro-op records in the order LOADs, compute, STOREs:
  *   - the compute class comes from the VEX IR ops whose values reach a register, a stored value or a
- *     branch condition (address arithmetic does not count): integer / FP add-like, mul, div, special;
+ *     branch condition (address arithmetic does not count): integer / FP add-like, mul, div, special, the FP
+ *     ones single (FP_*) or double precision (FP64_*: F64 operands or results, vector ops on 64-bit lanes);
  *     conditional branches (with outcome), jumps, calls and returns come from the IR's exits and jump kinds;
  *   - LOAD/STORE carry the effective address and size of every memory access of the instruction;
  *   - register dependences: guest-state locations (8-byte granules of the guest state) read through
@@ -57,7 +58,9 @@ extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, I
 
 /* operation classes (profiler/trace.py Op) */
 enum { OP_INT_ALU = 0, OP_INT_MUL, OP_INT_DIV, OP_INT_REM, OP_FP_ALU, OP_FP_MUL, OP_FP_DIV, OP_FP_SPECIAL,
-       OP_LOAD, OP_STORE, OP_BRANCH, OP_JUMP, OP_CALL, OP_RET, OP_MOVE, OP_OTHER };
+       OP_LOAD, OP_STORE, OP_BRANCH, OP_JUMP, OP_CALL, OP_RET, OP_MOVE, OP_OTHER,
+       OP_FP64_ALU, OP_FP64_MUL, OP_FP64_DIV, OP_FP64_SPECIAL, N_OP_CLASSES };
+#define FP64_OFFSET (OP_FP64_ALU - OP_FP_ALU)
 
 
 #define N_SLOTS 8 /* static id = 8 * instruction number + slot + 1; loads 0..3, compute 4, stores 5..6 */
@@ -382,14 +385,20 @@ static void announce_static(Addr a, Int pc, const HChar* kind)
 }
 
 /* ------------------------------------------------------------------ op classification */
+/* the strongest class on a value's path names the instruction's compute record: special > division >
+   multiply > add-like, double precision above single within each */
 static Int op_rank(UChar op)
 {
    switch (op) {
-   case OP_FP_SPECIAL: return 7;
-   case OP_FP_DIV: return 6;
-   case OP_INT_DIV: return 5;
-   case OP_FP_MUL: return 4;
-   case OP_INT_MUL: return 3;
+   case OP_FP64_SPECIAL: return 11;
+   case OP_FP_SPECIAL: return 10;
+   case OP_FP64_DIV: return 9;
+   case OP_FP_DIV: return 8;
+   case OP_INT_DIV: return 7;
+   case OP_FP64_MUL: return 6;
+   case OP_FP_MUL: return 5;
+   case OP_INT_MUL: return 4;
+   case OP_FP64_ALU: return 3;
    case OP_FP_ALU: return 2;
    case OP_INT_ALU: return 1;
    default: return 0;
@@ -402,8 +411,51 @@ static Bool is_float_type(IRType t)
           t == Ity_D128;
 }
 
-/* class of one IR operation; -1 for free width conversions and re-interpretations */
-static Int classify_op(IROp op)
+/* 64-bit (or wider) floating-point values: the operations on them are double precision */
+static Bool is_double_type(IRType t)
+{
+   return t == Ity_F64 || t == Ity_F128 || t == Ity_D64 || t == Ity_D128;
+}
+
+/* whether a floating-point IR operation computes in double precision: a scalar operation with an F64 (or
+   wider) result or operand, conversions to and from doubles included; a vector one on 64-bit lanes (the
+   64Fx2, 64F0x2 and 64Fx4 operations, whose operand types are only V128 / V256) */
+static Bool is_double_op(IROp op)
+{
+   IRType td, t1, t2, t3, t4;
+   switch (op) {
+   case Iop_Mul64Fx2: case Iop_Mul64F0x2: case Iop_Mul64Fx4: case Iop_Div64Fx2: case Iop_Div64F0x2:
+   case Iop_Div64Fx4: case Iop_Sqrt64F0x2: case Iop_Sqrt64Fx2: case Iop_Sqrt64Fx4: case Iop_Add64Fx2:
+   case Iop_Sub64Fx2: case Iop_Min64Fx2: case Iop_Max64Fx2: case Iop_Add64F0x2: case Iop_Sub64F0x2:
+   case Iop_Min64F0x2: case Iop_Max64F0x2: case Iop_Add64Fx4: case Iop_Sub64Fx4: case Iop_Min64Fx4:
+   case Iop_Max64Fx4: case Iop_CmpEQ64Fx2: case Iop_CmpLT64Fx2: case Iop_CmpLE64Fx2: case Iop_CmpUN64Fx2:
+   case Iop_CmpEQ64F0x2: case Iop_CmpLT64F0x2: case Iop_CmpLE64F0x2: case Iop_CmpUN64F0x2:
+      return True;
+   default:
+      break;
+   }
+   typeOfPrimop(op, &td, &t1, &t2, &t3, &t4);
+   return is_double_type(td) || is_double_type(t1) || is_double_type(t2) || is_double_type(t3) ||
+          is_double_type(t4);
+}
+
+static Int classify_op_class(IROp op);
+
+/* class of one IR operation (double-precision floating point as FP64_*); -1 for free width conversions and
+   re-interpretations. VEX models some single-precision instructions (ucomiss, cvttss2si) as the double
+   operation of operands widened by F32toF64: with `widened` (every F64 operand is such a widening, see
+   widened_args) the operation is single precision, and so is the widening itself. */
+static Int classify_op(IROp op, Bool widened)
+{
+   Int c = classify_op_class(op);
+   if (c >= OP_FP_ALU && c <= OP_FP_SPECIAL && op != Iop_F32toF64 && !widened && is_double_op(op))
+      return c + FP64_OFFSET;
+   return c;
+}
+
+/* class of one IR operation, floating point as FP_* of either precision (classify_op tells them apart);
+   -1 for free width conversions and re-interpretations */
+static Int classify_op_class(IROp op)
 {
    IRType td, t1, t2, t3, t4;
    switch (op) {
@@ -460,6 +512,7 @@ static Int n_items;
 static ULong* tmask = NULL;  /* per IR temporary: bit set of items its value derives from */
 static UChar* tcomp = NULL;  /* per IR temporary: value computed by an operation (not a plain copy) */
 static Int* tcls = NULL;     /* per IR temporary: strongest op class on its value's path, -1 none */
+static UChar* twide = NULL;  /* per IR temporary: its value is an F32toF64 widening of a single */
 static Int* tinstr = NULL;   /* per IR temporary: instruction (index in SB) that defined it */
 static Int* tdef = NULL;     /* per IR temporary: defining instruction, from the pre-scan */
 static UChar* tlater = NULL; /* per IR temporary: read by a later instruction of the superblock */
@@ -576,6 +629,20 @@ static Int add_access(Bool is_load, Int size, IRExpr* addr)
    return n_accs++;
 }
 
+/* whether every F64 operand of an operation (at least one) is a temporary holding an F32toF64 widening */
+static Bool widened_args(IRExpr* a1, IRExpr* a2, IRExpr* a3, IRExpr* a4)
+{
+   IRExpr* args[4] = {a1, a2, a3, a4};
+   Int i, n64 = 0;
+   for (i = 0; i < 4; i++) {
+      IRExpr* a = args[i];
+      if (a == NULL || typeOfIRExpr(cur_tyenv, a) != Ity_F64) continue;
+      if (a->tag != Iex_RdTmp || !twide[a->Iex.RdTmp.tmp]) return False;
+      n64++;
+   }
+   return n64 > 0;
+}
+
 static Val eval_expr(IRExpr* e)
 {
    Val v = {0, False, -1};
@@ -595,22 +662,26 @@ static Val eval_expr(IRExpr* e)
       merge(&v, val_of_atom(e->Iex.Qop.details->arg2));
       merge(&v, val_of_atom(e->Iex.Qop.details->arg3));
       merge(&v, val_of_atom(e->Iex.Qop.details->arg4));
-      note_cls(&v, classify_op(e->Iex.Qop.details->op));
+      note_cls(&v, classify_op(e->Iex.Qop.details->op,
+                               widened_args(e->Iex.Qop.details->arg1, e->Iex.Qop.details->arg2,
+                                            e->Iex.Qop.details->arg3, e->Iex.Qop.details->arg4)));
       return v;
    case Iex_Triop:
       merge(&v, val_of_atom(e->Iex.Triop.details->arg1));
       merge(&v, val_of_atom(e->Iex.Triop.details->arg2));
       merge(&v, val_of_atom(e->Iex.Triop.details->arg3));
-      note_cls(&v, classify_op(e->Iex.Triop.details->op));
+      note_cls(&v, classify_op(e->Iex.Triop.details->op,
+                               widened_args(e->Iex.Triop.details->arg1, e->Iex.Triop.details->arg2,
+                                            e->Iex.Triop.details->arg3, NULL)));
       return v;
    case Iex_Binop:
       merge(&v, val_of_atom(e->Iex.Binop.arg1));
       merge(&v, val_of_atom(e->Iex.Binop.arg2));
-      note_cls(&v, classify_op(e->Iex.Binop.op));
+      note_cls(&v, classify_op(e->Iex.Binop.op, widened_args(e->Iex.Binop.arg1, e->Iex.Binop.arg2, NULL, NULL)));
       return v;
    case Iex_Unop:
       merge(&v, val_of_atom(e->Iex.Unop.arg));
-      note_cls(&v, classify_op(e->Iex.Unop.op));
+      note_cls(&v, classify_op(e->Iex.Unop.op, widened_args(e->Iex.Unop.arg, NULL, NULL, NULL)));
       return v;
    case Iex_Load: {
       Int a = add_access(True, sizeofIRType(e->Iex.Load.ty), e->Iex.Load.addr);
@@ -671,6 +742,7 @@ static void analyse_stmt(IRStmt* st)
       IRExpr* e = st->Ist.WrTmp.data;
       IRTemp t = st->Ist.WrTmp.tmp;
       set_tmp(t, eval_expr(e));
+      twide[t] = e->tag == Iex_Unop && e->Iex.Unop.op == Iop_F32toF64;
       if (e->tag == Iex_Get && !ignored_loc(e->Iex.Get.offset)) tloc[t] = loc_of(e->Iex.Get.offset);
       else if (e->tag == Iex_RdTmp && tinstr[e->Iex.RdTmp.tmp] == cur_instr_index) tloc[t] = tloc[e->Iex.RdTmp.tmp];
       if (tlater[t] && tloc[t] < 0 && !tcomp[t]) has_later_value = True; /* e.g. a loaded value */
@@ -777,8 +849,8 @@ static const HChar* op_name(UChar op)
 {
    static const HChar* names[] = {"INT_ALU", "INT_MUL", "INT_DIV", "INT_REM", "FP_ALU", "FP_MUL", "FP_DIV",
                                   "FP_SPECIAL", "LOAD", "STORE", "BRANCH", "JUMP", "CALL", "RET", "MOVE",
-                                  "OTHER"};
-   return op < 16 ? names[op] : "?";
+                                  "OTHER", "FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL"};
+   return op < N_OP_CLASSES ? names[op] : "?";
 }
 
 /* add sources from an item mask; loads' temporaries first. Returns the number dropped. */
@@ -1069,6 +1141,7 @@ static void ensure_tmp_arrays(Int n)
    tmask = VG_(realloc)("portcast.tmask", tmask, tcap * sizeof(ULong));
    tcomp = VG_(realloc)("portcast.tcomp", tcomp, tcap);
    tcls = VG_(realloc)("portcast.tcls", tcls, tcap * sizeof(Int));
+   twide = VG_(realloc)("portcast.twide", twide, tcap);
    tinstr = VG_(realloc)("portcast.tinstr", tinstr, tcap * sizeof(Int));
    tdef = VG_(realloc)("portcast.tdef", tdef, tcap * sizeof(Int));
    tlater = VG_(realloc)("portcast.tlater", tlater, tcap);
@@ -1088,6 +1161,7 @@ static IRSB* pc_instrument(VgCallbackClosure* closure, IRSB* bb, const VexGuestL
    ensure_tmp_arrays(bb->tyenv->types_used);
    for (i = 0; i < bb->tyenv->types_used; i++) {
       tinstr[i] = -1; tmask[i] = 0; tcomp[i] = 0; tcls[i] = -1; tdef[i] = -1; tlater[i] = 0; tloc[i] = -1;
+      twide[i] = 0;
    }
    for (i = 0; i < N_LOCS; i++) loc_last_writer[i] = -1;
    cur_tyenv = bb->tyenv;

@@ -40,6 +40,13 @@ __attribute__((noinline)) double k_special(int n, const double* x)
     return s;
 }
 
+__attribute__((noinline)) float k_special_f(int n, const float* x)
+{
+    float s = 0;
+    for (int i = 0; i < n; i++) s += sqrtf(x[i] + 1.0f) / (x[i] + 2.0f) * 0.5f;
+    return s;
+}
+
 __attribute__((noinline)) void k_matmul(int n, const double* a, const double* b, double* c)
 {
     for (int i = 0; i < n; i++)
@@ -57,7 +64,8 @@ int main(int argc, char** argv)
     double *x = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
     int *keys = malloc(n * sizeof(int)), hist[16] = {0};
     double *a = malloc(m * m * sizeof(double)), *b = malloc(m * m * sizeof(double)), *c = malloc(m * m * sizeof(double));
-    for (int i = 0; i < n; i++) { x[i] = i; y[i] = 1; keys[i] = (i * 7919) % 1000; }
+    float* xf = malloc(n * sizeof(float));
+    for (int i = 0; i < n; i++) { x[i] = i; y[i] = 1; keys[i] = (i * 7919) % 1000; xf[i] = (float)i; }
     for (int i = 0; i < m * m; i++) { a[i] = i % 7; b[i] = i % 5; }
     PORTCAST_REGION_START("saxpy");
     double s1 = k_saxpy(n, 2.0, x, y);
@@ -71,9 +79,12 @@ int main(int argc, char** argv)
     PORTCAST_REGION_START("special");
     double s3 = k_special(n, x);
     PORTCAST_REGION_END("special");
+    PORTCAST_REGION_START("special_f");
+    float s4 = k_special_f(n, xf);
+    PORTCAST_REGION_END("special_f");
     PORTCAST_REGION_START("matmul");
     k_matmul(m, a, b, c);
     PORTCAST_REGION_END("matmul");
-    printf("%.1f %d %ld %.6f %.1f\n", s1, hist[3], s2, s3, c[m * m - 1]);
+    printf("%.1f %d %ld %.6f %.1f %.3f\n", s1, hist[3], s2, s3, c[m * m - 1], (double)s4);
     return 0;
 }
