@@ -1037,12 +1037,6 @@ def _recs(typingctx, c0, c1, p, layout, items):
     return types.int64(types.int64, types.int64, types.int64, layout, items), codegen
 
 
-def _is_fp(t) -> bool:
-    if isinstance(t, types.Array):
-        t = t.dtype
-    return isinstance(t, (types.Float, types.Complex))
-
-
 @intrinsic
 def meta(typingctx, obj, name):
     """Compiled mode: accepts attribute reads of arrays (no record); any other attribute read cannot be traced
