@@ -66,8 +66,10 @@ Grid (block size B, default :data:`DEFAULT_BLOCK`; per launch):
 * blocks b = ceil(T / B); warps per block wb = ceil(B / 32);
   resident blocks per SM r = max(1, min(``max_blocks_per_sm``, ``max_warps_per_sm`` // wb));
   one wave holds r x ``sm_count`` blocks; waves = b / (r x ``sm_count``); rounds = ceil(waves).
-* effective SMs E = b / ceil(b / ``sm_count``): the busiest SM holds ceil(b / ``sm_count``) blocks, so the
-  whole runs no faster than b / that many SMs of it would (57 blocks on 56 SMs give E = 28.5).
+* effective SMs E = w / min(w, ceil(b / ``sm_count``) x wb), w = ceil(T / 32) warps: the busiest SM holds
+  ceil(b / ``sm_count``) blocks (all of the warps when there is one block), so the whole runs no faster than
+  w / that many warps' SMs would (57 full blocks on 56 SMs give E = 28.5). The busiest SM's warps never
+  decrease as T grows, so neither does a time divided by E.
 * occupancy = min(ceil(T / 32), r x ``sm_count`` x wb) / (``sm_count`` x ``max_warps_per_sm``).
 
 Bounds (whole region):
@@ -312,7 +314,7 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     waves = blocks / wave_blocks
     rounds = math.ceil(waves)
     per_sm = math.ceil(blocks / cfg.sm_count)
-    E = blocks / per_sm
+    E = warps_per_launch / min(warps_per_launch, per_sm * wb)
     sms_used = min(cfg.sm_count, blocks)
     occupancy = min(warps_per_launch, wave_blocks * wb) / (cfg.sm_count * cfg.max_warps_per_sm)
 

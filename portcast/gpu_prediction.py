@@ -211,8 +211,6 @@ def model_inputs(counts, gpu, *, block_size: int = BLOCK_SIZE, launches: float |
     b = bounds(c, cfg, block_size=int(block_size))
     row = {f"term_{t}": float(b.terms[t]) for t in TERM_NAMES}
     row.update(bound_s=float(b.total_lower), launches=float(b.launches), host_timer=float(host_timer))
-    c["alu_latency"] = float(cfg.ops["INT_ALU"][1])
-    c["warps_per_scheduler"] = cfg.max_warps_per_sm / cfg.schedulers_per_sm
     row.update({r: float(c.get(r, 0.0)) for r in FACTOR_RATES})
     return row, b
 

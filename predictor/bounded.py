@@ -40,11 +40,7 @@ import pandas as pd
 TERM_NAMES = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_cached")
 #: rate features the factor may use (the feature engine's names; ``fp64``: 0 when a table lacks it)
 FACTOR_RATES = ("warp_simdEfficiency", "warp_coalescing", "warp_sectorsPerGroup", "mem", "fp", "ctrl", "ilp32",
-                "fp64", "alu_latency", "warps_per_scheduler")
-#: the GPU's numbers among them (of its description): ALU latency in cycles and resident warps per scheduler,
-#: how much latency an SM must hide and how many warps it has to hide it with; neither is a bandwidth or a
-#: throughput, so the factor cannot make a GPU with more of those slower
-GPU_RATES = ("alu_latency", "warps_per_scheduler")
+                "fp64")
 #: columns every prediction needs besides the terms
 BASE_COLUMNS = ("bound_s", "launches", "host_timer")
 FACTORS = ("linear", "xapp", "trees")
