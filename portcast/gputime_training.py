@@ -410,14 +410,15 @@ def evaluation_markdown(scores: pd.DataFrame, frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str) -> str:
-    """Median error of one variant per held-out fold (application or GPU) as Markdown."""
+def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str, by: str = "fold") -> str:
+    """Median error of one variant per held-out fold (application or GPU; ``by="application"``: per application
+    within the split's held-out rows) as Markdown."""
     p = pred[(pred["variant"] == variant) & (pred["split"] == split)].copy()
     p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
-    t = p.groupby("fold").agg(pairs=("e", "size"), median=("e", "median"), mean=("e", "mean")).reset_index()
+    t = p.groupby(by).agg(pairs=("e", "size"), median=("e", "median"), mean=("e", "mean")).reset_index()
     lines = ["| held out | pairs | median error | mean error |", "|---|---|---|---|"]
     for r in t.itertuples(index=False):
-        lines.append(f"| {r.fold} | {r.pairs} | {100 * r.median:.0f}% | {100 * r.mean:.0f}% |")
+        lines.append(f"| {getattr(r, by)} | {r.pairs} | {100 * r.median:.0f}% | {100 * r.mean:.0f}% |")
     return "\n".join(lines)
 
 
