@@ -6,8 +6,10 @@ region's thread space may run several times (*launches*: a launch starts at the 
 inside a launch, warp w holds the threads with ``tid // 32 == w``, and a *warp instance* is a maximal run of
 consecutive records of one launch whose tids lie in one warp. Each instance runs in lockstep by the
 minimum-PC rule (the same rule as the SIMT model, gpu_models/simt/threads.py): at each step the warp issues
-the smallest static id among the next records of its unfinished lanes, and every lane whose next record has
-that id is active and consumes it. From those warp instructions:
+the smallest layout position among the next records of its unfinished lanes, and every lane whose next record
+has that position is active and consumes it. A record's layout position is its static id, except a loop's
+control records where they close an iteration, which sit at the end of the loop's body (features/layout.py;
+only traces whose static table has a loop table have such records). From those warp instructions:
 
 * coalescing: per warp memory instruction, the distinct 32-byte sectors its active lanes' bytes touch
   (actual) against ceil(distinct bytes / 32) (ideal); ``warp_coalescing`` = sum ideal / sum actual, in (0, 1];
@@ -18,9 +20,10 @@ that id is active and consumes it. From those warp instructions:
 
 **Streaming.** Inside one launch the tids never decrease (a decrease starts a new launch), so the records of
 a warp instance arrive lane after lane, each lane's records contiguous. The analyzer buffers the open
-instance only: per record its static id with three flag bits (``pc << 3 | memory << 2 | branch << 1 |
-taken``, an int32: static ids are below 2^24), and per memory record its address and size, plus where each
-lane starts. When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
+instance only: per record its layout position with three flag bits (``position << 3 | memory << 2 |
+branch << 1 | taken``, an int32: positions are below 2^25), and per memory record its address and size, plus
+where each lane starts. The position is computed as the record arrives (it depends on the lane's earlier
+records only). When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
 The buffers grow geometrically; past :data:`SPILL_BYTES` they move to unlinked temporary files mapped with
 ``np.memmap`` (a region of a few very long threads makes one instance as long as the trace), and back to
 memory once the instance they held has ended and closed files are deleted by the system.
@@ -33,9 +36,10 @@ import tempfile
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, TraceChunk, TraceError
+from profiler.trace import Op, StaticTable, TraceChunk, TraceError
 
 from ._base import Analyzer, grow_1d, ratio
+from .layout import CALL_DEPTH, Layout, advance
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -51,16 +55,16 @@ SPILL_BYTES = 256 << 20
 #: Initial capacity (records) of the instance buffers.
 INITIAL_RECORDS = 1024
 
-_DONE = np.int32(0x7FFFFFFF)  # head of a finished lane: above every buffered record (static ids < 2^24)
-# flag bits of a buffered record, below the static id
+_DONE = np.int32(0x7FFFFFFF)  # head of a finished lane: above every buffered record (positions < 2^25)
+# flag bits of a buffered record, below the layout position
 F_TAKEN = 1
 F_BRANCH = 2
 F_MEM = 4
 FLAG_BITS = 3
 
-# state: open instance and launch bookkeeping
-S_NREC, S_NMEM, S_LANES, S_WARP, S_LATEST, S_OUTSIDE = range(6)
-N_STATE = 6
+# state: open instance and launch bookkeeping, and the open lane's layout state (features/layout.py)
+S_NREC, S_NMEM, S_LANES, S_WARP, S_LATEST, S_OUTSIDE, S_LX, S_LDEPTH = range(8)
+N_STATE = 8
 # totals
 (T_INSTR, T_MEM, T_SECTORS, T_IDEAL, T_BRANCHES, T_DIVERGENT, T_ACTIVE, T_INSTANCES, T_LAUNCHES, T_PAR, T_FP,
  T_BYTES) = range(12)
@@ -194,10 +198,10 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
         nactive = ln * nlanes
     else:
         # Lane k: next record pos[k] of rec[.. end[k]], head[k] = that record (_DONE when finished or absent),
-        # next memory record mc[k]. A full step finds the smallest head and the lanes that have its static id
+        # next memory record mc[k]. A full step finds the smallest head and the lanes that have its position
         # (the active set, ``alist[:na]``) and the smallest head among the others (``idle``). The idle lanes do
         # not move while the active set stays the same, which it does as long as the active lanes' next records
-        # all have one static id below idle's: those steps look at the active lanes only (a loop that some
+        # all have one position below idle's: those steps look at the active lanes only (a loop that some
         # lanes still run while the others wait for them at its exit costs per active lane).
         for k in range(WARP):
             if k < nlanes:
@@ -215,7 +219,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 best = min(best, head[k])
             if best == _DONE:
                 break
-            bp = best >> FLAG_BITS  # the smallest record has the smallest static id
+            bp = best >> FLAG_BITS  # the smallest record has the smallest layout position
             na = 0
             idle = _DONE
             for k in range(WARP):
@@ -272,14 +276,16 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
-          skip):
+          skip, lay_on, lay_pcs, lay_loops, lay_shift, lay_stack):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
     already be opened; called again from there, the kernel goes on as if it had not stopped.
 
     A record of the same lane as the previous one is appended to the buffer (and its address and size when it
-    is a LOAD or STORE); a change of tid is the rare path."""
+    is a LOAD or STORE); a change of tid is the rare path. With a layout (``lay_on``: the static table has
+    loops) a record is buffered at its layout position (features/layout.py), walked from a fresh state at each
+    lane's first record; else at its static id."""
     n = op.shape[0]
     scr = np.empty((7, WARP), np.int64)  # the lockstep's scratch rows
     scr32 = np.empty((2, WARP), np.int32)
@@ -289,6 +295,8 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
     cw = st[S_WARP]
     latest = st[S_LATEST]
     outside = st[S_OUTSIDE]
+    lx = st[S_LX]
+    ld = st[S_LDEPTH]
     rcap = rec.shape[0]
     mcap = maddr.shape[0]
     ntid = tidbits.shape[0]
@@ -334,17 +342,24 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
             tidbits[t >> 3] |= np.uint8(1 << (t & 7))
             latest = t
             outside = 0
+            lx = -1
+            ld = 0
         p = pc[i]
+        o = op[i]
         if p < skip.shape[0] and skip[p] != 0:  # a kernel loop's own latch: no instruction of a GPU thread
+            if lay_on:
+                _, lx, ld = advance(lay_pcs, lay_loops, lay_shift, lay_stack, lx, ld, p, o)
             npar += 1
             continue
         if nrec >= rcap or nmem >= mcap:
             stop = i
             break
-        o = op[i]
+        key = np.int64(p)
+        if lay_on:
+            key, lx, ld = advance(lay_pcs, lay_loops, lay_shift, lay_stack, lx, ld, p, o)
         br = o == BRANCH
         mem = (o == LOAD) | (o == STORE)
-        rec[nrec] = ((np.int64(p) << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
+        rec[nrec] = ((key << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
                      | (np.int64(taken[i]) & np.int64(br)))
         nrec += 1
         if mem:
@@ -361,6 +376,8 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
     st[S_WARP] = cw
     st[S_LATEST] = latest
     st[S_OUTSIDE] = outside
+    st[S_LX] = lx
+    st[S_LDEPTH] = ld
     tot[T_PAR] = npar
     tot[T_FP] = nfp
     tot[T_BYTES] = nbytes
@@ -458,6 +475,8 @@ class WarpAnalyzer(Analyzer):
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
         self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
+        self.layout = Layout.of(None)  # layout positions (see configure_static)
+        self.lay_stack = np.zeros(CALL_DEPTH, np.int32)
 
     def configure(self, meta: dict | None) -> None:
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
@@ -467,6 +486,12 @@ class WarpAnalyzer(Analyzer):
         pcs = [int(p) for p in ((meta or {}).get("control_pcs") or [])]
         self.skip = np.zeros(max(pcs, default=0) + 1, np.uint8)
         self.skip[pcs] = 1
+
+    def configure_static(self, static: StaticTable | None) -> None:
+        """Take the region's static table: with a loop table (profiler/loops.py) the lanes run by layout position
+        (features/layout.py), so a warp re-converges at the end of every loop iteration. Raises
+        :class:`TraceError` when its loop fields are inconsistent."""
+        self.layout = Layout.of(static)
 
     # ---- buffers
     def buffer_bytes(self) -> tuple[int, int]:
@@ -514,7 +539,8 @@ class WarpAnalyzer(Analyzer):
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
                       self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
-                      self.skip)
+                      self.skip, self.layout.active, self.layout.pcs, self.layout.loops, np.int64(self.layout.shift),
+                      self.lay_stack)
             if i >= n:
                 break
             tt = int(chunk.tid[i])
