@@ -22,8 +22,9 @@ only traces whose static table has a loop table have such records). From those w
 a warp instance arrive lane after lane, each lane's records contiguous. The analyzer buffers the open
 instance only: per record its layout position with three flag bits (``position << 3 | memory << 2 |
 branch << 1 | taken``, an int32: positions are below 2^25), and per memory record its address and size, plus
-where each lane starts. The position is computed as the record arrives (it depends on the lane's earlier
-records only). When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
+where each lane starts. A record's position depends on its lane's earlier records only:
+:class:`features.layout.Walker` walks each chunk before it is scanned, its state carried to the next chunk.
+When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
 The buffers grow geometrically; past :data:`SPILL_BYTES` they move to unlinked temporary files mapped with
 ``np.memmap`` (a region of a few very long threads makes one instance as long as the trace), and back to
 memory once the instance they held has ended and closed files are deleted by the system.
@@ -39,7 +40,7 @@ from numba import njit
 from profiler.trace import Op, StaticTable, TraceChunk, TraceError
 
 from ._base import Analyzer, grow_1d, ratio
-from .layout import CALL_DEPTH, Layout, advance
+from .layout import Layout
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -62,9 +63,9 @@ F_BRANCH = 2
 F_MEM = 4
 FLAG_BITS = 3
 
-# state: open instance and launch bookkeeping, and the open lane's layout state (features/layout.py)
-S_NREC, S_NMEM, S_LANES, S_WARP, S_LATEST, S_OUTSIDE, S_LX, S_LDEPTH = range(8)
-N_STATE = 8
+# state: open instance and launch bookkeeping
+S_NREC, S_NMEM, S_LANES, S_WARP, S_LATEST, S_OUTSIDE = range(6)
+N_STATE = 6
 # totals
 (T_INSTR, T_MEM, T_SECTORS, T_IDEAL, T_BRANCHES, T_DIVERGENT, T_ACTIVE, T_INSTANCES, T_LAUNCHES, T_PAR, T_FP,
  T_BYTES) = range(12)
@@ -276,7 +277,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
-          skip, lay_on, lay_pcs, lay_loops, lay_shift, lay_stack):
+          skip, lay_on, key):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
@@ -284,8 +285,8 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
 
     A record of the same lane as the previous one is appended to the buffer (and its address and size when it
     is a LOAD or STORE); a change of tid is the rare path. With a layout (``lay_on``: the static table has
-    loops) a record is buffered at its layout position (features/layout.py), walked from a fresh state at each
-    lane's first record; else at its static id."""
+    loops) a record is buffered at its layout position ``key`` (features/layout.py, walked for the chunk before
+    the scan: a lane is a run of one tid), else at its static id."""
     n = op.shape[0]
     scr = np.empty((7, WARP), np.int64)  # the lockstep's scratch rows
     scr32 = np.empty((2, WARP), np.int32)
@@ -295,8 +296,6 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
     cw = st[S_WARP]
     latest = st[S_LATEST]
     outside = st[S_OUTSIDE]
-    lx = st[S_LX]
-    ld = st[S_LDEPTH]
     rcap = rec.shape[0]
     mcap = maddr.shape[0]
     ntid = tidbits.shape[0]
@@ -342,24 +341,18 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
             tidbits[t >> 3] |= np.uint8(1 << (t & 7))
             latest = t
             outside = 0
-            lx = -1
-            ld = 0
         p = pc[i]
-        o = op[i]
         if p < skip.shape[0] and skip[p] != 0:  # a kernel loop's own latch: no instruction of a GPU thread
-            if lay_on:
-                _, lx, ld = advance(lay_pcs, lay_loops, lay_shift, lay_stack, lx, ld, p, o)
             npar += 1
             continue
         if nrec >= rcap or nmem >= mcap:
             stop = i
             break
-        key = np.int64(p)
-        if lay_on:
-            key, lx, ld = advance(lay_pcs, lay_loops, lay_shift, lay_stack, lx, ld, p, o)
+        o = op[i]
+        k = key[i] if lay_on else np.int64(p)
         br = o == BRANCH
         mem = (o == LOAD) | (o == STORE)
-        rec[nrec] = ((key << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
+        rec[nrec] = ((k << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
                      | (np.int64(taken[i]) & np.int64(br)))
         nrec += 1
         if mem:
@@ -376,8 +369,6 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
     st[S_WARP] = cw
     st[S_LATEST] = latest
     st[S_OUTSIDE] = outside
-    st[S_LX] = lx
-    st[S_LDEPTH] = ld
     tot[T_PAR] = npar
     tot[T_FP] = nfp
     tot[T_BYTES] = nbytes
@@ -475,8 +466,8 @@ class WarpAnalyzer(Analyzer):
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
         self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
-        self.layout = Layout.of(None)  # layout positions (see configure_static)
-        self.lay_stack = np.zeros(CALL_DEPTH, np.int32)
+        self.walker = Layout.of(None).walker()  # layout positions (see configure_static)
+        self.keys = np.zeros(0, np.int64)  # the chunk's positions
 
     def configure(self, meta: dict | None) -> None:
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
@@ -491,7 +482,7 @@ class WarpAnalyzer(Analyzer):
         """Take the region's static table: with a loop table (profiler/loops.py) the lanes run by layout position
         (features/layout.py), so a warp re-converges at the end of every loop iteration. Raises
         :class:`TraceError` when its loop fields are inconsistent."""
-        self.layout = Layout.of(static)
+        self.walker = Layout.of(static).walker()
 
     # ---- buffers
     def buffer_bytes(self) -> tuple[int, int]:
@@ -534,13 +525,17 @@ class WarpAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        top = self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        lay_on = self.walker.layout.active
+        if lay_on:  # every record's position (records left out of the warps move their lane's state too)
+            if self.keys.shape[0] < n:
+                self.keys = np.empty(n, np.int64)
+            self.walker.walk(chunk.pc, chunk.op, chunk.tid, self.keys, top)
         i = 0
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
                       self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
-                      self.skip, self.layout.active, self.layout.pcs, self.layout.loops, np.int64(self.layout.shift),
-                      self.lay_stack)
+                      self.skip, lay_on, self.keys)
             if i >= n:
                 break
             tt = int(chunk.tid[i])

@@ -294,7 +294,7 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
     addr = np.ascontiguousarray(chunk.addr[order])
     size = np.ascontiguousarray(chunk.size[order]).astype(np.int64)
     # each thread's records by layout position, from the records as traced (its calls and returns included)
-    key = layout.thread_positions(pc, op, th_start, th_end)
+    key = layout.positions(pc, op, stid)
     if shared is not None:
         shared = np.asarray(shared, dtype=bool)
         if shared.shape != chunk.op.shape:

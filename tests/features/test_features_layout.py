@@ -129,7 +129,7 @@ def test_no_loops_means_static_ids():
         lay = Layout.of(static)
         assert not lay.active and lay.position(3, False) == lay.position(3, True) == 3
         pc = np.array([3, 1, 2], np.int32)
-        assert lay.thread_positions(pc, np.zeros(3, np.uint8), np.array([0]), np.array([3])).tolist() == [3, 1, 2]
+        assert lay.positions(pc, np.zeros(3, np.uint8), np.zeros(3, np.int64)).tolist() == [3, 1, 2]
 
 
 @pytest.mark.parametrize("fields, what", [
