@@ -102,7 +102,8 @@ def _entries() -> list[tuple[str, str, str, str, str]]:
     add("mica_instrFootprint", "footprint", "distinct static instructions (pc) executed", ">= 0", "mica")
     # ---- warp
     add("warp_coalescing", "warp", "ideal / actual 32-byte sectors summed over warp LOAD/STORE instructions (warps "
-        "in lockstep by the minimum-PC rule; actual = distinct sectors of the active threads' bytes, ideal = "
+        "in lockstep by the minimum-PC rule over layout positions; actual = distinct sectors of the active threads' "
+        "bytes, ideal = "
         "ceil(distinct bytes / 32)); 0 without memory instructions", "0..1", "warp")
     add("warp_sectorsPerGroup", "warp", "actual 32-byte sectors per warp memory instruction", ">= 0", "warp")
     add("warp_idealSectorsPerGroup", "warp", "ideal sectors, ceil(distinct bytes / 32), per warp memory "

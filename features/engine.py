@@ -148,7 +148,8 @@ class FeatureEngine:
     Parameters
     ----------
     families : names from :data:`FAMILIES` (default: all), or ready analyzer objects
-    static : the static instruction table, used by :meth:`explain` for file:line and source text
+    static : the static instruction table, used by :meth:`explain` for file:line and source text, and by the warp
+        views for the layout positions of its loops (features/layout.py)
     validate : check each chunk against the trace contract before analysing it (one fast pass)
     threads : analyzers run on up to this many threads at once (their Numba kernels release the GIL); each
         chunk is finished by all of them before :meth:`consume` returns, and the results are identical for
@@ -178,6 +179,8 @@ class FeatureEngine:
         for a in self.analyzers:
             if hasattr(a, "configure") and a.n == 0:
                 a.configure(thread_space)
+            if hasattr(a, "configure_static") and a.n == 0:
+                a.configure_static(static)  # the warp views' layout positions (the static table's loops)
         self.n = 0
         # One block index for every analyzer that reads block ids: each chunk's memory references are
         # hashed once (features/fast/blocks.py). Analyzers that consumed something on their own keep their map.

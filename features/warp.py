@@ -6,8 +6,10 @@ region's thread space may run several times (*launches*: a launch starts at the 
 inside a launch, warp w holds the threads with ``tid // 32 == w``, and a *warp instance* is a maximal run of
 consecutive records of one launch whose tids lie in one warp. Each instance runs in lockstep by the
 minimum-PC rule (the same rule as the SIMT model, gpu_models/simt/threads.py): at each step the warp issues
-the smallest static id among the next records of its unfinished lanes, and every lane whose next record has
-that id is active and consumes it. From those warp instructions:
+the smallest layout position among the next records of its unfinished lanes, and every lane whose next record
+has that position is active and consumes it. A record's layout position is its static id, except a loop's
+control records where they close an iteration, which sit at the end of the loop's body (features/layout.py;
+only traces whose static table has a loop table have such records). From those warp instructions:
 
 * coalescing: per warp memory instruction, the distinct 32-byte sectors its active lanes' bytes touch
   (actual) against ceil(distinct bytes / 32) (ideal); ``warp_coalescing`` = sum ideal / sum actual, in (0, 1];
@@ -22,9 +24,11 @@ lines ``portcast profile`` names as weak spots).
 
 **Streaming.** Inside one launch the tids never decrease (a decrease starts a new launch), so the records of
 a warp instance arrive lane after lane, each lane's records contiguous. The analyzer buffers the open
-instance only: per record its static id with three flag bits (``pc << 3 | memory << 2 | branch << 1 |
-taken``, an int32: static ids are below 2^24), and per memory record its address and size, plus where each
-lane starts. When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
+instance only: per record its layout position with three flag bits (``position << 3 | memory << 2 |
+branch << 1 | taken``, an int32: positions are below 2^25), and per memory record its address and size, plus
+where each lane starts. A record's position depends on its lane's earlier records only:
+:class:`features.layout.Walker` walks each chunk before it is scanned, its state carried to the next chunk.
+When the instance ends (in this chunk or a later one) it is replayed in lockstep and dropped.
 The buffers grow geometrically; past :data:`SPILL_BYTES` they move to unlinked temporary files mapped with
 ``np.memmap`` (a region of a few very long threads makes one instance as long as the trace), and back to
 memory once the instance they held has ended and closed files are deleted by the system.
@@ -37,9 +41,10 @@ import tempfile
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, TraceChunk, TraceError
+from profiler.trace import Op, StaticTable, TraceChunk, TraceError
 
 from ._base import Analyzer, grow_1d, ratio
+from .layout import Layout
 
 LOAD = np.uint8(Op.LOAD)
 STORE = np.uint8(Op.STORE)
@@ -56,8 +61,8 @@ SPILL_BYTES = 256 << 20
 #: Initial capacity (records) of the instance buffers.
 INITIAL_RECORDS = 1024
 
-_DONE = np.int32(0x7FFFFFFF)  # head of a finished lane: above every buffered record (static ids < 2^24)
-# flag bits of a buffered record, below the static id
+_DONE = np.int32(0x7FFFFFFF)  # head of a finished lane: above every buffered record (positions < 2^25)
+# flag bits of a buffered record, below the layout position
 F_TAKEN = 1
 F_BRANCH = 2
 F_MEM = 4
@@ -171,9 +176,10 @@ def _add_memory(lo, hi, m, tot, sa, sb, pc, perpc):
 def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr32, perpc):
     """Replay one warp instance (lane k's records are ``rec[lane_rec[k]:lane_rec[k+1]]``, its memory records
     ``maddr/msize[lane_mem[k]:...]``) by the minimum-PC rule and add its warp instructions to the totals.
-    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space. ``perpc[p]`` counts, per static id
-    ``p``, its divergent warp branches (:data:`PC_DIVERGENT`) and its sectors beyond the ideal
-    (:data:`PC_EXCESS`); ids beyond its length are not counted there.
+    ``scr`` (7 x 32 int64) and ``scr32`` (2 x 32 int32) are scratch space. ``perpc[p]`` counts, per layout
+    position ``p`` (the static id where the static table has no loops), its divergent warp branches
+    (:data:`PC_DIVERGENT`) and its sectors beyond the ideal (:data:`PC_EXCESS`); positions beyond its length
+    are not counted there.
 
     When all lanes run the same records (:func:`_uniform`) every step is lane 0's next record with all lanes
     active, and only branches and memory accesses need the other lanes."""
@@ -211,10 +217,10 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
         nactive = ln * nlanes
     else:
         # Lane k: next record pos[k] of rec[.. end[k]], head[k] = that record (_DONE when finished or absent),
-        # next memory record mc[k]. A full step finds the smallest head and the lanes that have its static id
+        # next memory record mc[k]. A full step finds the smallest head and the lanes that have its position
         # (the active set, ``alist[:na]``) and the smallest head among the others (``idle``). The idle lanes do
         # not move while the active set stays the same, which it does as long as the active lanes' next records
-        # all have one static id below idle's: those steps look at the active lanes only (a loop that some
+        # all have one position below idle's: those steps look at the active lanes only (a loop that some
         # lanes still run while the others wait for them at its exit costs per active lane).
         for k in range(WARP):
             if k < nlanes:
@@ -232,7 +238,7 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
                 best = min(best, head[k])
             if best == _DONE:
                 break
-            bp = best >> FLAG_BITS  # the smallest record has the smallest static id
+            bp = best >> FLAG_BITS  # the smallest record has the smallest layout position
             na = 0
             idle = _DONE
             for k in range(WARP):
@@ -294,14 +300,16 @@ def _lockstep(rec, maddr, msize, lane_rec, lane_mem, nlanes, tot, act, scr, scr3
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec, lane_mem, tidbits, tot, act,
-          skip, perpc):
+          skip, lay_on, key, perpc):
     """Records from ``start``: close warp instances as they end, buffer the open one. Returns the index of the
     first record not processed: ``op.shape[0]``, or a record that needs a larger buffer (the instance buffer,
     which must have room for one more record and one more memory record, or the tid bitmap). Its lane may
     already be opened; called again from there, the kernel goes on as if it had not stopped.
 
     A record of the same lane as the previous one is appended to the buffer (and its address and size when it
-    is a LOAD or STORE); a change of tid is the rare path."""
+    is a LOAD or STORE); a change of tid is the rare path. With a layout (``lay_on``: the static table has
+    loops) a record is buffered at its layout position ``key`` (features/layout.py, walked for the chunk before
+    the scan: a lane is a run of one tid), else at its static id."""
     n = op.shape[0]
     scr = np.empty((7, WARP), np.int64)  # the lockstep's scratch rows
     scr32 = np.empty((2, WARP), np.int32)
@@ -364,9 +372,10 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
             stop = i
             break
         o = op[i]
+        k = key[i] if lay_on else np.int64(p)
         br = o == BRANCH
         mem = (o == LOAD) | (o == STORE)
-        rec[nrec] = ((np.int64(p) << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
+        rec[nrec] = ((k << FLAG_BITS) | (np.int64(mem) << 2) | (np.int64(br) << 1)
                      | (np.int64(taken[i]) & np.int64(br)))
         nrec += 1
         if mem:
@@ -481,7 +490,10 @@ class WarpAnalyzer(Analyzer):
         self.act = np.zeros(WARP + 1, np.int64)  # act[L]: active lanes summed over instructions of L-thread instances
         self.spills = 0  # times the instance buffer moved to temporary files
         self.skip = np.zeros(1, np.uint8)  # per pc: 1 = left out of the warps (see configure)
-        self.perpc = np.zeros((0, 2), np.int64)  # per pc: divergent warp branches, sectors beyond the ideal
+        # per layout position (the static id without a loop table): divergent warp branches, sectors beyond the ideal
+        self.perpc = np.zeros((0, 2), np.int64)
+        self.walker = Layout.of(None).walker()  # layout positions (see configure_static)
+        self.keys = np.zeros(0, np.int64)  # the chunk's positions
 
     def configure(self, meta: dict | None) -> None:
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
@@ -491,6 +503,12 @@ class WarpAnalyzer(Analyzer):
         pcs = [int(p) for p in ((meta or {}).get("control_pcs") or [])]
         self.skip = np.zeros(max(pcs, default=0) + 1, np.uint8)
         self.skip[pcs] = 1
+
+    def configure_static(self, static: StaticTable | None) -> None:
+        """Take the region's static table: with a loop table (profiler/loops.py) the lanes run by layout position
+        (features/layout.py), so a warp re-converges at the end of every loop iteration. Raises
+        :class:`TraceError` when its loop fields are inconsistent."""
+        self.walker = Layout.of(static).walker()
 
     # ---- buffers
     def buffer_bytes(self) -> tuple[int, int]:
@@ -533,7 +551,13 @@ class WarpAnalyzer(Analyzer):
         n = len(chunk)
         if not n:
             return
-        cap = self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        top = self.pc_capacity(chunk)  # rejects static ids above MAX_PC (the flag bits sit below the id)
+        lay_on = self.walker.layout.active
+        if lay_on:  # every record's position (records left out of the warps move their lane's state too)
+            if self.keys.shape[0] < n:
+                self.keys = np.empty(n, np.int64)
+            self.walker.walk(chunk.pc, chunk.op, chunk.tid, self.keys, top)
+        cap = int(self.keys[:n].max()) + 1 if lay_on else top
         if cap > self.perpc.shape[0]:
             grown = np.zeros((max(cap, 2 * self.perpc.shape[0], 64), 2), np.int64)
             grown[:self.perpc.shape[0]] = self.perpc
@@ -542,7 +566,7 @@ class WarpAnalyzer(Analyzer):
         while True:
             i = _scan(chunk.op, chunk.pc, chunk.taken, chunk.addr, chunk.size, chunk.tid, i, self.st, self.rec.arr,
                       self.maddr.arr, self.msize.arr, self.lane_rec, self.lane_mem, self.tidbits, self.tot, self.act,
-                      self.skip, self.perpc)
+                      self.skip, lay_on, self.keys, self.perpc)
             if i >= n:
                 break
             tt = int(chunk.tid[i])
@@ -573,8 +597,16 @@ class WarpAnalyzer(Analyzer):
         that every lane of a warp takes at the same step is none); ``warp_coalescing``: the sectors its warp
         memory instructions touch beyond the ideal (what makes the coalescing less than 1)."""
         _, _, perpc = self._totals()
-        return {name: {int(p): float(perpc[p, k]) for p in np.flatnonzero(perpc[:, k])}
-                for name, k in (("warp_bdiv", PC_DIVERGENT), ("warp_coalescing", PC_EXCESS))}
+        layout = self.walker.layout
+        pc_of = layout.static_id if layout.active else int  # the counts are per layout position
+        out = {}
+        for name, k in (("warp_bdiv", PC_DIVERGENT), ("warp_coalescing", PC_EXCESS)):
+            per = {}
+            for p in np.flatnonzero(perpc[:, k]):
+                pc = pc_of(p)
+                per[pc] = per.get(pc, 0.0) + float(perpc[p, k])
+            out[name] = per
+        return out
 
     def result(self) -> dict[str, float]:
         t, act, _ = self._totals()

@@ -84,7 +84,7 @@ class SimtSink(ThreadRecordsSink):
         if chunk is not None and len(chunk.tid) and self.threads > 0:
             whole = self.kept == self.total and self.kept <= WHOLE_RECORDS
             t = simulated_times(chunk, self.threads, BLOCK_SIZE, [self.gpu], complete=whole,
-                                name=info.name, slice_sms=1 if self.fell_back else SLICE_SMS)[self.gpu]
+                                name=info.name, slice_sms=1 if self.fell_back else SLICE_SMS, static=static)[self.gpu]
         self.results.append(t)
 
 

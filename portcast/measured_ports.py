@@ -223,7 +223,8 @@ class _Union:
 class ThreadRecordsSink:
     """Keeps the records of threads ``0 .. limit - 1`` of every launch (the first blocks), for the SIMT model,
     and counts ``threads`` (the largest tid + 1) and the thread records seen (``total``) and kept
-    (``kept``). ``chunk`` holds the kept records after a complete region (None otherwise). With
+    (``kept``). ``chunk`` holds the kept records after a complete region (None otherwise), ``static`` the
+    region's static table (whose loop table the SIMT model's warps follow). With
     ``max_records``, a region whose kept records outgrow it falls back to the first ``fallback`` threads
     (``limit`` becomes ``fallback``; ``fell_back``), and keeps none if they outgrow it too (``overflow``): a
     memory bound."""
@@ -233,6 +234,7 @@ class ThreadRecordsSink:
         self.limit, self.max_records, self.fallback = limit, max_records, fallback
         self._limit0 = limit
         self.chunk = None
+        self.static = None
         self.threads = self.kept = self.total = 0
         self.overflow = self.fell_back = False
 
@@ -266,6 +268,7 @@ class ThreadRecordsSink:
         from profiler.trace import TraceChunk
 
         chunks, self._chunks = self._chunks, []
+        self.static = static
         if info.complete and chunks and not self.overflow:
             self.chunk = TraceChunk.concat(chunks)
 
@@ -339,7 +342,7 @@ def sample_threads(presets: Iterable[str], block_size: int, slice_sms: int | Non
 
 
 def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str], *,
-                    complete: bool = True, name: str = "", slice_sms: int | None = SLICE_SMS) -> dict:
+                    complete: bool = True, name: str = "", slice_sms: int | None = SLICE_SMS, static=None) -> dict:
     """SIMT model time (s) of a region on each preset, from the records of its first threads. The tiles a
     block stages and reads back are in shared memory (:func:`gpu_models.simt.threads.block_scratch`), as the
     CUDA and OpenCL kernels keep them.
@@ -352,7 +355,8 @@ def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str]
     (``t1``) and the first two waves (``t2``) give ``t1 + (b / c - 1) (t2 - t1)``: the second wave's time stands
     for every later one (the first also pays the start of the pipelines and the caches) and a last partial
     wave counts by its share of blocks. ``chunk`` must hold the records of the blocks simulated
-    (:func:`sample_threads`); docs/measured.md gives the error against whole simulations."""
+    (:func:`sample_threads`); docs/measured.md gives the error against whole simulations. ``static``: the
+    region's static table, whose loops the warps follow (:func:`gpu_models.simt.threads.build_streams`)."""
     from gpu_models.simt.config import load_config
     from gpu_models.simt.model import simulate as run_model
     from gpu_models.simt.threads import block_scratch, build_streams
@@ -384,7 +388,7 @@ def simulated_times(chunk, threads: int, block_size: int, presets: Iterable[str]
     for n_threads in dict.fromkeys(n for _, counts, _ in plan.values() for n in counts):
         keep = None if n_threads is None else chunk.tid < n_threads
         streams = build_streams(chunk if keep is None else chunk.select(keep), block_size,
-                                scratch if keep is None else scratch[keep])
+                                scratch if keep is None else scratch[keep], static=static)
         for preset, (cfg, counts, _) in plan.items():
             if n_threads in counts:
                 times[preset, n_threads] = run_model(streams, cfg, crisp=False, name=name).time_ns * 1e-9
@@ -476,7 +480,7 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
         row["sampled"] = not complete
         row["slice_sms"] = 0 if complete else 1 if ssink.fell_back else SLICE_SMS
         times = simulated_times(ssink.chunk, ssink.threads, int(loc), presets, complete=complete, name=spec.name,
-                                slice_sms=1 if ssink.fell_back else SLICE_SMS)
+                                slice_sms=1 if ssink.fell_back else SLICE_SMS, static=ssink.static)
         row.update({f"sim_{p}": t for p, t in times.items()})
     return row
 

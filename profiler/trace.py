@@ -256,6 +256,8 @@ class StaticInstruction:
     text: str
     function: str = ""
     kind: str = ""  # what the tracer emits there ("load", "binop", "branch:if", ...); informative only
+    loop: int = 0  # the innermost source loop whose body holds this instruction (0: none); see profiler/loops.py
+    closes: int = 0  # the loop whose control (increment, test) this instruction is (0: none)
 
 
 class StaticTable:
@@ -294,11 +296,17 @@ class StaticTable:
 
     @classmethod
     def from_json(cls, data: list[dict]) -> "StaticTable":
+        """The table of a trace file's ``static`` list; raises :class:`TraceError` naming the entry and field of a
+        malformed entry (the loop fields' consistency is checked by :func:`profiler.loops.LoopTable.of`)."""
         fields = {f.name for f in dataclasses.fields(StaticInstruction)}
         table = cls()
         for i, item in enumerate(data):
             if not isinstance(item, dict) or not {"pc", "file", "line", "col", "text"} <= set(item):
                 raise TraceError(f"static table entry {i} is malformed: {item!r}")
+            for name in ("loop", "closes"):
+                v = item.get(name, 0)
+                if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                    raise TraceError(f"static table entry {i}: field {name!r} = {v!r}, expected an integer >= 0")
             table.add(StaticInstruction(**{k: v for k, v in item.items() if k in fields}))
         return table
 

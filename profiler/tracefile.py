@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .atomic import make_temp
+from .loops import LoopTable
 from .trace import (
     COLUMN_NAMES,
     DEFAULT_CHUNK_RECORDS,
@@ -206,7 +207,11 @@ class TraceFile:
         if missing:
             raise TraceError(f"{self.path}: trace file lacks column(s) {missing}")
         self.info = RegionInfo.from_json(blob.get("region", {}))
-        self.static = StaticTable.from_json(blob.get("static", []))
+        try:
+            self.static = StaticTable.from_json(blob.get("static", []))
+            self.loops = LoopTable.of(self.static)  # checks the loop fields (docs/trace-format.md, "Loops")
+        except TraceError as exc:
+            raise TraceError(f"{self.path}: {exc}") from None
 
     @property
     def n_records(self) -> int:

@@ -8,11 +8,15 @@ of 32 ends with a partial warp; the last block may be partial).
 
 **Warp instructions.** The threads of a warp run in lockstep under one program counter. A trace gives each
 thread's own instruction sequence, not the control-flow graph, so the warp's sequence is rebuilt with the
-*minimum-PC* rule: at each step the warp issues the static instruction with the smallest static id among
-its unfinished threads, for every thread whose next record has that id (the *active mask*); the others wait.
-Static ids are allocated in source order, so the threads of an if/else run the ``then`` side, then the
-``else`` side, and re-converge at the first instruction after both (the smallest id they share); threads that
-leave a loop early wait for those still looping. Divergent paths are thus serialised and re-converged.
+*minimum-PC* rule: at each step the warp issues the record with the smallest *layout position* among its
+unfinished threads' next records, for every thread whose next record has that position (the *active mask*);
+the others wait. A record's position is its static id, except a loop's increment and test where they close an
+iteration, which sit after the loop's body (features/layout.py, the same positions the feature engine's warp
+views use; only a static table with a loop table has them). Static ids are allocated in source order, so the
+threads of an if/else run the ``then`` side, then the ``else`` side, and re-converge at the first instruction
+after both (the smallest position they share); threads that skip an ``if`` inside a loop wait at the end of
+the iteration for the others; threads that leave a loop early wait for those still looping. Divergent paths
+are thus serialised and re-converged.
 
 **Coalescing.** A warp memory instruction touches the distinct 32-byte sectors covered by its active threads'
 accesses ``[addr, addr + size)``.
@@ -32,7 +36,8 @@ import dataclasses
 import numba as nb
 import numpy as np
 
-from profiler.trace import Op, TraceChunk, TraceError
+from features.layout import Layout
+from profiler.trace import Op, StaticTable, TraceChunk, TraceError
 
 WARP_SIZE = 32
 SECTOR_BYTES = 32
@@ -129,7 +134,7 @@ def _producers(th_start, th_end, src, dst, n_tokens):
 
 
 @nb.njit(cache=True)
-def _build(th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, max_sectors):
+def _build(th_start, th_end, warp_t0, warp_t1, key, pc, op, taken, addr, size, prod, max_sectors):
     n_rec = pc.shape[0]
     n_warps = warp_t0.shape[0]
     w_op = np.empty(n_rec, np.uint8)
@@ -154,7 +159,7 @@ def _build(th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, 
             best = -1
             for k in range(nt):
                 if cur[k] < th_end[t0 + k]:
-                    p = pc[cur[k]]
+                    p = key[cur[k]]
                     if best < 0 or p < best:
                         best = p
             if best < 0:
@@ -165,7 +170,7 @@ def _build(th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, 
             first = -1
             for k in range(nt):
                 j = cur[k]
-                if j < th_end[t0 + k] and pc[j] == best:
+                if j < th_end[t0 + k] and key[j] == best:
                     if first < 0:
                         first = j
                     nact += 1
@@ -189,7 +194,7 @@ def _build(th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, 
                             nb_ += 1
                     cur[k] = j + 1
             w_op[wi] = op[first]
-            w_pc[wi] = best
+            w_pc[wi] = pc[first]
             w_act[wi] = nact
             if op[first] == 10 and ntaken > 0 and ntaken < nact:
                 w_div[wi] = 1
@@ -231,7 +236,7 @@ def _elide(through: np.ndarray, prod: np.ndarray, th_start: np.ndarray, th_end: 
 
 
 def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray | None = None,
-                  compiled: bool = True) -> WarpStreams:
+                  compiled: bool = True, static: StaticTable | None = None) -> WarpStreams:
     """Build the warp instruction streams of a region's trace.
 
     Parameters
@@ -249,6 +254,11 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
         (no producing register: ``src2 == 0``) becomes a multiply (``INT_MUL``: multiply-high and shift),
         and copies, calls and returns (``MOVE``, ``CALL``, ``RET``: argument passing and results of inlined
         functions) cost nothing: they are dropped and their consumers depend on what they copied.
+    static : StaticTable, optional
+        The trace's static table. With a loop table (profiler/loops.py, written by the Python tracer) the warps
+        issue by layout position (features/layout.py): a loop's increment and test, where they close an
+        iteration, sit after its body, so the threads of a warp re-converge at the end of every iteration.
+        Without (None, or a table without loops: native and imported traces) every record sits at its static id.
 
     Returns
     -------
@@ -257,13 +267,15 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
     Raises
     ------
     TraceError
-        When the trace breaks the record contract or has no record inside a parallel loop.
+        When the trace breaks the record contract, has no record inside a parallel loop, or ``static`` has
+        inconsistent loop fields.
     ValueError
         On a bad ``block_size``.
     """
     if int(block_size) != block_size or block_size < 1:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     block_size = int(block_size)
+    layout = Layout.of(static)
     chunk.validate()
     sel = np.flatnonzero(chunk.tid >= 0)
     if sel.size == 0:
@@ -281,6 +293,8 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
     taken = np.ascontiguousarray(chunk.taken[order]).astype(np.int64)
     addr = np.ascontiguousarray(chunk.addr[order])
     size = np.ascontiguousarray(chunk.size[order]).astype(np.int64)
+    # each thread's records by layout position, from the records as traced (its calls and returns included)
+    key = layout.positions(pc, op, stid)
     if shared is not None:
         shared = np.asarray(shared, dtype=bool)
         if shared.shape != chunk.op.shape:
@@ -303,7 +317,7 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
         through = (op == Op.MOVE) | (op == Op.CALL) | (op == Op.RET)
         if through.any():
             keep, prod, th_start, th_end = _elide(through, prod, th_start, th_end)
-            pc, op, taken, addr, size = (np.ascontiguousarray(a[keep]) for a in (pc, op, taken, addr, size))
+            pc, key, op, taken, addr, size = (np.ascontiguousarray(a[keep]) for a in (pc, key, op, taken, addr, size))
             order = order[keep]  # (for the error message below)
     # warps: consecutive threads of a block, 32 at a time
     t = np.arange(n_threads, dtype=np.int64)
@@ -321,7 +335,7 @@ def build_streams(chunk: TraceChunk, block_size: int = 256, shared: np.ndarray |
     spans = np.where(mem, (addr + size - 1) // SECTOR_BYTES - addr // SECTOR_BYTES + 1, 0)
     max_sectors = int(spans.sum()) + 1
     w_op, w_pc, w_act, w_div, w_dep, sptr, sect, warp_ptr = _build(
-        th_start, th_end, warp_t0, warp_t1, pc, op, taken, addr, size, prod, max_sectors)
+        th_start, th_end, warp_t0, warp_t1, key, pc, op, taken, addr, size, prod, max_sectors)
     return WarpStreams(
         block_size=block_size, n_threads=n_threads, n_warps=int(warp_t0.shape[0]),
         n_blocks=int(warp_block[-1]) + 1, thread_tid=thread_tid.astype(np.int64), warp_block=warp_block,

@@ -30,7 +30,8 @@ def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) ->
     Parameters
     ----------
     trace : path or TraceChunk
-        A trace file (docs/trace-format.md) or the records themselves.
+        A trace file (docs/trace-format.md; its static table's loops decide the warps' layout positions) or the
+        records themselves (no static table: every record at its static id).
     block_size : int
         Threads per block.
 
@@ -46,8 +47,8 @@ def load_region(trace: str | os.PathLike | TraceChunk, block_size: int = 256) ->
     path = Path(trace)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such trace file")
-    info, _static, chunk = read_trace(path)
-    return info.name or path.stem, build_streams(chunk, block_size)
+    info, static, chunk = read_trace(path)
+    return info.name or path.stem, build_streams(chunk, block_size, static=static)
 
 
 class StreamsSink:
@@ -87,7 +88,7 @@ class StreamsSink:
         if not info.complete:
             self.incomplete.append(info)
             return
-        self.regions.append((info, build_streams(TraceChunk.concat(chunks), self.block_size)))
+        self.regions.append((info, build_streams(TraceChunk.concat(chunks), self.block_size, static=static)))
 
 
 def _cfg(gpu: str | GPUConfig) -> GPUConfig:

@@ -48,6 +48,7 @@ class Program:
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
+        self.n_loops = 0  # loops of the loop table (profiler/loops.py): the static ids' `loop` and `closes` fields
         self.root: FuncInfo | None = None
         self.recursive: list[str] = []  # functions on a call cycle (compiled mode can overflow the native stack)
         self.n_sites = 0  # compiled mode: record sites in the generated code (bounds rows between check points)
@@ -82,7 +83,15 @@ class Program:
     def n_regs(self) -> int:
         return len(self._regs) + len(self._xregs)
 
-    def new_pc(self, fi: FuncInfo, node: ast.AST, kind: str, srcs=(), dst: int = 0, text: str | None = None) -> int:
+    def new_loop(self) -> int:
+        """A new loop id of the loop table."""
+        self.n_loops += 1
+        return self.n_loops
+
+    def new_pc(self, fi: FuncInfo, node: ast.AST, kind: str, srcs=(), dst: int = 0, text: str | None = None,
+               loop: int = 0, closes: int = 0) -> int:
+        """A new static id: ``loop`` the innermost loop whose body holds it, ``closes`` the loop whose control it
+        is (0: none)."""
         pc = len(self._src)
         s = [int(x) for x in srcs if x][:3]
         s += [0] * (3 - len(s))
@@ -98,10 +107,24 @@ class Program:
         self.static.add(
             StaticInstruction(
                 pc=pc, file=fi.file, line=int(getattr(node, "lineno", 0)), col=int(getattr(node, "col_offset", 0)),
-                text=text, function=fi.qualname, kind=kind,
+                text=text, function=fi.qualname, kind=kind, loop=int(loop), closes=int(closes),
             )
         )
         return pc
+
+    def wrap_loop(self, first: int, control: list[int], around: int) -> int:
+        """Make a loop of the static ids ``first ..`` up to the first of ``control``: those of them in the body of
+        ``around`` (0: none) now sit in the new loop's body (ids already in a loop nested inside keep it), and
+        ``control`` closes it. For loops whose ids are allocated before it is known they are a loop (the element
+        loops of library calls). Returns the loop's id."""
+        lp = self.new_loop()
+        for pc in range(first, min(control)):
+            e = self.static[pc]
+            if e.loop == around:
+                e.loop = lp
+        for pc in control:
+            self.static[pc].closes = lp
+        return lp
 
     def regs_of(self, pc: int) -> tuple[int, int, int, int]:
         return self._src[pc]

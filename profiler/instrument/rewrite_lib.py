@@ -96,6 +96,7 @@ class _LibraryCalls:
             site = {"call": call, "file": self.fi.file, "line": line, "kind": kind, "threads": bool(P[lc.P_THREADS])}
             self.prog.library_sites.append(site)
         self._lib_n = 0
+        self._lib_first = len(self.prog._src)  # the site's first own static id (its element loop's body starts there)
         return P, site, call
 
     def _lib_pc(self, node, call, kind, part, srcs=(), dst=0) -> int:
@@ -108,9 +109,14 @@ class _LibraryCalls:
         self.ns[name] = P
         return name
 
-    def _lib_loop(self, node, call, P, ind, what, nslot=lc.P_NEXT, bslot=lc.P_BRANCH) -> int:
+    def _lib_loop(self, node, call, P, ind, what, nslot=lc.P_NEXT, bslot=lc.P_BRANCH, first=None) -> int:
+        """The induction and BRANCH that end each iteration of an element loop whose body is the site's static
+        ids from ``first`` (default: the site's first) on; a loop of the loop table, except inside a loop's test
+        (whose records are all that loop's control)."""
         npc = self._lib_pc(node, call, "next", f"next {what}", [ind], ind)
         bpc = self._lib_pc(node, call, "branch", f"loop over {what}" + ("" if what == "k" else "s"), [ind])
+        if not self.ctl_of:
+            self.prog.wrap_loop(self._lib_first if first is None else first, [npc, bpc], self.loop_at)
         P[nslot] = rt.code_of(npc, Op.INT_ALU)
         P[bslot] = rt.code_of(bpc, Op.BRANCH)
         self.prog.induction_pcs.append(npc)  # the element index: a GPU thread computes it from its own index
@@ -176,6 +182,7 @@ class _LibraryCalls:
         P[lc.P_BYOPS] = int(byops)
         ii, io, acc = self._xtok(), self._xtok(), self._xtok()
         P[lc.A_INIT] = rt.code_of(self._lib_pc(node, call, "init", "set up the accumulator", [], acc), Op.MOVE)
+        inner = len(self.prog._src)  # the inner loop's body: loads, operation, accumulation (scan: store)
         loads = []
         for j, (n, src, tok) in enumerate(ops):
             L = self._xtok()
@@ -192,7 +199,7 @@ class _LibraryCalls:
         if kind == "scan":
             P[lc.A_SCAN_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [acc, ii, d]), Op.STORE)
         what = "k" if len(ops) == 2 else "element"
-        site["latch_pc"] = self._lib_loop(node, call, P, ii, what, lc.A_INEXT, lc.A_IBRANCH)
+        site["latch_pc"] = self._lib_loop(node, call, P, ii, what, lc.A_INEXT, lc.A_IBRANCH, first=inner)
         if mean:
             P[lc.A_FIN] = rt.code_of(self._lib_pc(node, call, "op", "divide by the count", [acc], acc), Op.FP_DIV)
         if kind in ("reduce", "matmul"):
@@ -393,9 +400,9 @@ class _LibraryCalls:
 
     def _expand_iter(self, s):
         """``for v in arr`` / ``for i, v in enumerate(arr)``: (iterable source, induction register, record source
-        of the element given the iteration index) or None. A 1-D array's element is a LOAD per iteration
-        (into ``v``'s register), a row of a 2-D array a view (OTHER), a list element a LOAD at its synthetic
-        address; other iterables record nothing."""
+        of the element given the iteration index, static id of the element's record) or None. A 1-D array's
+        element is a LOAD per iteration (into ``v``'s register), a row of a 2-D array a view (OTHER), a list
+        element a LOAD at its synthetic address; other iterables record nothing."""
         it, tgt = s.iter, s.target
         enum = False
         if isinstance(it, ast.Call) and not it.keywords and len(it.args) == 1 and isinstance(tgt, ast.Tuple) \
@@ -413,4 +420,4 @@ class _LibraryCalls:
         ind = self.var(tgt.elts[0].id) if enum else self._xtok()
         pc = self.pc(s, "load", [ind, tok], self.var(vname), text=f"{vname} = next element of {self._lib_text(inner)}")
         code = rt.code_of(pc, Op.LOAD)
-        return (f"enumerate({hold})" if enum else hold), ind, (lambda i: self.be.lib_iter(code, hold, i))
+        return (f"enumerate({hold})" if enum else hold), ind, (lambda i: self.be.lib_iter(code, hold, i)), pc

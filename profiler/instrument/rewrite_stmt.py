@@ -224,8 +224,13 @@ class _Statements:
         flag = self.tmp()
         has_break = any(isinstance(n, ast.Break) for n in _loop_own_nodes(s.body))
         brk = self.tmp() if has_break else None
+        lp = self.prog.new_loop()
+        self.ctl_of = lp  # the increment and the test close each iteration (after the first)
         inc_pc = self.pc(s, "loop:next", [ind], ind, text=f"next {ast.unparse(s.target)}")
         be_pc = self.pc(s, "branch:loop", [ind], 0, text=f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}")
+        self.ctl_of = 0
+        if elem is not None:  # the element's LOAD starts every iteration: the body's
+            self.prog.static[elem[3]].loop = lp
         self.prog.induction_pcs.append(inc_pc)
         if is_tid:
             self.prog.control_pcs += [inc_pc, be_pc]
@@ -253,7 +258,9 @@ class _Statements:
             self.emit(elem[2](f"{flag} - 1"))
         head = self.out
         self.out = saved
+        around, self.loop_at = self.loop_at, lp
         body = head + self.block(s.body)
+        self.loop_at = around
         if is_tid:
             self.tid_depth -= 1
         self.loops.pop()
@@ -295,9 +302,12 @@ class _Statements:
             self.emit(f"{flag} = 0")
             self.tid_depth += 1
         saved, self.out = self.out, []
+        lp = self.prog.new_loop()
+        self.ctl_of = lp  # the test (with what it computes) closes each iteration but the first
         c, ct = self.expr(s.test)
         self.cur = s
         pc = self.pc(s.test, "branch:while", [ct])
+        self.ctl_of = 0
         self.emit(self.be.rec_branch(pc, c))
         for line in self.be.check():
             self.emit(line)
@@ -309,7 +319,9 @@ class _Statements:
         if is_tid:
             self.emit(self.be.set_tid(flag))
             self.emit(f"{flag} += 1")
+        around, self.loop_at = self.loop_at, lp
         body = self.out + self.block(s.body)
+        self.loop_at = around
         self.out = saved
         self.loops.pop()
         self.cur = s

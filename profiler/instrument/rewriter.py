@@ -35,6 +35,10 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         self.loops: list[_Loop] = []
         self.cur: ast.AST = fdef
         self.tid_depth = 0  # > 0 while inside a loop whose iterations are threads
+        # the loop table (profiler/loops.py): the loop whose body the statements being rewritten are in, and the
+        # loop whose control (a for's increment and test, a while's test) is being rewritten; 0: none
+        self.loop_at = 0
+        self.ctl_of = 0
 
     # -- helpers ------------------------------------------------------------------------------------------
     def tmp(self) -> str:
@@ -84,8 +88,9 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         return self.be.rec_typed(pc, op_i, op_f, probes, result)
 
     def pc(self, node, kind, srcs=(), dst=0, text=None) -> int:
-        """A new static id for ``node`` (:meth:`Program.new_pc`)."""
-        return self.prog.new_pc(self.fi, node, kind, srcs, dst, text)
+        """A new static id for ``node`` (:meth:`Program.new_pc`), in the body of the loop being rewritten, or the
+        control of the loop whose header is."""
+        return self.prog.new_pc(self.fi, node, kind, srcs, dst, text, loop=self.loop_at, closes=self.ctl_of)
 
     def block(self, stmts) -> list[ast.stmt]:
         """The rewritten statements of a nested block (the body of an ``if``, a loop, a ``with``)."""

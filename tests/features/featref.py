@@ -308,34 +308,106 @@ def warp_instances(recs):
     return out, launch + 1
 
 
-def lockstep(instance_recs):
-    """Warp instructions of one warp instance by the minimum-PC rule: a list of the active records of each."""
+class Loops:
+    """The loop table of a static table read literally from its ``loop`` and ``closes`` fields
+    (docs/trace-format.md, "Loops"): a loop's parent is the ``loop`` of its control instructions, its body every
+    instruction whose chain of innermost loops reaches it."""
+
+    def __init__(self, static):
+        entries = list(static) if static is not None else []
+        self.inner = {e.pc: e.loop for e in entries if e.loop}
+        self.ctl = {e.pc: e.closes for e in entries if e.closes}
+        self.parent = {e.closes: e.loop for e in entries if e.closes}
+
+    def in_body(self, pc, loop):
+        x = self.inner.get(pc, 0)
+        while x:
+            if x == loop:
+                return True
+            x = self.parent[x]
+        return False
+
+    def depth(self, loop):
+        d, x = 0, self.parent[loop]
+        while x:
+            d, x = d + 1, self.parent[x]
+        return d
+
+    def key(self, pc, closing):
+        """A sort key of the layout position: the static id, or for a control instruction that closes an
+        iteration, right after the largest id of its loop's body (inner loops first, then the control
+        instructions in id order)."""
+        if not closing:
+            return (pc, 0, 0, 0)
+        loop = self.ctl[pc]
+        end = max(p for p in self.inner if self.in_body(p, loop))
+        rank = sorted(p for p, c in self.ctl.items() if c == loop).index(pc)
+        return (end, 1, -self.depth(loop), rank)
+
+
+def layout_keys(lane_recs, loops):
+    """Layout position keys of one lane's records, literally: a control record of loop L closes an iteration
+    when, walking back through the same function invocation (records between a CALL and its RET belong to the
+    called function; a RET with no open call returns nowhere), the first record that is not a control record of
+    L is in L's body."""
+    depth, d = [], 0
+    for r in lane_recs:
+        depth.append(d)
+        if r["op"] == CALL:
+            d += 1
+        elif r["op"] == RET and d > 0:
+            d -= 1
+    keys = []
+    for i, r in enumerate(lane_recs):
+        loop = loops.ctl.get(r["pc"])
+        closing = False
+        if loop:
+            j = i - 1
+            while j >= 0 and depth[j] >= depth[i]:
+                if depth[j] == depth[i] and loops.ctl.get(lane_recs[j]["pc"]) != loop:
+                    closing = loops.in_body(lane_recs[j]["pc"], loop)
+                    break
+                j -= 1
+        keys.append(loops.key(r["pc"], closing))
+    return keys
+
+
+def lockstep(instance_recs, loops=None, skip=()):
+    """Warp instructions of one warp instance by the minimum-PC rule: a list of the active records of each.
+    With ``loops`` (:class:`Loops`) the lanes issue by layout position, without by static id; records whose pc
+    is in ``skip`` are then left out (after their lane's positions are known)."""
     lanes = {}
     for r in instance_recs:
         lanes.setdefault(r["tid"] % 32, []).append(r)
+    for lane, recs in lanes.items():
+        keys = layout_keys(recs, loops) if loops is not None else [r["pc"] for r in recs]
+        lanes[lane] = [(k, r) for k, r in zip(keys, recs) if r["pc"] not in skip]
     head = {lane: 0 for lane in lanes}
     steps = []
     while True:
         live = [lane for lane in lanes if head[lane] < len(lanes[lane])]
         if not live:
             return steps, len(lanes)
-        pc = min(lanes[lane][head[lane]]["pc"] for lane in live)
-        active = [lane for lane in live if lanes[lane][head[lane]]["pc"] == pc]
-        steps.append([lanes[lane][head[lane]] for lane in active])
+        key = min(lanes[lane][head[lane]][0] for lane in live)
+        active = [lane for lane in live if lanes[lane][head[lane]][0] == key]
+        steps.append([lanes[lane][head[lane]][1] for lane in active])
         for lane in active:
             head[lane] += 1
 
 
-def warp_totals(recs):
-    """Integer totals of the warp views (and the exact SIMD efficiency as a Fraction)."""
+def warp_totals(recs, static=None, skip=()):
+    """Integer totals of the warp views (and the exact SIMD efficiency as a Fraction); ``static``: the static
+    table whose loops give the layout positions; ``skip``: the pcs left out of the warps."""
     from fractions import Fraction
 
+    loops = Loops(static) if static is not None else None
     instances, launches = warp_instances(recs)
     t = dict(instances=len(instances), launches=launches, instructions=0, active=0, mem=0, sectors=0, ideal=0,
              branches=0, divergent=0, simd=Fraction(0), divergent_pcs={},
-             excess_pcs={})
+             excess_pcs={}, steps=[])
     for _, _, inst in instances:
-        steps, threads = lockstep(inst)
+        steps, threads = lockstep(inst, loops, skip)
+        t["steps"].append([(s[0]["pc"], len(s)) for s in steps])
         for active in steps:
             t["instructions"] += 1
             t["active"] += len(active)
@@ -361,8 +433,8 @@ def warp_totals(recs):
     return t
 
 
-def warp(recs):
-    t = warp_totals(recs)
+def warp(recs, static=None, skip=()):
+    t = warp_totals(recs, static, skip)
     inside = [r for r in recs if r["tid"] >= 0]
     fp = sum(1 for r in inside if r["op"] in FP_CLASSES)
     nbytes = sum(r["size"] for r in inside if r["op"] in (LOAD, STORE))

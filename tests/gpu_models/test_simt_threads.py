@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_models.simt.threads import block_scratch, build_streams
-from profiler.trace import Op, TraceChunk, TraceError
+from gpu_models.simt.trace_input import StreamsSink, load_region
+from profiler.trace import Op, RegionInfo, StaticInstruction, StaticTable, TraceChunk, TraceError
+from profiler.tracefile import write_trace
 
 
 def reference_streams(chunk: TraceChunk, block_size: int):
@@ -90,6 +92,81 @@ def test_loop_with_different_trip_counts():
     s = build_streams(TraceChunk.from_records(rows), 256)
     assert s.pc.tolist() == [1, 2, 1, 2, 1, 2, 1, 3]
     assert s.active.tolist() == [3, 3, 3, 2, 2, 1, 1, 3]
+
+
+def _static(fields, top):
+    """A static table of ids 1..top; ``fields``: {pc: (loop, closes)} (docs/trace-format.md, "Loops")."""
+    return StaticTable(StaticInstruction(pc=p, file="t.py", line=p, col=0, text=f"s{p}",
+                                         loop=fields.get(p, (0, 0))[0], closes=fields.get(p, (0, 0))[1])
+                       for p in range(1, top + 1))
+
+
+W2_STATIC = _static({2: (0, 1), 3: (1, 0), 4: (1, 0), 5: (1, 0)}, 6)
+
+
+def w2_trace():
+    """Worked example W2 (docs/features.md): s1; for k in 0, 1: s2 (the loop test), s3 LOAD, s4 BRANCH taken iff
+    (k = 0 and t odd) or (k = 1 and t < 16), s5 when taken; the exiting s2 and s6 STORE."""
+    rows = []
+    for t in range(32):
+        rows.append((1, Op.INT_ALU, 0, 0, 0, 0, 0, 0, 0, t))
+        for k in range(2):
+            taken = int((k == 0 and t % 2 == 1) or (k == 1 and t < 16))
+            rows += [(2, Op.BRANCH, 1, 0, 0, 0, 0, 0, 0, t), (3, Op.LOAD, 0, 0, 0, 0, 0, 0x1000 + 8 * t, 8, t),
+                     (4, Op.BRANCH, taken, 0, 0, 0, 0, 0, 0, t)]
+            rows += [(5, Op.INT_ALU, 0, 0, 0, 0, 0, 0, 0, t)] if taken else []
+        rows += [(2, Op.BRANCH, 0, 0, 0, 0, 0, 0, 0, t), (6, Op.STORE, 0, 0, 0, 0, 0, 0x2000 + 8 * t, 8, t)]
+    return TraceChunk.from_records(rows)
+
+
+def test_w2_reconverges_at_each_iteration_end():
+    """The loop test after a body record sits at the end of the body: 11 warp instructions, 320 active lanes
+    (docs/features.md, W2); by static id alone the warp stays split: 16."""
+    s = build_streams(w2_trace(), 256, static=W2_STATIC)
+    assert s.pc.tolist() == [1, 2, 3, 4, 5, 2, 3, 4, 5, 2, 6]
+    assert s.active.tolist() == [32, 32, 32, 32, 16, 32, 32, 32, 16, 32, 32]
+    assert s.divergent.tolist() == [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
+    assert s.sectors.tolist() == [128 + k for k in range(8)] * 2 + [256 + k for k in range(8)]
+    assert build_streams(w2_trace(), 256).n == 16
+
+
+def test_the_loaders_pass_the_static_table(tmp_path):
+    """A trace file's loop table reaches the warps (load_region), and so does the table a sink is given at the
+    end of a region (StreamsSink); a chunk alone has none."""
+    path = write_trace(tmp_path / "w2.parquet", RegionInfo(name="w2"), W2_STATIC, w2_trace())
+    assert load_region(path)[1].n == 11
+    assert load_region(w2_trace())[1].n == 16
+    sink = StreamsSink()
+    sink.start_region(RegionInfo(name="w2"), W2_STATIC)
+    for part in w2_trace().split(50):
+        sink.consume(part)
+    sink.end_region(RegionInfo(name="w2"), W2_STATIC)
+    assert sink.regions[0][1].n == 11
+
+
+def test_positions_come_from_the_records_as_traced():
+    """A call at the end of a loop body (CALL, the callee's two records at ids 1..2, RET): the loop's increment
+    and test after the call close the iteration, so every lane meets there. Compiled streams drop the CALL and
+    RET after the positions are known: 11 warp instructions instead of 15."""
+    rows = []
+    for t in range(32):
+        for k in range(2):
+            if k:
+                rows += [(10, Op.INT_ALU, 0, 0, 0, 0, 0, 0, 0, t), (11, Op.BRANCH, 1, 0, 0, 0, 0, 0, 0, t)]
+            rows += [(12, Op.LOAD, 0, 0, 0, 0, 0, 0x1000 + 8 * t, 8, t), (13, Op.BRANCH, t % 2, 0, 0, 0, 0, 0, 0, t)]
+            if t % 2:
+                rows += [(14, Op.CALL, 0, 0, 0, 0, 0, 0, 0, t), (1, Op.FP_MUL, 0, 0, 0, 0, 0, 0, 0, t),
+                         (2, Op.RET, 0, 0, 0, 0, 0, 0, 0, t)]
+        rows += [(10, Op.INT_ALU, 0, 0, 0, 0, 0, 0, 0, t), (11, Op.BRANCH, 0, 0, 0, 0, 0, 0, 0, t),
+                 (16, Op.STORE, 0, 0, 0, 0, 0, 0x2000 + 8 * t, 8, t)]
+    chunk = TraceChunk.from_records(rows)
+    static = _static({10: (0, 1), 11: (0, 1), 12: (1, 0), 13: (1, 0), 14: (1, 0)}, 16)
+    it = [(12, 32), (13, 32), (14, 16), (1, 16), (2, 16), (10, 32), (11, 32)]
+    s = build_streams(chunk, 256, compiled=False, static=static)
+    assert list(zip(s.pc.tolist(), s.active.tolist())) == it + it + [(16, 32)]
+    it = [(12, 32), (13, 32), (1, 16), (10, 32), (11, 32)]
+    s = build_streams(chunk, 256, static=static)
+    assert list(zip(s.pc.tolist(), s.active.tolist())) == it + it + [(16, 32)]
 
 
 def test_coalescing_into_sectors():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import prange
 from typer.testing import CliRunner
 
 from portcast.cli import app
@@ -82,6 +83,39 @@ def test_the_simt_input_is_computed_when_the_model_needs_it():
     p = _direct(spec.cpu, spec.make_inputs(4_096, 0), model=load_gputime_model(DEFAULT_GPUTIME_MODEL), simulate=True)
     assert p.uses_simt and p.simulated_s is not None and 1e-7 < p.simulated_s < 1e-3
     assert np.isfinite(p.kernel_s) and p.kernel_s > 0
+
+
+def nearest_sum(points, cents, out):
+    for i in prange(points.shape[0]):
+        best = np.inf
+        s = 0.0
+        for c in range(cents.shape[0]):
+            d = abs(points[i] - cents[c])
+            if d < best:
+                best = d
+                s += d * d
+        out[i] = s
+    return out
+
+
+def test_the_simt_input_follows_the_regions_loops():
+    """The SIMT time of a profile is that of warps laid out by the trace's loop table (an if inside the loop
+    re-converges at each iteration's end), not by static ids alone."""
+    from gpu_models.simt.threads import build_streams
+    from portcast.gpu_prediction import BLOCK_SIZE
+    from portcast.measured_ports import simulated_times
+    from profiler.session import trace_function
+    from profiler.trace import MemorySink
+
+    rng = np.random.default_rng(1)
+    args = (rng.random(512), rng.random(8), np.zeros(512))
+    simt, mem = SimtSink("p100"), MemorySink()
+    trace_function(nearest_sum, args, sinks=[simt, mem])
+    _, static, chunk = mem.regions[0]
+    laid = simulated_times(chunk, 512, BLOCK_SIZE, ["p100"], static=static)["p100"]
+    by_id = simulated_times(chunk, 512, BLOCK_SIZE, ["p100"])["p100"]
+    assert simt.results == [laid] and laid != by_id
+    assert build_streams(chunk, BLOCK_SIZE, static=static).n < build_streams(chunk, BLOCK_SIZE).n
 
 
 @pytest.mark.parametrize("name, sizes, target, count_rtol", [
