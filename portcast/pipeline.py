@@ -645,8 +645,8 @@ def predict_one_region(chosen, gpu: str, series, *, work: dict | None = None, by
 
     ``chosen`` is :func:`resolve_model`'s ``(kind, path, model)``. With the GPU-time model: the kernel time on
     preset ``gpu`` from the region's ``work`` (``WorkSink``), features ``series``, ``bytes_rw`` (``BytesSink``)
-    and ``simulated_s`` (``SimtSink``; NaN when there is none: then the model without the SIMT input, said in
-    ``notes``) by :func:`portcast.gpu_prediction.predict_region`, the bounds of the same counts by
+    and ``simulated_s`` (``SimtSink``; NaN when there is none: a model that needs it then gives a ``reason``)
+    by :func:`portcast.gpu_prediction.predict_region`, the bounds of the same counts by
     :func:`portcast.gpu_prediction.region_bounds`, the model's term contributions, and the speedup against
     ``cpu_s`` (None: ``cpu_why`` says why; ``cpu_baseline``, the :class:`profiler.baseline.Baseline` of the
     timed runs, gives the speedup its interval and says what was timed, ``cpu_numpy`` whether the region ran
@@ -678,16 +678,9 @@ def predict_one_region(chosen, gpu: str, series, *, work: dict | None = None, by
 
     use, use_path = model, path
     if model.needs_simt and not simulated_s == simulated_s:
-        import predictor.gputime as gputime_module
-        from predictor.gputime import load_gputime_model
-
-        use_path = gputime_module.DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json")
-        if not use_path.is_file():
-            rp.reason = "the SIMT estimate was not available and no model without it ships"
-            return rp
-        use = load_gputime_model(use_path)
-        rp.notes.append("the region is too large for the SIMT estimate's sample: predicted with the model "
-                        "without it (docs/gputime.md)")
+        rp.reason = (f"the model {path} needs the SIMT model's estimate, which this region does not have (too "
+                     "large for its sample, or a size that was not traced); the shipped model needs none")
+        return rp
     p = predict_region(use, gpu, work, series, bytes_rw, simulated_s, cpu_s=cpu_s, model_file=str(use_path))
     if cpu_baseline is not None:
         p.set_cpu(cpu_baseline, cpu_numpy, at=cpu_at)

@@ -136,6 +136,26 @@ def _print_inputs(out, model, p) -> None:
 
     from predictor.gputime import design
 
+    if getattr(model, "family", "") == "bounded":
+        from portcast.bounds_report import format_seconds
+        from predictor.bounded import rate_matrix
+
+        t = Table(title="model inputs: per-launch estimates (seconds), the lower bound, launches, and the rates of "
+                        "the factor with their training ranges (ilp32 and warp_sectorsPerGroup as natural logs)",
+                  title_justify="left")
+        for c in ("input", "value", "training min", "training max"):
+            t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
+        row = pd.DataFrame([p.inputs])
+        for name in (*(f"term_{k}" for k in model.terms), "bound_s"):
+            t.add_row(name, format_seconds(p.inputs[name]), "", "")
+        t.add_row("launches", f"{p.inputs['launches']:g}", "", "")
+        x = rate_matrix(row, model.rates)[0]
+        for i, r in enumerate(model.rates):
+            lo, hi = model.training_ranges[r]
+            t.add_row(r, f"{x[i]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+        out.print(t)
+        return
+
     d = design(pd.DataFrame([p.inputs])).iloc[0]
     t = Table(title="model inputs (natural logs of seconds / counts) and training ranges", title_justify="left")
     for c in ("input", "value", "training min", "training max"):
