@@ -221,7 +221,7 @@ def load_default_model(path: Path | None = None):
     return load_gputime_model(path or DEFAULT_GPUTIME_MODEL)
 
 
-def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dict, simulated_s: float, *,
+def predict_region(model, gpu, work: dict, series: pd.Series, bytes_rw: dict, simulated_s: float, *,
                    cpu_s: float | None, model_file: str = "") -> GpuPrediction:
     """The prediction for one region: ``work`` (:class:`WorkSink` result), ``series`` (the feature engine's
     features), ``bytes_rw`` (:class:`BytesSink` result), ``simulated_s`` (:class:`SimtSink` result, NaN if
@@ -231,11 +231,12 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
     from portcast.gputime_training import GENERATIONS, gpu_columns
     from predictor.gputime import RATE_FEATURES
 
-    cfg = load_config(gpu)
+    cfg = load_config(gpu) if isinstance(gpu, str) else gpu  # a preset name or a GPUConfig
+    gpu = cfg.name
     sim = float(simulated_s)
     explanation, b = None, None
     if getattr(model, "family", "") == "bounded":
-        row, b = model_inputs({**series.to_dict(), **work}, gpu)
+        row, b = model_inputs({**series.to_dict(), **work}, cfg)
         if row is None:
             from gpu_models.bounds import REQUIRED
 
@@ -246,7 +247,7 @@ def predict_region(model, gpu: str, work: dict, series: pd.Series, bytes_rw: dic
         explanation = model.explain(frame)
     else:
         row = {**{k: float(work[k]) for k in work}, "block_size": float(BLOCK_SIZE),
-               **{k: float(series.get(k, np.nan)) for k in RATE_FEATURES}, **gpu_columns(gpu),
+               **{k: float(series.get(k, np.nan)) for k in RATE_FEATURES}, **gpu_columns(cfg),
                "simulated_s": sim, "host_timer": 0.0}
         frame = pd.DataFrame([row])
         kernel = float(model.predict(frame, gpu=[gpu])[0])

@@ -107,9 +107,9 @@ def faster_memory(cfg, k: float):
 
 
 def fewer_fp64_lanes(cfg, k: int):
-    """``cfg`` with ``k`` times fewer FP64 lanes (at least one)."""
+    """``cfg`` with ``k`` times fewer FP64 lanes (a fraction of a lane per scheduler is allowed, as on the RTX 4090)."""
     lanes = dict(cfg.lanes)
-    lanes["fp64"] = max(1, int(lanes["fp64"] // k))
+    lanes["fp64"] = lanes["fp64"] / k
     return dataclasses.replace(cfg, lanes=lanes, name=f"{cfg.name}-fp64/{k:g}")
 
 
