@@ -98,8 +98,8 @@ Estimates (:attr:`Bounds.terms`, seconds per launch, the launch's share 1/L of t
 * ``latency``: rounds x R / (T x L x s) / ilp x (latency of an average record) / f, where a record's latency
   is the ALU latency (``ops["INT_ALU"][1]`` cycles) for a compute record and, for a load or store,
   ``l2_latency_ns`` + ``dram_latency_ns``: the chain of dependent memory round trips of one warp, ilp of them
-  overlapping (``latency_cached`` weighs the memory latency by ``coldRef`` and takes the L1 latency
-  for the rest).
+  overlapping (``latency_l2`` weighs the memory latency by ``coldRef`` and takes the L2 latency,
+  ``l2_latency_ns``, for the loads that find their data again; ``latency_cached`` the L1 latency).
 
 :func:`transfer_seconds` is the time of the copies around the kernel over the host link:
 sum over copies of (:data:`TRANSFER_LATENCY_S` + bytes / (``link_gb_per_s`` x 1e9)).
@@ -118,7 +118,7 @@ from .simt.config import PIPES, SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
 #: Resources, in the order of the tables (and of preference among equal times).
 RESOURCES = ("dram", "issue", "pipe", "waves", "latency", "launch")
 #: Per-launch estimates of :attr:`Bounds.terms`, in order.
-TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_cached")
+TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_l2", "latency_cached")
 #: Compute operation classes (``mica_mix_<name>`` of each is read; see :data:`REQUIRED` and :data:`FP64_MIX`).
 COMPUTE_OPS = tuple(o.name for o in Op if o not in (Op.LOAD, Op.STORE))
 #: The double-precision shares: read as 0 when absent (a table from before the FP64 classes, module docstring).
@@ -353,10 +353,13 @@ def bounds(counts: Mapping[str, float], cfg: GPUConfig, *, block_size: int = DEF
     mem_cycles = (cfg.l2_latency_ns + cfg.dram_latency_ns) * 1e-9 * f
     steps = rounds * rpt / (L * s) / ilp  # one warp's dependent steps per launch, rounds of them
     lat_est = steps * ((1 - m) * alu + m * mem_cycles) / f
+    l2_cycles = cfg.l2_latency_ns * 1e-9 * f
+    lat_l2 = steps * ((1 - m) * alu + m * (cold * mem_cycles + (1 - cold) * l2_cycles)) / f
     lat_cached = steps * ((1 - m) * alu + m * (cold * mem_cycles + (1 - cold) * cfg.l1_latency_cycles)) / f
 
     terms = {"dram": S_L / L / bw, "traffic": traffic_bytes / L / bw, "issue": issue_all / L,
-             "pipe": pipe_s[busiest] / L, "waves": wave_chain / L, "latency": lat_est, "latency_cached": lat_cached}
+             "pipe": pipe_s[busiest] / L, "waves": wave_chain / L, "latency": lat_est, "latency_l2": lat_l2,
+             "latency_cached": lat_cached}
     details = {
         "threads": T, "records": N, "thread_records": R, "thread_share": p, "launches": L,
         "simd_efficiency": s, "lanes_per_warp": a, "warp_instructions": W, "record_derate": d,

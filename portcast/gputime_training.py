@@ -128,7 +128,7 @@ def _interaction(columns):
 
 
 #: the shipped family's name in the tables
-BOUNDED_LINEAR = "bounded, linear factor"
+BOUNDED_LINEAR = "bounded, linear factor on the instruction mix"
 
 
 #: the variants :func:`evaluate` compares: name -> model factory (or "simt" for the SIMT estimate as it is)
@@ -136,10 +136,14 @@ def variants() -> dict[str, Callable | str]:
     from predictor.bounded import BoundedTimeModel
     from predictor.gputime import DESIGN_COLUMNS
 
+    from predictor.bounded import FACTOR_RATES
+
     return {
         BOUNDED_LINEAR: lambda: BoundedTimeModel("linear"),
-        "bounded, XAPP interaction factor (k=3)": lambda: BoundedTimeModel("xapp", k=3),
-        "bounded, boosted-tree factor": lambda: BoundedTimeModel("trees"),
+        "bounded, linear factor on every rate": lambda: BoundedTimeModel("linear", rates=FACTOR_RATES),
+        "bounded, XAPP interaction factor (k=3 of every rate)": lambda: BoundedTimeModel("xapp", rates=FACTOR_RATES,
+                                                                                         k=3),
+        "bounded, boosted-tree factor (every rate)": lambda: BoundedTimeModel("trees", rates=FACTOR_RATES),
         "SIMT model alone": "simt",
         "SIMT, per-GPU scale + constant": lambda: GpuTimeModel("simt-calibrated"),
         "gradient boosting (all inputs)": lambda: GpuTimeModel("gbm"),

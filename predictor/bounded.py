@@ -37,10 +37,18 @@ import numpy as np
 import pandas as pd
 
 #: per-launch estimates a model may use (``gpu_models.bounds.TERMS``; input columns ``term_<name>``)
-TERM_NAMES = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_cached")
+TERM_NAMES = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_l2", "latency_cached")
+#: the estimates the shipped model scales: DRAM sectors, issue, the busiest pipeline, the waves' chains, and
+#: the latency of a warp's dependent steps with its loads at the latency where their data is (DRAM for the
+#: first touch, L1 after)
+DEFAULT_TERMS = ("dram", "issue", "pipe", "waves", "latency_cached")
 #: rate features the factor may use (the feature engine's names; ``fp64``: 0 when a table lacks it)
 FACTOR_RATES = ("warp_simdEfficiency", "warp_coalescing", "warp_sectorsPerGroup", "mem", "fp", "ctrl", "ilp32",
                 "fp64")
+#: the rates the shipped factor reads: the kernel's instruction mix (loads and stores, floating point, control,
+#: the double-precision share of the floating point), counted inside the threads, which does not drift with
+#: the input size or with where the arrays lie (as coalescing and ILP do)
+MIX_RATES = ("mem", "fp", "ctrl", "fp64")
 #: columns every prediction needs besides the terms
 BASE_COLUMNS = ("bound_s", "launches", "host_timer")
 FACTORS = ("linear", "xapp", "trees")
@@ -88,8 +96,8 @@ class BoundedTimeModel:
     Parameters
     ----------
     factor : one of :data:`FACTORS`
-    terms : estimates the time scales (default: dram, issue, pipe, waves, latency)
-    rates : rate features of the factor (default: :data:`FACTOR_RATES`)
+    terms : estimates the time scales (default: :data:`DEFAULT_TERMS`)
+    rates : rate features of the factor (default: :data:`MIX_RATES`; any of :data:`FACTOR_RATES`)
     k : rates the ``xapp`` factor keeps (with all their products)
     ridge : weight of the penalty on the factor's coefficients (not its intercept), on the log scale
     n_trees, depth, min_leaf, learning_rate : the ``trees`` factor
@@ -104,8 +112,8 @@ class BoundedTimeModel:
         if factor not in FACTORS:
             raise ValueError(f"factor must be one of {FACTORS}, got {factor!r}")
         self.factor = factor
-        self.terms = tuple(terms) if terms is not None else ("dram", "issue", "pipe", "waves", "latency")
-        self.rates = tuple(rates) if rates is not None else FACTOR_RATES
+        self.terms = tuple(terms) if terms is not None else DEFAULT_TERMS
+        self.rates = tuple(rates) if rates is not None else MIX_RATES
         bad = [t for t in self.terms if t not in TERM_NAMES] + [r for r in self.rates if r not in FACTOR_RATES]
         if bad or not self.terms:
             raise ValueError(f"unknown or missing terms/rates {bad}; terms: {TERM_NAMES}, rates: {FACTOR_RATES}")

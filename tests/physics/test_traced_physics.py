@@ -125,7 +125,10 @@ def ladders(draw, lo, hi, step):
     first = draw(st.integers(lo, int(hi / step ** 2)))
     out = [first]
     for _ in range(draw(st.integers(1, 2))):
-        out.append(draw(st.integers(int(math.ceil(out[-1] * step)), hi)))
+        low = int(math.ceil(out[-1] * step))
+        if low > hi:
+            break
+        out.append(draw(st.integers(low, hi)))
     return out
 
 
