@@ -50,8 +50,36 @@ def test_folds(frame):
         "Kepler",
         "Maxwell",
     }
+    (name, tr, te), = G.folds(frame, "largest")
+    # every port measured at more than one size is tested at its largest (by trace records), trained on the rest
+    test_points = set(zip(frame["port"].iloc[te], frame["point"].iloc[te]))
+    assert len(test_points) == frame.groupby("port")["point"].nunique().gt(1).sum()
+    for port, point in test_points:
+        rows = frame[frame["port"] == port]
+        assert rows.loc[rows["point"] == point, "records"].iloc[0] == rows["records"].max()
+    assert not test_points & set(zip(frame["port"].iloc[tr], frame["point"].iloc[tr]))
+    assert len(tr) + len(te) == len(frame)
     with pytest.raises(ValueError, match="split must be one of"):
         G.folds(frame, "kernel")
+
+
+def test_training_rows_carry_the_bounded_models_inputs(frame):
+    """Every row has the per-launch estimates, the lower bound, one launch (a port's barrier phases are one
+    kernel; the FFT's passes are launches of their own) and the kernel's instruction mix."""
+    from predictor.bounded import FACTOR_RATES, TERM_NAMES
+
+    cols = [f"term_{t}" for t in TERM_NAMES] + ["bound_s", "launches", *FACTOR_RATES]
+    assert frame[cols].notna().all().all() and (frame[cols] >= 0).all().all()
+    assert (frame.loc[frame["port"] != "aiwc/fft/fft", "launches"] == 1).all()
+    # its passes: 2048 = 16 x 16 x 8 points in 3, 16384 = 16^3 x 4 in 4, 524288 = 16^4 x 8 in 5
+    assert set(frame.loc[frame["port"] == "aiwc/fft/fft", "launches"]) == {3.0, 4.0, 5.0}
+    # the lower bound never exceeds a measured time: the bounds are bounds of the ports' real kernels
+    assert (frame["bound_s"] <= frame["measured_s"]).all()
+    # FP64: backprop's weight update computes in double, hotspot half of its floating point; the AIWC kernels none
+    fp64 = frame.groupby("port")["fp64"].max()
+    assert fp64["amaris/backprop/bpnn_adjust_weights_cuda"] == 1.0
+    assert 0.4 < fp64["amaris/hotspot/calculate_temp"] < 0.6
+    assert (fp64[[p for p in fp64.index if p.startswith("aiwc/")]] == 0).all()
 
 
 def test_score_by_hand():
@@ -116,7 +144,8 @@ def test_gpu_time_train_cli_writes_a_loadable_model_and_never_overwrites(tmp_pat
     from typer.testing import CliRunner
 
     from portcast.cli import app
-    from predictor.gputime import load_gputime_model
+    from predictor.bounded import DEFAULT_TERMS, MIX_RATES
+    from predictor.gputime import DEFAULT_GPUTIME_MODEL, load_gputime_model
 
     out = tmp_path / "m.json"
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out), "--family", "simt-calibrated"])
@@ -127,12 +156,18 @@ def test_gpu_time_train_cli_writes_a_loadable_model_and_never_overwrites(tmp_pat
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out)])
     assert res.exit_code == 2 and "exists: pass --force to replace it" in res.output
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out), "--force", "--family", "xapp"])
-    assert res.exit_code == 2 and "--family must be gbm, gbm-residual or simt-calibrated" in res.output
+    assert res.exit_code == 2 and "--family must be one of bounded, bounded-xapp, bounded-trees, gbm" in res.output
+    res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    m = load_gputime_model(out)  # the default family is the shipped one
+    assert (m.family, m.factor, m.terms, m.rates) == ("bounded", "linear", DEFAULT_TERMS, MIX_RATES)
+    assert m.to_dict()["coef"] == load_gputime_model(DEFAULT_GPUTIME_MODEL).to_dict()["coef"]  # deterministic
 
 
 def test_shipped_training_points_are_the_training_frame(frame, tmp_path):
     """predictor/models/gputime-points.csv (what a report plots) is training_points of the current data."""
-    from predictor.gputime import DEFAULT_TRAINING_POINTS, design, roofline_log
+    from predictor.bounded import DEFAULT_TERMS
+    from predictor.gputime import DEFAULT_TRAINING_POINTS
 
     shipped = G.read_training_points(DEFAULT_TRAINING_POINTS)
     fresh = G.training_points(frame)
@@ -140,8 +175,9 @@ def test_shipped_training_points_are_the_training_frame(frame, tmp_path):
     assert list(shipped["application"]) == list(fresh["application"])
     for c in G.POINT_COLUMNS:
         np.testing.assert_allclose(shipped[c].to_numpy(), fresh[c].to_numpy(), rtol=1e-5)
-    # the roofline time is the design's issue + DRAM sectors + footprint, in seconds
-    np.testing.assert_allclose(fresh["roofline_s"], np.exp(roofline_log(design(frame))), rtol=1e-12)
+    # the physical estimate is the launches x the largest per-launch estimate the shipped model scales, in seconds
+    est = frame["launches"] * frame[[f"term_{t}" for t in DEFAULT_TERMS]].max(axis=1)
+    np.testing.assert_allclose(fresh["roofline_s"], est, rtol=1e-12)
     back = G.read_training_points(G.write_training_points(fresh, tmp_path / "p.csv"))
     np.testing.assert_allclose(back["measured_s"], fresh["measured_s"], rtol=1e-5)
     (tmp_path / "bad.csv").write_text("application,preset\n")
