@@ -133,10 +133,8 @@ BOUNDED_LINEAR = "bounded, linear factor on the instruction mix"
 
 #: the variants :func:`evaluate` compares: name -> model factory (or "simt" for the SIMT estimate as it is)
 def variants() -> dict[str, Callable | str]:
-    from predictor.bounded import BoundedTimeModel
+    from predictor.bounded import FACTOR_RATES, BoundedTimeModel
     from predictor.gputime import DESIGN_COLUMNS
-
-    from predictor.bounded import FACTOR_RATES
 
     return {
         BOUNDED_LINEAR: lambda: BoundedTimeModel("linear"),

@@ -953,6 +953,16 @@ def predict_at_size(fn, make, at_size: int, ladder: list, *, chosen, gpu: str, m
                                    rule=baseline_rule)
         cpu, why = b.seconds, (f"it raised {b.error}" if b.error else "")
     work = {k: float(v) for k, v in at.counts.items() if k not in ("read_bytes", "written_bytes")}
+    # the distinct sectors move with where each traced size's arrays start (a sector per array), which no
+    # polynomial fits: they are the distinct bytes at the size times the largest traced size's sectors per byte
+    # (and the per-launch sectors per launch per sector of the region)
+    last = at.traced[-1]
+    if all(k in last and k in work for k in ("sector_bytes", "launch_sector_bytes", "unique_bytes", "launches")):
+        if last["unique_bytes"] > 0 and last["sector_bytes"] > 0:
+            work["sector_bytes"] = work["unique_bytes"] * last["sector_bytes"] / last["unique_bytes"]
+            work["launch_sector_bytes"] = (work["sector_bytes"] * max(work["launches"], 1.0)
+                                           * last["launch_sector_bytes"] / (last["sector_bytes"]
+                                                                            * max(last["launches"], 1.0)))
     missing = [k for k in WORK_KEYS if k not in work]
     if missing:
         raise UserError(f"--at-size: the extrapolation lacks the counts {missing}")

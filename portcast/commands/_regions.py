@@ -140,9 +140,10 @@ def _print_inputs(out, model, p) -> None:
         from portcast.bounds_report import format_seconds
         from predictor.bounded import rate_matrix
 
+        logs = [r for r in model.rates if r in ("ilp32", "warp_sectorsPerGroup")]
         t = Table(title="model inputs: per-launch estimates (seconds), the lower bound, launches, and the rates of "
-                        "the factor with their training ranges (ilp32 and warp_sectorsPerGroup as natural logs)",
-                  title_justify="left")
+                        "the factor with their training ranges" + (f" ({' and '.join(logs)} as natural logs)"
+                                                                   if logs else ""), title_justify="left")
         for c in ("input", "value", "training min", "training max"):
             t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
         row = pd.DataFrame([p.inputs])
