@@ -9,7 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from predictor.bounded import FACTOR_RATES, TERM_NAMES, BoundedModelError, BoundedTimeModel, rate_matrix
+from predictor.bounded import (
+    DEFAULT_TERMS,
+    FACTOR_RATES,
+    MIX_RATES,
+    TERM_NAMES,
+    BoundedModelError,
+    BoundedTimeModel,
+    rate_matrix,
+)
 from predictor.gputime import GpuTimeModelError, gputime_model_from_dict, load_gputime_model, save_gputime_model
 
 T0, HOST = 3e-6, 12e-6
@@ -28,7 +36,7 @@ def synthetic(n=600, seed=0):
         d[r] = rng.uniform(0, 0.5, n)
     d["ilp32"] = rng.uniform(1, 8, n)
     d["fp64"] = (rng.random(n) < 0.3).astype(float)
-    K = d[[f"term_{t}" for t in ("dram", "issue", "pipe", "waves", "latency")]].max(axis=1).to_numpy()
+    K = d[[f"term_{t}" for t in DEFAULT_TERMS]].max(axis=1).to_numpy()
     logf = 0.4 - 0.8 * (d["warp_coalescing"].to_numpy() - 0.6) + 0.5 * d["fp64"].to_numpy()
     est = d["launches"].to_numpy() * (T0 + np.exp(logf) * K)
     d["bound_s"] = est * rng.choice([0.2, 1.5], n, p=[0.8, 0.2])  # the floor decides for a fifth of the rows
@@ -38,7 +46,7 @@ def synthetic(n=600, seed=0):
 
 def test_fit_recovers_the_fixed_costs_and_the_factor_of_data_made_by_its_form():
     d, t = synthetic()
-    m = BoundedTimeModel("linear", ridge=0.0).fit(d, t)
+    m = BoundedTimeModel("linear", rates=FACTOR_RATES, ridge=0.0).fit(d, t)
     assert m.launch_s_ == pytest.approx(T0, rel=0.02) and m.host_s_ == pytest.approx(HOST, rel=0.02)
     assert np.max(np.abs(m.predict(d) / t - 1)) < 1e-3
     # the factor's coefficients on the standardised rates: coalescing -0.8 per unit, fp64 +0.5 per unit
@@ -51,7 +59,7 @@ def test_fit_recovers_the_fixed_costs_and_the_factor_of_data_made_by_its_form():
 @pytest.mark.parametrize("factor", ["linear", "xapp", "trees"])
 def test_never_below_the_bound_launches_add_and_the_factor_is_bounded(factor):
     d, t = synthetic(300, seed=1)
-    m = BoundedTimeModel(factor, k=2, n_trees=30).fit(d, t)
+    m = BoundedTimeModel(factor, rates=FACTOR_RATES, k=2, n_trees=30).fit(d, t)
     p = m.predict(d)
     assert np.all(p >= d["bound_s"].to_numpy())
     one = d.iloc[:1].assign(bound_s=0.0, host_timer=0.0, launches=1.0)
@@ -70,7 +78,7 @@ def test_never_below_the_bound_launches_add_and_the_factor_is_bounded(factor):
 @pytest.mark.parametrize("factor", ["linear", "xapp", "trees"])
 def test_the_file_gives_the_same_predictions(tmp_path, factor):
     d, t = synthetic(300, seed=2)
-    m = BoundedTimeModel(factor, k=2, n_trees=20).fit(d, t)
+    m = BoundedTimeModel(factor, rates=FACTOR_RATES if factor != "linear" else MIX_RATES, k=2, n_trees=20).fit(d, t)
     path = save_gputime_model(m, tmp_path / "m.json", {"trained_on": "synthetic"})
     doc = json.loads(path.read_text())
     assert (doc["format"], doc["schema_version"], doc["family"], doc["factor"]) == (
@@ -82,7 +90,7 @@ def test_the_file_gives_the_same_predictions(tmp_path, factor):
 
 def test_contributions_sum_to_the_log_of_the_prediction():
     d, t = synthetic(300, seed=3)
-    m = BoundedTimeModel("linear").fit(d, t)
+    m = BoundedTimeModel("linear", rates=FACTOR_RATES).fit(d, t)
     for i in range(20):
         row = d.iloc[i:i + 1]
         c = m.contributions(row)
@@ -95,7 +103,7 @@ def test_contributions_sum_to_the_log_of_the_prediction():
 
 def test_bad_inputs_and_files_are_refused_by_name():
     d, t = synthetic(200, seed=4)
-    m = BoundedTimeModel("linear").fit(d, t)
+    m = BoundedTimeModel("linear", rates=FACTOR_RATES).fit(d, t)
     with pytest.raises(BoundedModelError, match=r"missing column\(s\) \['term_pipe'\]"):
         m.predict(d.drop(columns=["term_pipe"]))
     with pytest.raises(BoundedModelError, match="column 'bound_s' is not finite in row 3"):
