@@ -119,9 +119,9 @@ def _size_of(kind: str, n: int) -> int:
 
 
 def violations(predict: Callable, presets, *, samples: int = 40, seed: int = 0) -> dict[str, int]:
-    """How many of ``samples`` generated programs per kind and preset break each law of :data:`LAWS` under
-    ``predict(counts, cfg) -> (seconds, Bounds)``. Programs and sizes are drawn from ``seed`` (sizes from
-    10^1.5 to 10^8.5 elements, steps, precisions, strides)."""
+    """How many of ``samples`` generated programs per preset (each at up to four sizes, and a streaming pair for
+    ``bytes``) break each law of :data:`LAWS` under ``predict(counts, cfg) -> (seconds, Bounds)``. Programs and
+    sizes are drawn from ``seed`` (sizes from 10^1.5 to 10^8.5 elements, steps, precisions, strides)."""
     from gpu_models.simt.config import load_config
 
     rng = np.random.default_rng(seed)
@@ -134,22 +134,20 @@ def violations(predict: Callable, presets, *, samples: int = 40, seed: int = 0) 
                       "flops": int(rng.integers(13)), "steps": int(rng.integers(1, 101)),
                       "stride": int(rng.integers(1, 65))}
             sizes = sorted({_size_of(kind, int(10 ** rng.uniform(1.5, 8.5))) for _ in range(4)})
-            last, bad_bound, bad_size = 0.0, False, False
+            last = 0.0
+            bad = dict.fromkeys(("bound", "size", "launches", "bandwidth", "fp64"), False)
             for n in sizes:
                 c = program(kind, n, **params)
                 t, b = predict(c, cfg)
-                bad_bound |= t < b.total_lower * (1 - 1e-12)
-                bad_size |= t < last * (1 - 1e-12)
+                bad["bound"] |= t < b.total_lower * (1 - 1e-12)
+                bad["size"] |= t < last * (1 - 1e-12)
                 last = t
-                if t < b.launches * LAUNCH_SECONDS * (1 - 1e-12):
-                    out["launches"] += 1
-                if predict(c, faster_memory(cfg, 2.0))[0] > t * (1 + 1e-12):
-                    out["bandwidth"] += 1
+                bad["launches"] |= t < b.launches * LAUNCH_SECONDS * (1 - 1e-12)
+                bad["bandwidth"] |= predict(c, faster_memory(cfg, 2.0))[0] > t * (1 + 1e-12)
                 slow = fewer_fp64_lanes(cfg, 8) if params["fp64"] and "fp64" in cfg.lanes else None
-                if slow is not None and predict(c, slow)[0] < t * (1 - 1e-12):
-                    out["fp64"] += 1
-            out["bound"] += int(bad_bound)
-            out["size"] += int(bad_size)
+                bad["fp64"] |= slow is not None and predict(c, slow)[0] < t * (1 - 1e-12)
+            for law, broken in bad.items():
+                out[law] += int(broken)
             n = int(10 ** rng.uniform(5, 8))
             small, big = program("stream", n, **params), program("stream", 10 * n, **params)
             t1, t2 = predict(small, cfg)[0], predict(big, cfg)[0]
