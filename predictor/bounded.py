@@ -38,10 +38,10 @@ import pandas as pd
 
 #: per-launch estimates a model may use (``gpu_models.bounds.TERMS``; input columns ``term_<name>``)
 TERM_NAMES = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_l2", "latency_cached")
-#: the estimates the shipped model scales: DRAM sectors, issue, the busiest pipeline, the waves' chains, and
-#: the latency of a warp's dependent steps with its loads at the latency where their data is (DRAM for the
-#: first touch, L1 after)
-DEFAULT_TERMS = ("dram", "issue", "pipe", "waves", "latency_cached")
+#: the estimates the shipped model scales: each launch's distinct DRAM sectors, every warp access's sectors (no
+#: cache reuse), issue, the busiest pipeline, the waves' chains, and the latency of a warp's dependent steps
+#: with its loads at DRAM latency for a first touch and at the L2's after
+DEFAULT_TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency_l2")
 #: rate features the factor may use (the feature engine's names; ``fp64``: 0 when a table lacks it)
 FACTOR_RATES = ("warp_simdEfficiency", "warp_coalescing", "warp_sectorsPerGroup", "mem", "fp", "ctrl", "ilp32",
                 "fp64")
