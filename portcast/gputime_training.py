@@ -127,6 +127,38 @@ def _interaction(columns):
     return lambda: GpuTimeModel("xapp", columns, k=3)
 
 
+class MonotoneBoosting:
+    """Gradient-boosted trees on the log of the time (scikit-learn's ``HistGradientBoostingRegressor``) over the
+    tree models' inputs without the SIMT estimate, constrained to be non-decreasing in every work and
+    physical-time input (issue, DRAM sectors and footprint, chain, waves, threads, records) and non-increasing
+    in the GPU's SMs, clock and DRAM bandwidth: the other way to carry the physics the issue names, compared in
+    the evaluation (not shipped, not saved)."""
+
+    family = "gbm-monotone"
+    needs_simt = False
+    UP = ("log_issue", "log_dram_sectors", "log_dram_footprint", "log_chain", "log_waves", "log_threads",
+          "log_records")
+    DOWN = ("log_sms", "log_core_mhz", "log_dram_gb_s")
+
+    def __init__(self) -> None:
+        from predictor.gputime import DESIGN_COLUMNS
+
+        self.columns = [c for c in DESIGN_COLUMNS if c != "log_simt"]
+
+    def fit(self, frame, measured_s, *, sample_weight=None, **_):
+        from sklearn.ensemble import HistGradientBoostingRegressor
+
+        cst = [1 if c in self.UP else -1 if c in self.DOWN else 0 for c in self.columns]
+        self.model_ = HistGradientBoostingRegressor(max_iter=300, learning_rate=0.05, max_depth=4,
+                                                    min_samples_leaf=20, monotonic_cst=cst, random_state=0)
+        self.model_.fit(design(frame)[self.columns].to_numpy(np.float64), np.log(np.asarray(measured_s)),
+                        sample_weight=sample_weight)
+        return self
+
+    def predict(self, frame, **_):
+        return np.exp(self.model_.predict(design(frame)[self.columns].to_numpy(np.float64)))
+
+
 #: the shipped family's name in the tables
 BOUNDED_LINEAR = "bounded, linear factor on the instruction mix"
 
@@ -147,6 +179,7 @@ def variants() -> dict[str, Callable | str]:
         "gradient boosting (all inputs)": lambda: GpuTimeModel("gbm"),
         "gradient boosting, SIMT prior + correction": lambda: GpuTimeModel("gbm-residual"),
         "gradient boosting without SIMT": lambda: GpuTimeModel("gbm", [c for c in DESIGN_COLUMNS if c != "log_simt"]),
+        "gradient boosting, monotone in the work and the GPU (no SIMT)": MonotoneBoosting,
         "XAPP interaction search (k=3, log time)": _interaction(DESIGN_COLUMNS),
         "OLS linear, log time": ("baseline", "ols"),
         "LASSO linear, log time": ("baseline", "lasso"),
