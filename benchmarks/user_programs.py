@@ -4,7 +4,7 @@ bodies on p100, rtx4090, gtx1080) and saxpy at 10^3 .. 10^8 elements through --a
 
 Run (from the repository whose Portcast is measured):
 
-    .venv/bin/python benchmarks/user_programs.py out.jsonl [heat,nbody,saxpy]
+    .venv/bin/python benchmarks/user_programs.py out.jsonl [heat,nbody,saxpy] [--baseline-kind njit]
 
 Each line of ``out.jsonl`` gives the case, the predicted kernel time, the lower bound and what sets it, the
 CPU time of the region and the speedups. The figures before and after the physics issue are in
@@ -30,12 +30,13 @@ def _seconds(text: str | None) -> float | None:
     return float(value.replace(",", "")) * {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[unit]
 
 
-def run(label: str, args: list[str], out: Path) -> dict:
+def run(label: str, args: list[str], out: Path, extra: list[str] = ()) -> dict:
     at_size = "--at-size" in args
-    cmd = [sys.executable, "-m", "portcast", "profile", *([] if at_size else ["--json"]), *args]
+    cmd = [sys.executable, "-m", "portcast", "profile", *([] if at_size else ["--json"]), *extra, *args]
     start = time.time()
     p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    rec: dict = {"case": label, "rc": p.returncode, "wall_s": round(time.time() - start, 1)}
+    rec: dict = {"case": label, "options": " ".join(extra), "rc": p.returncode,
+                 "wall_s": round(time.time() - start, 1)}
     if at_size:  # --at-size prints its figures as text
         text = " ".join(p.stdout.split())
         k = re.search(r"predicted kernel time (\S+ \S+)", text)
@@ -59,18 +60,19 @@ def run(label: str, args: list[str], out: Path) -> dict:
 def main(argv: list[str]) -> None:
     out = Path(argv[0])
     which = argv[1].split(",") if len(argv) > 1 else ["heat", "nbody", "saxpy"]
+    extra = argv[2:]  # options for every profile, e.g. --baseline-kind njit
     if "heat" in which:
         for n in (64, 200):
             for gpu in ("p100", "h100"):
-                run(f"heat n={n} {gpu}", ["examples/heat2d.py", "--gpu", gpu, "--", str(n)], out)
+                run(f"heat n={n} {gpu}", ["examples/heat2d.py", "--gpu", gpu, "--", str(n)], out, extra)
     if "saxpy" in which:
         for n in (10**3, 10**4, 10**5, 10**6, 10**7, 10**8):
             run(f"saxpy {n:.0e} p100", ["--function", "examples/saxpy.py:saxpy", "--at-size", str(n), "--gpu",
-                                        "p100"], out)
+                                        "p100"], out, extra)
     if "nbody" in which:
         for n in (256, 2560):
             for gpu in ("p100", "rtx4090", "gtx1080"):
-                run(f"nbody float64 n={n} {gpu}", ["examples/nbody.py", "--gpu", gpu, "--", str(n)], out)
+                run(f"nbody float64 n={n} {gpu}", ["examples/nbody.py", "--gpu", gpu, "--", str(n)], out, extra)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ GPU into one row of the model's inputs and returns the prediction (:class:`GpuPr
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any
 
@@ -209,6 +210,10 @@ def model_inputs(counts, gpu, *, block_size: int = BLOCK_SIZE, launches: float |
         c["mem"], c["ctrl"], c["fp"] = c["thread_mem"] / R, c["thread_ctrl"] / R, c["thread_fp"] / R
         c["fp64"] = c["thread_fp64"] / c["thread_fp"] if c["thread_fp"] > 0 else 0.0
     b = bounds(c, cfg, block_size=int(block_size))
+    # how much slower the GPU runs double precision: log2 of its FP32:FP64 lane ratio (0 where the description
+    # gives no FP64 lanes: it runs FP64 at the FP32 rate), weighted by the FP64 share of the floating point
+    fp64_lanes = float(cfg.lanes.get("fp64", cfg.lanes["fp"]))
+    c["fp64_slowdown"] = c.get("fp64", 0.0) * max(0.0, math.log2(cfg.lanes["fp"] / fp64_lanes))
     row = {f"term_{t}": float(b.terms[t]) for t in TERM_NAMES}
     row.update(bound_s=float(b.total_lower), launches=float(b.launches), host_timer=float(host_timer))
     row.update({r: float(c.get(r, 0.0)) for r in FACTOR_RATES})

@@ -44,11 +44,16 @@ TERM_NAMES = ("dram", "traffic", "issue", "pipe", "waves", "latency", "latency_l
 DEFAULT_TERMS = ("dram", "traffic", "issue", "pipe", "waves", "latency_l2")
 #: rate features the factor may use (the feature engine's names; ``fp64``: 0 when a table lacks it)
 FACTOR_RATES = ("warp_simdEfficiency", "warp_coalescing", "warp_sectorsPerGroup", "mem", "fp", "ctrl", "ilp32",
-                "fp64")
-#: the rates the shipped factor reads: the kernel's instruction mix (loads and stores, floating point, control,
-#: the double-precision share of the floating point), counted inside the threads, which does not drift with
-#: the input size or with where the arrays lie (as coalescing and ILP do)
-MIX_RATES = ("mem", "fp", "ctrl", "fp64")
+                "fp64", "fp64_slowdown")
+#: rates whose coefficient in a linear or XAPP factor is held >= 0: ``fp64_slowdown`` is the FP64 share times
+#: log2 of the GPU's FP32:FP64 lane ratio, so a GPU with a lower FP64 rate can only make double-precision code
+#: slower through it (the law of docs/gputime.md)
+NONNEGATIVE = ("fp64_slowdown",)
+#: the rates the shipped factor reads: the kernel's instruction mix (loads and stores, floating point, control),
+#: counted inside the threads, which does not drift with the input size or with where the arrays lie (as
+#: coalescing and ILP do), and the double-precision share of the floating point weighted by how much slower
+#: the GPU runs FP64 than FP32 (log2 of its FP32:FP64 lane ratio: 1 on a P100, 5 on a GTX 1080)
+MIX_RATES = ("mem", "fp", "ctrl", "fp64_slowdown")
 #: columns every prediction needs besides the terms
 BASE_COLUMNS = ("bound_s", "launches", "host_timer")
 FACTORS = ("linear", "xapp", "trees")
@@ -61,11 +66,12 @@ class BoundedModelError(ValueError):
 
 def rate_matrix(frame: pd.DataFrame, rates: Sequence[str]) -> np.ndarray:
     """The factor's inputs: the rates of ``frame`` (``ilp32`` and ``warp_sectorsPerGroup`` as logarithms, the
-    rest as they are; a missing ``fp64`` column reads as 0)."""
+    rest as they are; a missing ``fp64`` or ``fp64_slowdown`` column reads as 0: a table from before the FP64
+    classes has no double-precision records)."""
     cols = []
     for r in rates:
         if r not in frame.columns:
-            if r == "fp64":
+            if r in ("fp64", "fp64_slowdown"):
                 cols.append(np.zeros(len(frame)))
                 continue
             raise BoundedModelError(f"missing column {r!r}")
@@ -126,14 +132,15 @@ class BoundedTimeModel:
     # ------------------------------------------------------------------------------------------ inputs
     @property
     def input_columns(self) -> tuple[str, ...]:
-        return tuple(f"term_{t}" for t in self.terms) + BASE_COLUMNS + tuple(r for r in self.rates if r != "fp64")
+        return tuple(f"term_{t}" for t in self.terms) + BASE_COLUMNS + tuple(
+            r for r in self.rates if r not in ("fp64", "fp64_slowdown"))
 
     def check_inputs(self, frame: pd.DataFrame, where: str = "prediction input") -> None:
         """Raise :class:`BoundedModelError` naming a missing, negative or non-finite column of ``frame``."""
         missing = [c for c in self.input_columns if c not in frame.columns]
         if missing:
             raise BoundedModelError(f"{where}: missing column(s) {missing}")
-        cols = list(self.input_columns) + (["fp64"] if "fp64" in self.rates and "fp64" in frame.columns else [])
+        cols = list(self.input_columns) + [r for r in ("fp64", "fp64_slowdown") if r in self.rates and r in frame]
         vals = frame[cols].to_numpy(np.float64)
         bad = ~np.isfinite(vals)
         if bad.any():
@@ -275,7 +282,11 @@ class BoundedTimeModel:
 
             p0 = np.zeros(2 + len(terms))
             p0[0], p0[1] = math.log(3e-6), math.log(1e-5)
-            p = least_squares(residuals, p0, loss="soft_l1", f_scale=0.3, max_nfev=4000).x
+            lower = np.full(len(p0), -np.inf)
+            for i, t in enumerate(terms):  # the products of the nonnegative rates alone (a single rate) stay >= 0
+                if len(t) == 1 and self.rates[inputs[t[0]]] in NONNEGATIVE:
+                    lower[2 + i] = 0.0
+            p = least_squares(residuals, p0, loss="soft_l1", f_scale=0.3, max_nfev=4000, bounds=(lower, np.inf)).x
             self.factor_inputs_, self.factor_terms_ = tuple(int(i) for i in inputs), [tuple(t) for t in terms]
             self.coef_ = p[2:]
             self.z_lo_, self.z_hi_ = Z[:, list(inputs)].min(axis=0), Z[:, list(inputs)].max(axis=0)

@@ -80,6 +80,9 @@ def test_training_rows_carry_the_bounded_models_inputs(frame):
     assert fp64["amaris/backprop/bpnn_adjust_weights_cuda"] == 1.0
     assert 0.4 < fp64["amaris/hotspot/calculate_temp"] < 0.6
     assert (fp64[[p for p in fp64.index if p.startswith("aiwc/")]] == 0).all()
+    # the factor's FP64 input: that share x log2 of the GPU's FP32:FP64 lane ratio (P100 32:16, GTX 980 32:1)
+    bp = frame[frame["port"] == "amaris/backprop/bpnn_adjust_weights_cuda"].groupby("preset")["fp64_slowdown"].max()
+    assert (bp["p100"], bp["gtx980"], bp["k40"]) == (1.0, 5.0, 1.0)
 
 
 def test_score_by_hand():
