@@ -13,12 +13,14 @@ where
   the busiest pipeline, dependent latency ...) the model was fitted with (:attr:`BoundedTimeModel.terms`); they
   grow with the work, so the time does;
 * ``f(rates)`` is the learned factor: how far above its physical estimate a kernel with these rate features
-  (SIMD efficiency, coalescing, sectors per access, instruction mix, ILP, FP64 share) runs on real GPUs. It
-  depends on no size and on no GPU number, so the time is proportional to the estimate once it dominates,
-  and a GPU with more bandwidth or FP64 throughput (smaller terms) is never slower. ``log f`` is a polynomial
-  of the standardised rates (``linear``: every rate, no products; ``xapp``: XAPP's exhaustive search picks
-  ``k`` rates and keeps all their products) or a sum of regression trees (``trees``), and is clipped to the
-  range it took on the training rows (a bounded factor);
+  (the shipped model: the kernel's instruction mix and its FP64 share weighted by how slowly the GPU runs
+  FP64, :data:`MIX_RATES`; any of :data:`FACTOR_RATES`) runs on real GPUs. It depends on no size and on no
+  number of the GPU's but its FP64 rate, through an input whose coefficient is held >= 0
+  (:data:`NONNEGATIVE`), so the time is proportional to the estimate once it dominates, a GPU with more
+  bandwidth (smaller terms and bound) is never slower and one with a lower FP64 rate never faster. ``log f``
+  is a polynomial of the standardised rates (``linear``: each rate, no products; ``xapp``: XAPP's exhaustive
+  search picks ``k`` rates and keeps all their products) or a sum of regression trees (``trees``), and is
+  clipped to the range it took on the training rows (a bounded factor);
 * ``t0`` is a fixed cost per launch the bounds do not count (the ramp of a grid, a DRAM round trip), ``h`` the
   overhead of a host timer around one launch (the AIWC times; 0 for the device-side time the model predicts
   for a user): both learned, both >= 0.

@@ -11,24 +11,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
+from native_toolchain import needs_tool
 from typer.testing import CliRunner
 
 from portcast.cli import app
-from profiler.native.build import NativeToolError, find_toolchain
 from profiler.trace import N_OPS, Op
 from profiler.tracefile import TraceFile
 
 runner = CliRunner()
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "numba_saxpy.py"
 
-try:
-    find_toolchain()
-    _missing = None
-except NativeToolError as exc:  # pragma: no cover - this machine has gcc and valgrind
-    _missing = str(exc)
-
-needs_tool = pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
 
 
 def _text(res):

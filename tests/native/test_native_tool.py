@@ -6,10 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from native_toolchain import MISSING as _missing
+from native_toolchain import needs_tool
 
 from features import IlpAnalyzer
 from profiler.native import INCLUDE_DIR
-from profiler.native.build import NativeToolError, ensure_tool, find_toolchain
+from profiler.native.build import NativeToolError, ensure_tool
 from profiler.native.importers import import_lackey
 from profiler.native.record import decode_file, encode_records, record_program
 from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, MemorySink, Op, TraceChunk, TraceError
@@ -17,13 +19,6 @@ from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, MemorySink, Op, TraceChunk
 DATA = Path(__file__).parent / "data"
 N = 1000
 
-try:
-    find_toolchain()
-    _missing = None
-except NativeToolError as exc:  # pragma: no cover - this machine has gcc and valgrind
-    _missing = str(exc)
-
-needs_tool = pytest.mark.skipif(_missing is not None, reason=f"native toolchain missing: {_missing}")
 
 
 @pytest.fixture(scope="module")
