@@ -1,9 +1,11 @@
-"""Thread space, verdicts and predicted speedup of the realistic test programs (tests/realistic), one row each.
+"""Thread space, verdicts and predictions of the realistic test programs (tests/realistic), one row each.
 
-    .venv/bin/python benchmarks/realistic_report.py [--mode compiled] [--markdown]
+    .venv/bin/python benchmarks/realistic_report.py [--mode compiled] [--markdown] [--only NAME ...]
 
-The sizes are fixed here so a run is comparable with another version's. Predictions use the shipped default
-model; a region the guard rails refuse shows why instead (portcast.report.no_prediction_reason).
+The sizes are fixed here so a run is comparable with another version's. The speedup column is the shipped
+speedup model's; the GPU time column the shipped GPU-time model's kernel time on a P100 with its lower bound
+(the same prediction ``portcast profile`` prints). A region the guard rails refuse shows why instead
+(portcast.report.no_prediction_reason).
 """
 
 from __future__ import annotations
@@ -43,10 +45,47 @@ def cases():
         "crc32 (10^5 bytes)": (P.crc32, (rng.integers(0, 256, 100000).astype(np.uint8), P.crc_table())),
         "mandelbrot (128 x 128, 100 it.)": (P.mandelbrot, (np.zeros((128, 128), np.int64), -2.0, -1.0, 3 / 128,
                                                            2 / 128, 100)),
+        # second pass: privatisation, lifetimes, imperfect nests, broadcasts, and each one's negative twin
+        "mg_resid (32^3, row buffers)": (P.mg_resid, (rng.random((32,) * 3), rng.random((32,) * 3),
+                                                      np.zeros((32,) * 3), np.array([-8 / 3, 0.0, 1 / 6, 1 / 12]))),
+        "row_recurrence (64 x 64, negative)": (P.row_recurrence, (rng.random((64, 64)), np.zeros((64, 64)))),
+        "fft_lines_blocked (8 x 32 x 32, blocks of 8)": (P.fft_lines_blocked, (
+            rng.random((8, 32, 32)) + 1j * rng.random((8, 32, 32)), P.dft_twiddles(32), 8)),
+        "knn_search (2000 train, 256 queries, k=8)": (P.knn_search, (rng.random((2000, 3)), rng.random((256, 3)), 8,
+                                                                     np.zeros((256, 8)))),
+        "knn_shared_queue (negative)": (P.knn_shared_queue, (rng.random((2000, 3)), rng.random((256, 3)), 8,
+                                                             np.zeros((256, 8)))),
+        "csr_matvec_slices (n=2000)": (P.csr_matvec_slices, (*P.cg_inputs(2000)[:3], rng.random(2000),
+                                                              np.zeros(2000))),
+        "smooth_rows (200 x 100, negative)": (P.smooth_rows, (rng.random((200, 100)), rng.random((200, 100)))),
+        "twiddle_nest (64^3)": (P.twiddle_nest, (np.zeros((64,) * 3), 1e-3)),
+        "nest_carried (64 x 64, negative)": (P.nest_carried, (np.zeros((64, 64)), 0.01)),
+        "rbf_kernel_map (1000 x 3, 50 centres)": (P.rbf_kernel_map, (rng.random((1000, 3)), rng.random((50, 3)),
+                                                                     0.5)),
+        "rbf_refine (500 x 2, 8 centres, 3 steps, negative)": (P.rbf_refine, (rng.random((500, 2)),
+                                                                              rng.random((8, 2)), 0.5, 3)),
+        "region_count (600 points)": (P.region_count, (blobs(rng), 0.3, np.zeros(600, np.int64))),
+        "dbscan (600 points)": (P.dbscan, (blobs(rng), 0.3, 5, np.zeros(600, np.int64))),
     }
 
 
-def run(mode: str):
+def blobs(rng):
+    """600 points in three Gaussian blobs of 200 (the density-clustering input)."""
+    return np.concatenate([rng.normal(c, 0.3, (200, 2)) for c in (0.0, 3.0, 6.0)])
+
+
+def gpu_time(fn, args, mode: str) -> str:
+    """The GPU-time model's kernel time on a P100 and the region's lower bound, as `portcast profile` prints."""
+    from portcast.pipeline import predict
+
+    rp = predict(fn, args, gpu="p100", mode=mode, baseline=False)[-1]
+    if rp.prediction is None:
+        return "none: " + (rp.reason or "").split(":")[0].split(" (")[0]
+    bound = rp.bounds.bound if rp.bounds is not None else float("nan")
+    return f"{rp.prediction.kernel_s * 1e6:.4g} us (bound {bound * 1e6:.4g})"
+
+
+def run(mode: str, only=()):
     import features
     from predictor import explain_prediction, load_model
     from predictor.model_io import default_model_path
@@ -60,6 +99,8 @@ def run(mode: str):
     model = load_model(default_model_path())
     rows = []
     for name, (fn, args) in cases().items():
+        if only and not any(o in name for o in only):
+            continue
         sink = features.FeatureSink()
         trace_function(fn, args, sinks=[sink], mode=mode)
         info, f = sink.results[0]
@@ -84,7 +125,7 @@ def run(mode: str):
             if a.get("novelty", 0) == a.get("novelty", 0) and a.get("novelty", 0) > 1:
                 pred += f" (novelty {a['novelty']:.2g})"
         rows.append((name, info.mode, f"{info.n_records:,}", f"{int(f['warp_threads']):,}", space,
-                     f"{f['warp_bdiv']:.3f}", f"{f['warp_coalescing']:.3f}", pred))
+                     f"{f['warp_bdiv']:.3f}", f"{f['warp_coalescing']:.3f}", pred, gpu_time(fn, args, mode)))
     return rows
 
 
@@ -92,10 +133,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", default="auto")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--only", nargs="*", default=(), help="run only the programs whose name contains one of these")
     args = ap.parse_args()
-    rows = run(args.mode)
+    rows = run(args.mode, args.only)
     head = ("program", "mode", "records", "threads", "thread space (file:line, dims, launches, verdict)", "warp_bdiv",
-            "warp_coalescing", "prediction")
+            "warp_coalescing", "speedup model", "GPU time on P100 (lower bound)")
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))

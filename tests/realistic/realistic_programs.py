@@ -282,3 +282,230 @@ def mandelbrot(out, x0, y0, dx, dy, max_iter):
                 zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
                 n += 1
             out[py, px] = n
+
+
+# ==========================================================================================================
+# second pass: patterns of real code that need privatisation, lifetimes, imperfect nests and broadcasts.
+# Each comes with a negative twin: the same kind of buffer carrying a real value from one iteration to the next.
+
+# ----------------------------------------------------------------------------------------------------------
+# NAS MG resid: two row buffers computed for every (i3, i2) row, allocated once outside the loops
+
+
+def mg_resid(u, v, r, a):
+    n3, n2, n1 = u.shape
+    u1 = np.empty(n1)
+    u2 = np.empty(n1)
+    for i3 in range(1, n3 - 1):  # <- mgr.i3
+        for i2 in range(1, n2 - 1):  # <- mgr.i2
+            for i1 in range(n1):
+                u1[i1] = u[i3, i2 - 1, i1] + u[i3, i2 + 1, i1] + u[i3 - 1, i2, i1] + u[i3 + 1, i2, i1]
+                u2[i1] = (u[i3 - 1, i2 - 1, i1] + u[i3 - 1, i2 + 1, i1] + u[i3 + 1, i2 - 1, i1]
+                          + u[i3 + 1, i2 + 1, i1])
+            for i1 in range(1, n1 - 1):
+                r[i3, i2, i1] = (v[i3, i2, i1] - a[0] * u[i3, i2, i1] - a[2] * (u2[i1] + u1[i1 - 1] + u1[i1 + 1])
+                                 - a[3] * (u2[i1 - 1] + u2[i1 + 1]))
+
+
+def row_recurrence(u, out):
+    """Negative twin: the row buffer carries the previous row into the next iteration (a flow)."""
+    n2, n1 = u.shape
+    prev = np.zeros(n1)
+    for i2 in range(n2):  # <- rowrec.rows
+        for i1 in range(n1):  # <- rowrec.use
+            out[i2, i1] = 0.5 * (prev[i1] + u[i2, i1])
+        for i1 in range(n1):  # <- rowrec.keep
+            prev[i1] = out[i2, i1]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# NAS FT cffts1: blocks of lines copied into a scratch block, transformed there (a plain DFT per line into a
+# second scratch block) and copied back
+
+
+def fft_lines_blocked(x, tw, fftblock):
+    n3, n2, n1 = x.shape
+    scratch = np.empty((fftblock, n1), np.complex128)
+    work = np.empty((fftblock, n1), np.complex128)
+    for k in range(n3):  # <- ftb.planes
+        for jj in range(0, n2, fftblock):  # <- ftb.blocks
+            for j in range(fftblock):
+                for i in range(n1):
+                    scratch[j, i] = x[k, jj + j, i]
+            for j in range(fftblock):
+                for m in range(n1):
+                    acc = 0j
+                    for i in range(n1):
+                        acc += scratch[j, i] * tw[(m * i) % n1]
+                    work[j, m] = acc
+            for j in range(fftblock):
+                for i in range(n1):
+                    x[k, jj + j, i] = work[j, i]
+
+
+def dft_twiddles(n):
+    return np.exp(-2j * np.pi * np.arange(n) / n)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# k-nearest neighbours with a per-query queue allocated inside the prange body (insertion into a sorted queue)
+
+
+def knn_search(train, test, k, out):
+    for q in numba.prange(test.shape[0]):  # <- knn.queries
+        queue = np.empty((k, 2))
+        queue[:, 0] = np.inf
+        queue[:, 1] = -1.0
+        for j in range(train.shape[0]):
+            d = 0.0
+            for c in range(train.shape[1]):
+                t = train[j, c] - test[q, c]
+                d += t * t
+            if d < queue[k - 1, 0]:
+                m = k - 1
+                while m > 0 and queue[m - 1, 0] > d:
+                    queue[m, 0] = queue[m - 1, 0]
+                    queue[m, 1] = queue[m - 1, 1]
+                    m -= 1
+                queue[m, 0] = d
+                queue[m, 1] = j
+        for m in range(k):
+            out[q, m] = queue[m, 1]
+
+
+def knn_shared_queue(train, test, k, out):
+    """Negative twin: one queue for every query, never reset: a query starts from the previous one's queue."""
+    queue = np.full((k, 2), np.inf)
+    for q in numba.prange(test.shape[0]):  # <- knns.queries
+        for j in range(train.shape[0]):
+            d = 0.0
+            for c in range(train.shape[1]):
+                t = train[j, c] - test[q, c]
+                d += t * t
+            if d < queue[k - 1, 0]:
+                m = k - 1
+                while m > 0 and queue[m - 1, 0] > d:
+                    queue[m, 0] = queue[m - 1, 0]
+                    queue[m, 1] = queue[m - 1, 1]
+                    m -= 1
+                queue[m, 0] = d
+                queue[m, 1] = j
+        for m in range(k):
+            out[q, m] = queue[m, 1]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# CSR mat-vec the SciPy way: a row's values dotted with the gathered vector entries (temporaries per row)
+
+
+def csr_matvec_slices(vals, cols, rowptr, x, y):
+    for row in range(rowptr.shape[0] - 1):  # <- csrs.rows
+        lo, hi = rowptr[row], rowptr[row + 1]
+        y[row] = vals[lo:hi] @ x[cols[lo:hi]]
+
+
+def smooth_rows(a, b):
+    """Negative twin: each row is made from a temporary of the previous row (a flow through the rows)."""
+    for i in range(1, a.shape[0]):  # <- smr.rows
+        a[i] = a[i - 1] * 0.5 + b[i]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# a 3-D twiddle-factor nest (NAS FT evolve / compute_indexmap style): per-level index arithmetic between the
+# loop headers
+
+
+def twiddle_nest(out, alpha):
+    n3, n2, n1 = out.shape
+    for k in range(n3):  # <- tw.k
+        kk = k if k < n3 // 2 else k - n3
+        kk2 = kk * kk
+        for j in range(n2):
+            jj = j if j < n2 // 2 else j - n2
+            jk = jj * jj + kk2
+            for i in range(n1):
+                ii = i if i < n1 // 2 else i - n1
+                out[k, j, i] = math.exp(-alpha * (ii * ii + jk))
+
+
+def nest_carried(out, scale):
+    """Negative twin: the statement between the headers carries a value from one row to the next."""
+    n2, n1 = out.shape
+    s = 1.0
+    for j in range(n2):  # <- nc.rows
+        s = math.sin(s) + j * scale
+        for i in range(n1):  # <- nc.cols
+            out[j, i] = s * i
+
+
+# ----------------------------------------------------------------------------------------------------------
+# an RBF kernel map with broadcasting (scikit-learn style), and its negative twin
+
+
+def rbf_kernel_map(X, C, gamma):
+    diff = X[:, None, :] - C[None, :, :]
+    d2 = (diff * diff).sum(axis=-1)
+    return np.exp(-gamma * d2)
+
+
+def rbf_refine(X, C, gamma, steps):
+    """Negative twin: each step's centres are made from the previous step's broadcast (a host loop)."""
+    for s in range(steps):  # <- rbfr.steps
+        w = np.exp(-gamma * ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=-1))
+        C = (w.T @ X) / w.sum(axis=0)[:, None]
+    return C
+
+
+# ----------------------------------------------------------------------------------------------------------
+# density clustering (DBSCAN): the full algorithm (neighbour counts, core points, cluster growth with a
+# stack) and its neighbourhood-count pass alone
+
+
+def region_count(X, eps, counts):
+    n = X.shape[0]
+    eps2 = eps * eps
+    for i in range(n):  # <- db.counts
+        c = 0
+        for j in range(n):
+            d = 0.0
+            for f in range(X.shape[1]):
+                t = X[i, f] - X[j, f]
+                d += t * t
+            if d <= eps2:
+                c += 1
+        counts[i] = c
+
+
+def dbscan(X, eps, min_pts, labels):
+    n = X.shape[0]
+    eps2 = eps * eps
+    counts = np.zeros(n, np.int64)
+    region_count(X, eps, counts)
+    labels[:] = -1
+    stack = np.empty(n, np.int64)
+    cluster = 0
+    for i in range(n):  # <- db.grow
+        if labels[i] != -1 or counts[i] < min_pts:
+            continue
+        labels[i] = cluster
+        top = 0
+        stack[top] = i
+        top += 1
+        while top > 0:
+            top -= 1
+            p = stack[top]
+            if counts[p] < min_pts:
+                continue
+            for j in range(n):
+                if labels[j] != -1:
+                    continue
+                d = 0.0
+                for f in range(X.shape[1]):
+                    t = X[p, f] - X[j, f]
+                    d += t * t
+                if d <= eps2:
+                    labels[j] = cluster
+                    stack[top] = j
+                    top += 1
+        cluster += 1
+    return cluster
