@@ -354,7 +354,8 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
     Per element: LOAD of each array operand whose element address differs from the previous element's (a
     broadcast operand is not re-loaded), the operation (``opcode``; 0: none), STORE of the result element,
     INT_ALU induction and BRANCH (taken but after the last element). With ``P[P_THREADS]`` each element is a
-    logical thread (set before its records, -1 after the loop). Returns the new (row, thread changes)."""
+    logical thread (set before its records, -1 after the loop) and loads every array operand itself: a
+    thread does not read an element another thread loaded. Returns the new (row, thread changes)."""
     nd = D[0]
     n = _count(S, P, D)
     if n == 0:
@@ -375,7 +376,7 @@ def k_map(B, S, p, k, P, D, nops, opcode, storecode):
             k = _tidpt(B, k, p, e)
         for j in range(nops):
             o = 1 + MAXD + (j + 1) * D_SLOT
-            if D[o] != 0 and (e == 0 or addr[j + 1] != prev[j + 1]):
+            if D[o] != 0 and (threads or e == 0 or addr[j + 1] != prev[j + 1]):
                 p = _reca(B, p, P[P_LOAD + j] | HAS_ADDR | (D[o + 2] << SIZE_SHIFT), addr[j + 1])
             prev[j + 1] = addr[j + 1]
         if opcode != 0:
@@ -468,7 +469,8 @@ def k_acc(B, S, p, k, P, D, nops, flags, pre, acc, fin):
 @numba.njit(cache=True)
 def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
     """``x[idx]`` with an integer index array: for each output element (shape ``idx.shape + x.shape[1:]``):
-    LOAD of the index element (once per index element), LOAD of the gathered element, STORE, induction and
+    LOAD of the index element (once per index element; per output element with ``P[P_THREADS]``, as
+    :func:`k_map` loads a broadcast operand), LOAD of the gathered element, STORE, induction and
     BRANCH. Slots of ``D``: 0 output, 1 index array, 2 ``x`` (without its first dimension); ``vals``: the
     index values in C order; ``xs0``/``x0``: stride and length of ``x``'s first dimension; ``rest``: elements
     per index element."""
@@ -491,7 +493,7 @@ def k_gather(B, S, p, k, P, D, vals, xs0, x0, rest):
             return p, k
         if threads:
             k = _tidpt(B, k, p, e)
-        if e == 0 or addr[1] != prev:
+        if threads or e == 0 or addr[1] != prev:
             p = _reca(B, p, P[G_LOAD_IDX] | zi, addr[1])
         prev = addr[1]
         v = vals[e // rest]

@@ -118,6 +118,11 @@ def row_sums_in_loop(a, out):
         out[i] = np.sum(a[i] * 2.0)
 
 
+def broadcast_in_loop(a, b, out):
+    for i in numba.prange(a.shape[0]):
+        out[i] = np.sum(a[i] * b)
+
+
 def slice_store(a, b):
     a[1:-1] = b[:-2] + b[2:]
     a[0] = 0.0

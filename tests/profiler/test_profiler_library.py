@@ -111,25 +111,41 @@ def test_l2_norm_traces_the_work_of_the_explicit_loops(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_broadcast_operand_is_loaded_when_its_element_changes(mode):
+def test_broadcast_operand_is_loaded_by_every_element_thread(mode):
     a = np.array([[1.0], [2.0]])  # (2, 1) against (1, 3): a's element is the same along each row
     b = np.array([[10.0, 20.0, 30.0]])
     res, rows, _, _ = trace(K.mul, (a, b), mode)
     out = res.value
     assert out.tolist() == [[10.0, 20.0, 30.0], [20.0, 40.0, 60.0]]
-    # a=1 b=2 (ret 3), a * b -> 4; induction 5, loads 6 and 7, product 8
+    # a=1 b=2 (ret 3), a * b -> 4; induction 5, loads 6 and 7, product 8; each element is a thread and loads
+    # a's element itself (no thread reads register 6 as another thread left it)
     want = []
     for e in range(6):
         i, j = divmod(e, 3)
-        if j == 0:
-            want.append(("a * b: load a", L, 0, 5, 1, 0, 6, a.ctypes.data + 8 * i, 8, e))
         want += [
+            ("a * b: load a", L, 0, 5, 1, 0, 6, a.ctypes.data + 8 * i, 8, e),
             ("a * b: load b", L, 0, 5, 2, 0, 7, b.ctypes.data + 8 * j, 8, e),
             ("a * b: *", FM, 0, 6, 7, 0, 8, 0, 0, e),
             ("a * b: store", S, 0, 8, 5, 4, 0, out.ctypes.data + 8 * e, 8, e),
         ]
         want += latch("a * b", 5, int(e < 5), e)
     assert rows == want
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_broadcast_operand_inside_a_thread_is_loaded_when_its_element_changes(mode):
+    a = np.arange(1.0, 5.0).reshape(2, 2, 1)  # a[i] (2, 1) against b (3,): a's element is the same along a row
+    b = np.array([10.0, 20.0, 30.0])
+    out = np.zeros(2)
+    _, rows, _, _ = trace(K.broadcast_in_loop, (a, b, out), mode)
+    assert out.tolist() == [3 * 60.0, 7 * 60.0]
+    # the expansion runs in thread i: a[i, r] is loaded once per row r, b[j] for every element
+    want = []
+    for i in range(2):
+        for r in range(2):
+            want.append(("a[i] * b: load a[i]", a.ctypes.data + 16 * i + 8 * r, i))
+            want += [("a[i] * b: load b", b.ctypes.data + 8 * j, i) for j in range(3)]
+    assert [(r[0], r[7], r[9]) for r in rows if r[0].startswith("a[i] * b: load")] == want
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -426,18 +442,20 @@ def test_gather_loads_index_then_element(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_gather_rows_loads_each_index_once(mode):
+def test_gather_rows_load_the_index_in_every_element_thread(mode):
     A = np.arange(6.0).reshape(3, 2)
     idx = np.array([2, 0], dtype=np.int32)
     res, rows, _, _ = trace(K.gather, (A, idx), mode)
     assert res.value.tolist() == [[4.0, 5.0], [0.0, 1.0]]
-    assert [(r[0][8:], r[7], r[8]) for r in rows if r[1] == L] == [
-        ("load index", idx.ctypes.data, 4),
-        ("load element", A.ctypes.data + 32, 8),
-        ("load element", A.ctypes.data + 40, 8),
-        ("load index", idx.ctypes.data + 4, 4),
-        ("load element", A.ctypes.data, 8),
-        ("load element", A.ctypes.data + 8, 8),
+    assert [(r[0][8:], r[7], r[8], r[9]) for r in rows if r[1] == L] == [
+        ("load index", idx.ctypes.data, 4, 0),
+        ("load element", A.ctypes.data + 32, 8, 0),
+        ("load index", idx.ctypes.data, 4, 1),
+        ("load element", A.ctypes.data + 40, 8, 1),
+        ("load index", idx.ctypes.data + 4, 4, 2),
+        ("load element", A.ctypes.data, 8, 2),
+        ("load index", idx.ctypes.data + 4, 4, 3),
+        ("load element", A.ctypes.data + 8, 8, 3),
     ]
 
 
@@ -665,7 +683,8 @@ def _float_class(op, dtype):
 
 
 def _reference_map(a, b, out, threads=True):
-    """Records (op, addr, size, taken, tid) of ``out = a * b`` as the rule says, element by element."""
+    """Records (op, addr, size, taken, tid) of ``out = a * b`` as the rule says, element by element
+    (``threads``: each element is a thread of its own and loads every array operand)."""
     recs = []
     n = out.size
     prev = [None, None]
@@ -675,7 +694,7 @@ def _reference_map(a, b, out, threads=True):
                 continue
             off = out.ndim - v.ndim
             addr = v.ctypes.data + sum((idx[off + d] if v.shape[d] != 1 else 0) * v.strides[d] for d in range(v.ndim))
-            if e == 0 or addr != prev[j]:
+            if threads or e == 0 or addr != prev[j]:
                 recs.append((Op.LOAD, addr, v.itemsize, 0, e))
             prev[j] = addr
         fp = out.dtype.kind in "fc"
