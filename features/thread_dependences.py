@@ -3,8 +3,9 @@
 The profiler chooses a region's thread space from the source (profiler/threadspace.py) and records it in the
 region metadata (``info.extra["thread_space"]``). This analyzer reads the trace and finds what the threads of
 each launch actually share. A **launch** is one execution of a kernel loop (the record column ``tid``
-numbers its threads from 0; a launch starts at a record with ``tid >= 0`` after one with ``tid = -1``, or when
-``tid`` goes down), so dependences between threads of different launches (a kernel reading what the previous
+numbers its threads from 0; a launch starts at a record with ``tid >= 0`` after one with ``tid = -1``, when
+``tid`` goes down, or after the not-taken BRANCH that ends a NumPy operation's element loop, so that an
+operation of one element followed at once by another is two launches), so dependences between threads of different launches (a kernel reading what the previous
 launch wrote) are never counted: launches are ordered. Inside one launch, with ``t`` and ``u`` different
 threads:
 
@@ -106,9 +107,10 @@ def _end_launch(state, loop_stats):
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, latch_loop, red_tok, wtag, uni,
-           sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats):
+           sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
     """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
-    page and every page slot is in use by the current launch)."""
+    page and every page slot is in use by the current launch). ``ends[pc]``: the BRANCH is the last latch of
+    a NumPy operation's launch, which ends when it is not taken."""
     n = pc.shape[0]
     launch = state[ST_LAUNCH]
     last_tid = state[ST_LAST_TID]
@@ -267,6 +269,8 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                     if race and raw + war + waw == 0:
                         _note(6, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
         lrec += 1
+        if ends[p] != 0 and taken[i] == 0:
+            prev_host = 1  # the operation's last element: what follows is another launch
     state[ST_LAST_TID] = last_tid
     state[ST_PREV_HOST] = prev_host
     state[ST_LOOP] = loop
@@ -312,6 +316,7 @@ class ThreadSpaceChecker(Analyzer):
         self.is_ind = np.zeros(0, np.uint8)
         self.is_upd = np.zeros(0, np.uint8)
         self.latch_loop = np.zeros(0, np.int32)
+        self.ends = np.zeros(0, np.uint8)
         self.red_tok = np.zeros(0, np.uint8)
         self.wtag = np.zeros(0, np.int64)
         self.uni = np.zeros(0, np.uint8)
@@ -362,6 +367,9 @@ class ThreadSpaceChecker(Analyzer):
             self.sval[p] = v
         for p, k in latch.items():
             self.latch_loop[p] = k
+        for loop in meta.get("library") or []:
+            if loop.get("latch_pcs"):
+                self.ends[int(loop["latch_pcs"][-1])] = 1
         toks = [int(t) for t in (meta.get("reduction_tokens") or {})]
         self._grow_tokens(max(toks + list(vals.values()), default=0) + 1)
         for t in toks:
@@ -371,6 +379,7 @@ class ThreadSpaceChecker(Analyzer):
         self.is_ind = grow_1d(self.is_ind, n)
         self.is_upd = grow_1d(self.is_upd, n)
         self.latch_loop = grow_1d(self.latch_loop, n, -1)
+        self.ends = grow_1d(self.ends, n)
         self.counts = grow_1d(self.counts, n)
         self.pc_loop = grow_1d(self.pc_loop, n, -1)
         self.pc_ex = grow_1d(self.pc_ex, n)
@@ -399,7 +408,7 @@ class ThreadSpaceChecker(Analyzer):
                        tid, i, self.is_ind, self.is_upd, self.latch_loop, self.red_tok, self.wtag, self.uni,
                        self.sval, self.state,
                        self.pkeys, self.pslot, self.pepoch, self.wsh, self.rsh, self.counts, self.pc_loop,
-                       self.pc_ex, self.loop_stats)
+                       self.pc_ex, self.loop_stats, chunk.taken, self.ends)
             if r >= 0:
                 break
             i = -1 - r

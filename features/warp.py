@@ -367,6 +367,8 @@ def _scan(op, pc, taken, addr, size, tid, start, st, rec, maddr, msize, lane_rec
         p = pc[i]
         if p < skip.shape[0] and skip[p] != 0:  # a kernel loop's own latch: no instruction of a GPU thread
             npar += 1
+            if skip[p] == 2 and taken[i] == 0:
+                outside = 1  # a NumPy operation's last element: what follows is another launch
             continue
         if nrec >= rcap or nmem >= mcap:
             stop = i
@@ -499,10 +501,15 @@ class WarpAnalyzer(Analyzer):
         """Take the region's ``thread_space`` metadata: the latch records of its kernel loops
         (``control_pcs``: the loop variable's update and the loop's BRANCH) are left out of the warps. A GPU
         thread computes its index and runs no loop around its body; in a collapsed nest the latches of row
-        ends would otherwise show as divergent branches in every warp that holds one."""
+        ends would otherwise show as divergent branches in every warp that holds one. The last latch of a
+        NumPy operation's launch (2) ends the launch when not taken, as in features/thread_dependences.py."""
         pcs = [int(p) for p in ((meta or {}).get("control_pcs") or [])]
         self.skip = np.zeros(max(pcs, default=0) + 1, np.uint8)
         self.skip[pcs] = 1
+        for loop in (meta or {}).get("library") or []:
+            last = int((loop.get("latch_pcs") or [0])[-1])
+            if 0 < last < self.skip.shape[0] and self.skip[last]:
+                self.skip[last] = 2
 
     def configure_static(self, static: StaticTable | None) -> None:
         """Take the region's static table: with a loop table (profiler/loops.py) the lanes run by layout position
