@@ -5,9 +5,9 @@ region metadata (``info.extra["thread_space"]``). This analyzer reads the trace 
 each launch actually share. A **launch** is one execution of a kernel loop (the record column ``tid``
 numbers its threads from 0; a launch starts at a record with ``tid >= 0`` after one with ``tid = -1``, when
 ``tid`` goes down, or after the not-taken BRANCH that ends a NumPy operation's element loop, so that an
-operation of one element followed at once by another is two launches), so dependences between threads of different launches (a kernel reading what the previous
-launch wrote) are never counted: launches are ordered. Inside one launch, with ``t`` and ``u`` different
-threads:
+operation of one element followed at once by another is two launches), so dependences between threads of
+different launches (a kernel reading what the previous launch wrote) are never counted: launches are
+ordered. Inside one launch, with ``t`` and ``u`` different threads:
 
 * **carried register dependence**: a record of thread ``t`` reads a register last written by thread ``u``
   (the loop variables' own updates, "loop:next" records, do not count: a GPU thread computes them from its
