@@ -45,6 +45,12 @@ def rbf_1d(xs, centers, gamma):
     return np.exp(-gamma * d * d)
 
 
+def broadcast_sums(X, C):
+    diff = X[:, None, :] - C[None, :, :]
+    sq = diff ** 2
+    return sq.sum(axis=0), np.sum(sq), sq.sum(axis=-1), X[:, None, :] ** C[None, :, :]
+
+
 def rbf_inputs(n, m, d):
     rng = np.random.default_rng(31)
     return rng.random((n, d)), rng.random((m, d))
@@ -123,6 +129,24 @@ def test_kernel_map_with_one_feature_is_parallel(mode):
                               ("-gamma * d2", "parallel", 1, 1500),
                               ("np.exp(-gamma * d2)", "parallel", 1, 1500)]
     assert f["ts_carriedDeps"] == 0 and no_prediction_reason(f) is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reductions_of_a_broadcast_result_and_powers(mode):
+    # a GPU port of a sum along an axis runs a thread per output element, summing in its own register: a
+    # parallel launch; a full sum runs a thread per element, the accumulator a reduction across them
+    X, C = rbf_inputs(8, 5, 3)
+    res, f, ts, _ = profile(broadcast_sums, (X, C), mode)
+    sq = (X[:, None, :] - C[None, :, :]) ** 2
+    for got, want in zip(res.value, (sq.sum(axis=0), sq.sum(), sq.sum(axis=-1), X[:, None, :] ** C[None, :, :])):
+        np.testing.assert_allclose(got, want)
+    assert library_of(ts) == [("X[:, None, :] - C[None, :, :]", "parallel", 1, 120),
+                              ("diff ** 2", "parallel", 1, 120),
+                              ("sq.sum(axis=0)", "parallel", 1, 15),
+                              ("np.sum(sq)", "reduction", 1, 120),
+                              ("sq.sum(axis=-1)", "parallel", 1, 40),
+                              ("X[:, None, :] ** C[None, :, :]", "parallel", 1, 120)]
+    assert f["ts_carriedDeps"] == 0 and f["ts_reductionDeps"] == 119
 
 
 @pytest.mark.parametrize("fn, args", [(P.rbf_kernel_map, (*rbf_inputs(7, 5, 3), 0.5)),
