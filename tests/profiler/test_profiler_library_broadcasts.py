@@ -1,7 +1,7 @@
 """Broadcasting element-wise NumPy expressions expand to independent element threads (profiler/libcalls.py,
 docs/profiler.md "Library calls", "Broadcasting"): a property test over generated expressions of two or three
 operands (arrays of random broadcast-compatible shapes, size-1 dimensions, ``None``/``np.newaxis`` and
-``...`` indexing, scalar parameters and constants). For every expansion site the trace checker
+``...`` indexing, 0-d arrays, scalar parameters and constants). For every expansion site the trace checker
 (features/thread_dependences.py) must find one launch of as many threads as the site's result has elements,
 parallel, and no carried dependence; every thread loads each of the site's array operands itself; the
 records of the two execution modes are the same."""
@@ -43,13 +43,13 @@ def _cases(draw):
     n_ops = draw(st.integers(2, 3))
     params, args, terms = [], [], []
     for k in range(n_ops):
-        kind = draw(st.sampled_from(["array", "array", "array", "param", "constant"]))
+        kind = draw(st.sampled_from(["array", "array", "array", "param", "constant", "0-d"]))
         if kind == "constant":
             terms.append(draw(st.sampled_from(["2.0", "3", "0.5"])))
             continue
         params.append(f"a{k}")
-        if kind == "param":
-            args.append(draw(st.sampled_from([0.5, 2.0, 3])))
+        if kind != "array":
+            args.append(draw(st.sampled_from([0.5, 2.0, 3])) if kind == "param" else np.array(2, dtype=dtype))
             terms.append(f"a{k}")
             continue
         # per output dimension: absent on the left (NumPy pads the shape), full, size 1, or inserted by indexing
@@ -67,7 +67,7 @@ def _cases(draw):
             run = next(i for i, t in enumerate(toks) if t != ":")
             toks = ["..."] + toks[run:]
         terms.append(f"a{k}[{', '.join(toks)}]")
-    if not any(isinstance(a, np.ndarray) for a in args):  # at least one array: make the first term one
+    if not any(isinstance(a, np.ndarray) and a.ndim for a in args):  # an array of 1-3 dimensions: the first term
         params.insert(0, "x")
         args.insert(0, np.arange(1, 1 + math.prod(shape), dtype=dtype).reshape(shape))
         terms[0] = "x"
