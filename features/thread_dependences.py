@@ -538,6 +538,8 @@ def join_report(meta: dict | None, found: dict | None) -> dict | None:
         if dyn is not None:
             row.update({k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")})
             row["verdict"] = dyn["verdict"]
+            if row["verdict"] == "reduction" and loop.get("static") == "atomic":
+                row["verdict"] = "atomic"  # an append counter's register updates, or atomics that never collided
         else:
             row.update({"launches": None, "threads": None, "records": None, "counts": {}, "examples": []})
             row["verdict"] = {"independent": "parallel"}.get(loop.get("static"), loop.get("static"))

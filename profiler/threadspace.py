@@ -30,7 +30,13 @@ What counts as a dependence of loop ``L`` (iteration variable ``i``):
 * a **load** of an array the loop also stores, at an index written differently from every store of it
   (``u[i - 1]`` while storing ``u[i]``): a possible carried dependence through memory;
 * a ``while`` loop, a ``break`` of the loop or a ``return`` inside it (the trip count depends on the order),
-  and growing a Python list (``.append``).
+  and growing a Python list (``.append``), unless the body appends exactly once per iteration, unconditionally
+  (entry ``k`` is iteration ``k``'s value: a map).
+
+A scalar ``n`` used only as the whole index of stores and advanced by a positive constant (``buf[n] = v;
+n += 1``: a stack push, a stream compaction) is an **append counter**: a GPU thread takes its slot with an
+atomic add, so the loop is atomic (the entries' order may differ), and the counter's register is checked on
+the trace as a reduction variable's.
 
 Arrays created inside an iteration (``tmp = np.zeros(3)``) and arrays local to a called function are private
 and never conflict.
@@ -227,7 +233,7 @@ class FuncFacts:
         self.deps: dict[str, set] = {}  # name -> names its assignments read (flow-insensitive)
         self.direct: dict[str, set] = {}  # the same, without names that only appear inside an index
         self.assign_values: dict[str, list] = {}  # name -> value nodes assigned to it
-        self.order_calls: list[tuple[int, tuple, str]] = []  # (line, loops, method) of list-growing calls
+        self.order_calls: list[tuple[int, tuple, str, str | None]] = []  # (line, loops, method, receiver name)
         self._effects = None
 
     # -- name resolution, as the rewriter does it ------------------------------------------------------------
@@ -293,7 +299,8 @@ class FuncFacts:
                 elif isinstance(n.func, ast.Attribute) and n.func.attr in _ORDER_METHODS:
                     ok, obj = self.resolve(n.func.value)
                     if not ok:  # a method of a local object (a list growing), not a module function
-                        self.order_calls.append((n.lineno, loops, n.func.attr))
+                        recv = n.func.value.id if isinstance(n.func.value, ast.Name) else None
+                        self.order_calls.append((n.lineno, loops, n.func.attr, recv))
 
     def _store_target(self, tgt, loops, aug: bool, value) -> None:
         if isinstance(tgt, ast.Name):
@@ -738,6 +745,56 @@ def _scan_of(body, v: str) -> str | None:
     return f"{ops.pop()} scan"
 
 
+def _append_counter(body, v: str) -> bool:
+    """``buf[v] = e; v += 1``: every assignment of ``v`` in ``body`` adds a positive integer constant and every
+    other use of ``v`` is the whole index of a store ``buf[v] = ...``. The iterations append entries through a
+    counter: a GPU thread takes its slot with an atomic add (the entries' order may differ from the loop's)."""
+    tree = ast.Module(body=list(body), type_ignores=[])
+    allowed: set = set()
+    increments = 0
+    for n in ast.walk(tree):
+        if isinstance(n, ast.AugAssign) and _is_name(n.target, v):
+            step = n.value
+            if not (isinstance(n.op, ast.Add) and isinstance(step, ast.Constant) and type(step.value) is int
+                    and step.value > 0):
+                return False
+            allowed.add(id(n.target))
+            increments += 1
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if v in _target_names(t):
+                    return False
+                if isinstance(t, ast.Subscript) and _is_name(t.slice, v):
+                    allowed.add(id(t.slice))
+        elif isinstance(n, (ast.For, ast.comprehension)) and v in _target_names(n.target):
+            return False
+    if not increments:
+        return False
+    return all(id(n) in allowed for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == v)
+
+
+def _one_append_per_iteration(loop, name: str | None) -> bool:
+    """The loop body appends to list ``name`` exactly once per iteration (one ``name.append(e)`` statement at
+    the body's own level, no ``continue``/``break`` in the loop) and does nothing else with it: entry ``k`` of
+    the list is iteration ``k``'s value, which a GPU thread writes by its index (a map, not an ordering)."""
+    if name is None:
+        return False
+    appends, uses = 0, 0
+    for s in loop.body:
+        if (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                and _is_name(s.value.func.value, name) and s.value.func.attr == "append" and len(s.value.args) == 1
+                and not s.value.keywords):
+            appends += 1
+    for n in ast.walk(ast.Module(body=list(loop.body), type_ignores=[])):
+        if isinstance(n, ast.Name) and n.id == name:
+            uses += 1
+    own = list(_own_nodes(loop.body))
+    if any(isinstance(n, (ast.Continue, ast.Break)) for n in own):
+        return False
+    return appends == 1 and uses == 1
+
+
 def _private_arrays(body, local: set) -> set:
     """Locals assigned inside the loop body from a call (``np.zeros``, ``a.copy()``): a fresh array per
     iteration. Names assigned from a subscript or another name are views of an outer array, not private."""
@@ -781,8 +838,13 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
     assigned: dict = {}
     _exposed(node.body, set(lf.targets), f.locals, exposed, assigned)
     reductions: dict = {}
+    counters: set = set()
     for name in sorted(set(exposed) & set(assigned)):
         if name in lf.targets:
+            continue
+        if _append_counter(node.body, name):
+            counters.add(name)
+            reductions[name] = "append counter"
             continue
         op = _reduction_of(node.body, name)
         if op is None:
@@ -814,6 +876,9 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         what = _effect_text(e, f)
         if e.aug:
             atomics.append(f"{what} ({e.loc})")
+        elif e.key[0] == f.qualname and len(e.key) == 3 and e.parts and len(e.parts) == 1 and e.parts[0] in counters:
+            atomics.append(f"{what} ({e.loc}): appended through the counter `{e.parts[0]}` (an atomic add on a GPU; "
+                           "the entries' order may differ)")
         elif f.depends_on(set(e.every), taint):
             notes.append(f"{e.loc}: {what} scatters through loaded indices: iterations write distinct elements only "
                          "if those indices differ (checked on the trace)")
@@ -844,8 +909,13 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
             stores = ", ".join(sorted({_effect_text(w, f) for w in written[e.name]}))
             reasons.append(f"{e.loc}: reads {_effect_text(e, f)} while the loop stores {stores}: a value written by "
                            "another iteration may be read")
-    for line, loops, method in f.order_calls:
-        if lf.key in loops:
+    for line, loops, method, recv in f.order_calls:
+        if lf.key not in loops:
+            continue
+        if method == "append" and loops[-1] == lf.key and _one_append_per_iteration(node, recv):
+            notes.append(f"{_loc(file, line)}: `{recv}.append()` adds one entry per iteration: entry k is iteration "
+                         "k's (a GPU thread writes it by its index)")
+        else:
             reasons.append(f"{_loc(file, line)}: .{method}() grows a container in iteration order")
     reasons = list(dict.fromkeys(reasons))
     notes = list(dict.fromkeys(notes))
