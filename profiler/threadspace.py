@@ -16,8 +16,9 @@ every user function it calls, resolved as the instrumenter resolves them) and de
   grid-stride loop) or ``range(i)`` stays inside the outer loop's threads;
 * statements between the loop headers of such a nest (an **imperfect nest**) that only compute a scalar from
   the outer indices, values fixed before the nest and each other are **sunk** into the inner loop: a GPU
-  thread recomputes them from its indices, so the nest still collapses (:func:`_sink_barrier` says what may
-  be sunk; anything else between the headers keeps the outer loop's threads, as before).
+  thread recomputes them from its indices, so the nest still collapses into an inner loop without
+  dependences (:func:`_sink_barrier` says what may be sunk; anything else between the headers, or an inner
+  reduction or atomic loop, keeps the outer loop's threads, as before).
 
 The analysis is static and conservative where it must guess; the trace of the region is checked afterwards
 for the dependences it actually has (features/thread_dependences.py), which is the verdict a porter should trust.
@@ -1158,8 +1159,9 @@ class Analysis:
                 # the headers): the inner loop is the thread's
             inner = f.loops[loop_key(body[-1])]
             v = loop_verdict(f, inner)
-            if v.kind == "sequential":
-                break
+            if v.kind == "sequential" or (lead and v.kind != "independent"):
+                break  # an imperfect nest collapses into an inner loop without dependences only (the sunk
+                # statements' row of a reduction or atomic update stays in one thread, as written)
             sunk += [(loops[-1].key, st) for st in lead]
             loops.append(inner)
             verdicts.append(v)

@@ -133,13 +133,31 @@ def statement_after_inner(x, out, rowsum):
         rowsum[i] = t
 
 
+def inner_atomic(x, out):
+    for i in range(out.shape[0]):
+        t = x[i]
+        for k in range(x.shape[0]):
+            out[i] += t * k
+
+
 @pytest.mark.parametrize("fn", [stores_between, used_after, reads_stored_array, triangular, bound_between,
-                                if_between, user_call, random_draw, statement_after_inner])
+                                if_between, user_call, random_draw, statement_after_inner, inner_atomic])
 def test_barriers_keep_the_outer_loops_threads(fn):
     """A store, a value used after the nest, a load of an array the nest stores, an inner range computed
     between the headers (a triangular nest stays triangular; an invariant bound is also kept, conservatively),
-    an ``if``, a user function, a call that is not pure, and a statement after the inner loop: no collapse."""
+    an ``if``, a user function, a call that is not pure, a statement after the inner loop, and an inner loop
+    with atomic updates behind a sunk statement: no collapse."""
     assert nest_of(fn) == (1, [])
+
+
+def test_the_tiled_matmul_keeps_one_thread_per_output_tile():
+    """The corpus's matmul_tiled: the tile bounds between the headers could be sunk, but the k-tile loop updates
+    the output tile (atomic), so the marked tile loop stays the 1-D thread space."""
+    from kernels.matmul_tiled import matmul_tiled_cpu
+
+    meta = analyse_function(matmul_tiled_cpu).to_json()
+    assert [(lp["header"], lp["dims"], lp["sunk"]) for lp in meta["loops"]] == [
+        ("for b in numba.prange(nbi * nbj)", 1, [])]
 
 
 def test_the_barrier_says_why():
