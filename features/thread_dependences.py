@@ -10,7 +10,9 @@ threads:
 
 * **carried register dependence**: a record of thread ``t`` reads a register last written by thread ``u``
   (the loop variables' own updates, "loop:next" records, do not count: a GPU thread computes them from its
-  index); when the register is a reduction variable named by the source analysis it is a **reduction**;
+  index; nor do the statements sunk into an imperfect nest, recorded once in the row's first thread: the
+  metadata's ``induction_pcs`` names both); when the register is a reduction variable named by the source
+  analysis it is a **reduction**;
 * **memory**: per byte, a LOAD of ``t`` reads a byte last stored by ``u`` (read after write), a STORE of ``t``
   writes a byte last stored by ``u`` (write after write) or read by another thread (write after read); when
   the record is the load or store of an update ``a[k] op= v`` it is an **atomic** update (a histogram), else
