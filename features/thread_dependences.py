@@ -11,7 +11,9 @@ ordered. Inside one launch, with ``t`` and ``u`` different threads:
 
 * **carried register dependence**: a record of thread ``t`` reads a register last written by thread ``u``
   (the loop variables' own updates, "loop:next" records, do not count: a GPU thread computes them from its
-  index); when the register is a reduction variable named by the source analysis it is a **reduction**;
+  index; nor do the statements sunk into an imperfect nest, recorded once in the row's first thread: the
+  metadata's ``induction_pcs`` names both); when the register is a reduction variable named by the source
+  analysis it is a **reduction**;
 * **memory**: per byte, a LOAD of ``t`` reads a byte last stored by ``u`` (read after write), a STORE of ``t``
   writes a byte last stored by ``u`` (write after write) or read by another thread (write after read); when
   the record is the load or store of an update ``a[k] op= v`` it is an **atomic** update (a histogram), else
@@ -547,6 +549,8 @@ def join_report(meta: dict | None, found: dict | None) -> dict | None:
         if dyn is not None:
             row.update({k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")})
             row["verdict"] = dyn["verdict"]
+            if row["verdict"] == "reduction" and loop.get("static") == "atomic":
+                row["verdict"] = "atomic"  # an append counter's register updates, or atomics that never collided
         else:
             row.update({"launches": None, "threads": None, "records": None, "counts": {}, "examples": []})
             row["verdict"] = {"independent": "parallel"}.get(loop.get("static"), loop.get("static"))

@@ -478,6 +478,12 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
                               [[f"<code>{_e(lp.get('header', ''))}</code>", _e(_short(lp.get("location", ""))),
                                 _e(lp.get("dims", "")), _num(lp.get("launches")), _num(lp.get("threads")),
                                 _e(_verdict_text(lp))] for lp in loops], num={3, 4}))
+            for lp in loops:
+                if lp.get("sunk"):
+                    out.append(f"<p>Imperfect nest {_e(_short(lp.get('location', '')))}: sunk into the inner loop "
+                               "(each thread recomputes them from its indices): " + "; ".join(
+                                   f"{_e(_short(st['location']))} <code>{_e(st['text'])}</code>"
+                                   for st in lp["sunk"]) + "</p>")
     if r.library_calls:
         out.append("<h3>Library calls not traced element by element (work estimated)</h3>")
         out.append(_table(["call", "location", "calls", "estimated flops", "bytes"],

@@ -219,6 +219,12 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
                       "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
         console.print(t)
+    for loop in loops:
+        if loop.get("sunk"):
+            sunk = "; ".join(f"{_short(st['location'])} `{st['text']}`" for st in loop["sunk"])
+            console.print(escape(f"  imperfect nest {_short(loop.get('location', ''))}: sunk into the inner loop "
+                                 f"(each thread recomputes them from its indices): {sunk}"),
+                          highlight=False, soft_wrap=True)
     for r in report.get("rejected", [])[:6]:
         reason = "; ".join(_short_reason(w) for w in (r.get("why") or [])[:2])
         console.print(escape(f"  host loop {_short(r.get('location', ''))} `{r.get('header', '')}`: {reason}"),

@@ -13,7 +13,12 @@ every user function it calls, resolved as the instrumenter resolves them) and de
 * a kernel loop whose body is exactly one further loop with no carried dependence, whose range does not
   depend on the outer loop's index, is collapsed with it into a multi-dimensional thread space (the threads
   are numbered by linear index over the whole nest); an inner loop over ``range(gid, n, total)`` (a
-  grid-stride loop) or ``range(i)`` stays inside the outer loop's threads.
+  grid-stride loop) or ``range(i)`` stays inside the outer loop's threads;
+* statements between the loop headers of such a nest (an **imperfect nest**) that only compute a scalar from
+  the outer indices, values fixed before the nest and each other are **sunk** into the inner loop: a GPU
+  thread recomputes them from its indices, so the nest still collapses into an inner loop without
+  dependences (:func:`_sink_barrier` says what may be sunk; anything else between the headers, or an inner
+  reduction or atomic loop, keeps the outer loop's threads, as before).
 
 The analysis is static and conservative where it must guess; the trace of the region is checked afterwards
 for the dependences it actually has (features/thread_dependences.py), which is the verdict a porter should trust.
@@ -30,7 +35,13 @@ What counts as a dependence of loop ``L`` (iteration variable ``i``):
 * a **load** of an array the loop also stores, at an index written differently from every store of it
   (``u[i - 1]`` while storing ``u[i]``): a possible carried dependence through memory;
 * a ``while`` loop, a ``break`` of the loop or a ``return`` inside it (the trip count depends on the order),
-  and growing a Python list (``.append``).
+  and growing a Python list (``.append``), unless the body appends exactly once per iteration, unconditionally
+  (entry ``k`` is iteration ``k``'s value: a map).
+
+A scalar ``n`` used only as the whole index of stores and advanced by a positive constant (``buf[n] = v;
+n += 1``: a stack push, a stream compaction) is an **append counter**: a GPU thread takes its slot with an
+atomic add, so the loop is atomic (the entries' order may differ), and the counter's register is checked on
+the trace as a reduction variable's.
 
 Arrays created inside an iteration (``tmp = np.zeros(3)``) and arrays local to a called function are private
 and never conflict.
@@ -39,9 +50,12 @@ and never conflict.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import inspect
 from typing import Any
+
+import numpy as np
 
 from . import markers as _markers
 
@@ -227,7 +241,7 @@ class FuncFacts:
         self.deps: dict[str, set] = {}  # name -> names its assignments read (flow-insensitive)
         self.direct: dict[str, set] = {}  # the same, without names that only appear inside an index
         self.assign_values: dict[str, list] = {}  # name -> value nodes assigned to it
-        self.order_calls: list[tuple[int, tuple, str]] = []  # (line, loops, method) of list-growing calls
+        self.order_calls: list[tuple[int, tuple, str, str | None]] = []  # (line, loops, method, receiver name)
         self._effects = None
 
     # -- name resolution, as the rewriter does it ------------------------------------------------------------
@@ -293,7 +307,8 @@ class FuncFacts:
                 elif isinstance(n.func, ast.Attribute) and n.func.attr in _ORDER_METHODS:
                     ok, obj = self.resolve(n.func.value)
                     if not ok:  # a method of a local object (a list growing), not a module function
-                        self.order_calls.append((n.lineno, loops, n.func.attr))
+                        recv = n.func.value.id if isinstance(n.func.value, ast.Name) else None
+                        self.order_calls.append((n.lineno, loops, n.func.attr, recv))
 
     def _store_target(self, tgt, loops, aug: bool, value) -> None:
         if isinstance(tgt, ast.Name):
@@ -738,6 +753,56 @@ def _scan_of(body, v: str) -> str | None:
     return f"{ops.pop()} scan"
 
 
+def _append_counter(body, v: str) -> bool:
+    """``buf[v] = e; v += 1``: every assignment of ``v`` in ``body`` adds a positive integer constant and every
+    other use of ``v`` is the whole index of a store ``buf[v] = ...``. The iterations append entries through a
+    counter: a GPU thread takes its slot with an atomic add (the entries' order may differ from the loop's)."""
+    tree = ast.Module(body=list(body), type_ignores=[])
+    allowed: set = set()
+    increments = 0
+    for n in ast.walk(tree):
+        if isinstance(n, ast.AugAssign) and _is_name(n.target, v):
+            step = n.value
+            if not (isinstance(n.op, ast.Add) and isinstance(step, ast.Constant) and type(step.value) is int
+                    and step.value > 0):
+                return False
+            allowed.add(id(n.target))
+            increments += 1
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                if v in _target_names(t):
+                    return False
+                if isinstance(t, ast.Subscript) and _is_name(t.slice, v):
+                    allowed.add(id(t.slice))
+        elif isinstance(n, (ast.For, ast.comprehension)) and v in _target_names(n.target):
+            return False
+    if not increments:
+        return False
+    return all(id(n) in allowed for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == v)
+
+
+def _one_append_per_iteration(loop, name: str | None) -> bool:
+    """The loop body appends to list ``name`` exactly once per iteration (one ``name.append(e)`` statement at
+    the body's own level, no ``continue``/``break`` in the loop) and does nothing else with it: entry ``k`` of
+    the list is iteration ``k``'s value, which a GPU thread writes by its index (a map, not an ordering)."""
+    if name is None:
+        return False
+    appends, uses = 0, 0
+    for s in loop.body:
+        if (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                and _is_name(s.value.func.value, name) and s.value.func.attr == "append" and len(s.value.args) == 1
+                and not s.value.keywords):
+            appends += 1
+    for n in ast.walk(ast.Module(body=list(loop.body), type_ignores=[])):
+        if isinstance(n, ast.Name) and n.id == name:
+            uses += 1
+    own = list(_own_nodes(loop.body))
+    if any(isinstance(n, (ast.Continue, ast.Break)) for n in own):
+        return False
+    return appends == 1 and uses == 1
+
+
 def _private_arrays(body, local: set) -> set:
     """Locals assigned inside the loop body from a call (``np.zeros``, ``a.copy()``): a fresh array per
     iteration. Names assigned from a subscript or another name are views of an outer array, not private."""
@@ -750,6 +815,107 @@ def _private_arrays(body, local: set) -> set:
                 for t in n.targets:
                     out |= _target_names(t) & local
     return out
+
+
+_PURE_BUILTINS = frozenset({"abs", "min", "max", "int", "float", "round", "complex", "bool", "divmod", "pow", "len"})
+_ARRAY_ATTRS = frozenset({"real", "imag", "shape", "size", "ndim"})
+_IMPURE_NODES = (ast.Lambda, ast.NamedExpr, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Await,
+                 ast.Yield, ast.YieldFrom, ast.Starred, ast.List, ast.Dict, ast.Set)
+
+
+def _pure_function(f: FuncFacts, call: ast.Call) -> bool:
+    """A call whose result depends on its arguments only and that changes nothing: a pure builtin
+    (``abs``, ``min``, ``int``...), a ``math`` / ``cmath`` function, a NumPy ufunc or scalar type. A user
+    function (traced) is not: whether it has side effects is not looked into."""
+    if f.callee_of(call) is not None:
+        return False
+    ok, obj = f.resolve(call.func)
+    if not ok:
+        return False  # a method of a local object, or a name the analysis cannot see
+    if isinstance(call.func, ast.Name) and call.func.id in _PURE_BUILTINS and obj is getattr(builtins, call.func.id):
+        return True
+    if getattr(obj, "__module__", None) in ("math", "cmath"):
+        return True
+    return isinstance(obj, np.ufunc) or (isinstance(obj, type) and issubclass(obj, np.generic))
+
+
+def _sunk_name(stmt) -> str:
+    return (stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target).id
+
+
+def _sink_barrier(f: FuncFacts, nest: list, stmt, allowed: set) -> str | None:
+    """Why ``stmt``, between the loop headers of the nest ``nest`` (LoopFacts, outermost first; ``stmt`` is in
+    the body of its last loop), cannot be sunk into the inner loop; None when it can. ``allowed``: the nest's
+    loop variables and the names of statements already sunk (outer levels first, then earlier statements).
+
+    It can when it assigns a scalar local (``kk = k if k < n // 2 else k - n``) that nothing else in the
+    nest assigns, that no loop header of the nest and no code outside the nest reads (its value is not used
+    after the nest), from a pure expression (constants, arithmetic, comparisons, conditional expressions,
+    pure functions: :func:`_pure_function`) of the allowed names, names the nest does not assign (values
+    fixed before it) and elements of arrays the nest does not store."""
+    outer = nest[0].node
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        name, value = stmt.targets[0].id, stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        name, value = stmt.target.id, stmt.value
+    else:
+        return "not an assignment of one scalar local"
+    inside = {id(n) for n in ast.walk(outer)}
+    nest_assigned: dict = {}
+    for n in ast.walk(outer):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            nest_assigned[n.id] = nest_assigned.get(n.id, 0) + 1
+    if name in allowed or nest_assigned.get(name, 0) != 1:
+        return f"`{name}` is assigned elsewhere in the nest"
+    for n in ast.walk(f.fdef):
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return f"`{name}` is not a local"
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside:
+            return f"`{name}` is read outside the nest (line {n.lineno})"
+    if any(name in _names(lp.node.iter) for lp in nest):
+        return f"a loop header of the nest reads `{name}`"
+    stored: set = set()
+    for st in f.stores:
+        if nest[0].key in st.loops and st.base is not None:
+            stored.add(st.base)
+    for c in f.calls:
+        if nest[0].key in c.loops:
+            stored |= {e.name for e in f.call_effects(c) if e.kind == "store"}
+
+    def roots(base: str) -> set:
+        out = {base}
+        while base is not None and base in f.locals and base not in f.params:
+            base = f._alias_of(base)
+            if base is None or base in out:
+                break
+            out.add(base)
+        return out
+
+    stored = set().union(*(roots(b) for b in stored)) if stored else set()
+    funcs = {id(n.func) for n in ast.walk(value) if isinstance(n, ast.Call)}
+    for n in ast.walk(value):
+        if isinstance(n, _IMPURE_NODES):
+            return f"`{ast.unparse(n)}` is not a pure scalar expression"
+        if isinstance(n, ast.Call) and not _pure_function(f, n):
+            return f"calls `{ast.unparse(n.func)}` (not a pure function)"
+        if isinstance(n, ast.Attribute) and id(n) not in funcs:
+            ok, obj = f.resolve(n)
+            if not (ok and not callable(obj)) and n.attr not in _ARRAY_ATTRS:
+                return f"reads the attribute `{ast.unparse(n)}`"
+        if isinstance(n, ast.Subscript):
+            base, _ = _subscript_base(n)
+            if base is None:
+                node = n.value
+                while isinstance(node, ast.Subscript):
+                    node = node.value
+                if not (isinstance(node, ast.Attribute) and node.attr in _ARRAY_ATTRS):
+                    return f"reads `{ast.unparse(n)}`"
+            elif roots(base) & stored:
+                return f"reads `{ast.unparse(n)}` of an array the nest stores"
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in f.locals and n.id not in allowed \
+                and n.id in nest_assigned:
+            return f"reads `{n.id}`, assigned in the nest"
+    return None
 
 
 def _effect_text(e: Effect, f: FuncFacts) -> str:
@@ -781,8 +947,13 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
     assigned: dict = {}
     _exposed(node.body, set(lf.targets), f.locals, exposed, assigned)
     reductions: dict = {}
+    counters: set = set()
     for name in sorted(set(exposed) & set(assigned)):
         if name in lf.targets:
+            continue
+        if _append_counter(node.body, name):
+            counters.add(name)
+            reductions[name] = "append counter"
             continue
         op = _reduction_of(node.body, name)
         if op is None:
@@ -814,6 +985,9 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         what = _effect_text(e, f)
         if e.aug:
             atomics.append(f"{what} ({e.loc})")
+        elif e.key[0] == f.qualname and len(e.key) == 3 and e.parts and len(e.parts) == 1 and e.parts[0] in counters:
+            atomics.append(f"{what} ({e.loc}): appended through the counter `{e.parts[0]}` (an atomic add on a GPU; "
+                           "the entries' order may differ)")
         elif f.depends_on(set(e.every), taint):
             notes.append(f"{e.loc}: {what} scatters through loaded indices: iterations write distinct elements only "
                          "if those indices differ (checked on the trace)")
@@ -844,8 +1018,13 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
             stores = ", ".join(sorted({_effect_text(w, f) for w in written[e.name]}))
             reasons.append(f"{e.loc}: reads {_effect_text(e, f)} while the loop stores {stores}: a value written by "
                            "another iteration may be read")
-    for line, loops, method in f.order_calls:
-        if lf.key in loops:
+    for line, loops, method, recv in f.order_calls:
+        if lf.key not in loops:
+            continue
+        if method == "append" and loops[-1] == lf.key and _one_append_per_iteration(node, recv):
+            notes.append(f"{_loc(file, line)}: `{recv}.append()` adds one entry per iteration: entry k is iteration "
+                         "k's (a GPU thread writes it by its index)")
+        else:
             reasons.append(f"{_loc(file, line)}: .{method}() grows a container in iteration order")
     reasons = list(dict.fromkeys(reasons))
     notes = list(dict.fromkeys(notes))
@@ -872,6 +1051,7 @@ class KernelLoop:
     loops: list  # LoopFacts
     how: str  # "marked" or "inferred"
     verdicts: list  # Verdict per loop of the nest
+    sunk: list = dataclasses.field(default_factory=list)  # (loop key, statement) sunk from that loop's body
 
     @property
     def outer(self) -> LoopFacts:
@@ -894,6 +1074,7 @@ class KernelLoop:
             "dims": len(self.loops), "nest": [_loc(f.file, lf.line) for lf in self.loops],
             "static": kind, "reductions": [f"{k} ({op})" for k, op in sorted(red.items())],
             "atomics": atomics, "reasons": reasons, "latch_pc": 0,
+            "sunk": [{"location": _loc(f.file, st.lineno), "text": ast.unparse(st)} for _, st in self.sunk],
         }
 
 
@@ -1024,25 +1205,38 @@ class Analysis:
             return  # the same loop reached by another path: one kernel
         loops = [lf]
         verdicts = [verdict or loop_verdict(f, lf)]
+        sunk: list = []
         while True:
             body = [
                 s
                 for s in loops[-1].node.body
                 if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)) and not isinstance(s, ast.Pass)
             ]
-            if len(body) != 1 or not isinstance(body[0], ast.For) or loops[-1].node.orelse:
+            if not body or not isinstance(body[-1], ast.For) or loops[-1].node.orelse:
                 break
-            outer_names = set().union(*(_target_names(lp.node.target) for lp in loops))
-            if outer_names & _names(body[0].iter):
-                break  # not rectangular (a grid-stride loop ``range(gid, n, total)``): the inner loop is the thread's
-            inner = f.loops[loop_key(body[0])]
+            allowed = set().union(*(_target_names(lp.node.target) for lp in loops))
+            allowed |= {_sunk_name(st) for _, st in sunk}
+            lead = []
+            for st in body[:-1]:  # an imperfect nest: statements between the headers, sunk into the inner loop
+                if _sink_barrier(f, loops, st, allowed) is not None:
+                    break
+                lead.append(st)
+                allowed.add(_sunk_name(st))
+            if len(lead) != len(body) - 1:
+                break
+            if allowed & _names(body[-1].iter):
+                break  # not rectangular (a grid-stride loop ``range(gid, n, total)``, or a bound computed between
+                # the headers): the inner loop is the thread's
+            inner = f.loops[loop_key(body[-1])]
             v = loop_verdict(f, inner)
-            if v.kind == "sequential":
-                break
+            if v.kind == "sequential" or (lead and v.kind != "independent"):
+                break  # an imperfect nest collapses into an inner loop without dependences only (the sunk
+                # statements' row of a reduction or atomic update stays in one thread, as written)
+            sunk += [(loops[-1].key, st) for st in lead]
             loops.append(inner)
             verdicts.append(v)
         k = len(self.kernels)
-        self.kernels.append(KernelLoop(f, loops, how, verdicts))
+        self.kernels.append(KernelLoop(f, loops, how, verdicts, sunk))
         for pos, lp in enumerate(loops):
             self.roles[(f.key, lp.key)] = (k, pos, len(loops))
 
@@ -1084,6 +1278,12 @@ class Analysis:
     def role(self, func_key, node) -> tuple[int, int, int] | None:
         """(kernel index, position in its nest, nest depth) of a loop statement, or None (not a thread loop)."""
         return self.roles.get((func_key, loop_key(node)))
+
+    def sunk_of(self, func_key, node) -> set:
+        """Keys (:func:`loop_key`) of the statements of loop ``node``'s body that are sunk into the inner loop
+        of its collapsed nest (an imperfect nest); empty for any other loop."""
+        key = loop_key(node)
+        return {loop_key(st) for k in self.kernels if k.func.key == func_key for lk, st in k.sunk if lk == key}
 
     def reductions_of(self, index: int) -> dict:
         out = {}

@@ -109,11 +109,12 @@ class Instrumenter:
         for loop in meta["loops"]:
             loop["latch_pc"] = int(prog.kernel_latches.get(loop["id"], 0))
         self._library_launches(meta)
-        meta["induction_pcs"] = sorted(set(prog.induction_pcs))
+        meta["induction_pcs"] = sorted(set(prog.induction_pcs) | set(prog.sunk_pcs))
+        meta["sunk_pcs"] = sorted(set(prog.sunk_pcs))
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
         meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
-        meta["control_pcs"] = sorted(set(prog.control_pcs))
+        meta["control_pcs"] = sorted(set(prog.control_pcs) | set(prog.sunk_pcs))
         prog.thread_space = meta
         prog.parallel_loops = [loop["location"] for loop in meta["loops"]]
 

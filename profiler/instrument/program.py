@@ -48,6 +48,7 @@ class Program:
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
+        self.sunk_pcs: list[int] = []  # statements sunk into a collapsed nest: a GPU thread recomputes them
         self.n_loops = 0  # loops of the loop table (profiler/loops.py): the static ids' `loop` and `closes` fields
         self.root: FuncInfo | None = None
         self.recursive: list[str] = []  # functions on a call cycle (compiled mode can overflow the native stack)

@@ -259,7 +259,8 @@ class _Statements:
         head = self.out
         self.out = saved
         around, self.loop_at = self.loop_at, lp
-        body = head + self.block(s.body)
+        sunk = self.inst.ts.sunk_of(self.fi.key, s) if is_tid else set()
+        body = head + (self._block_sinking(s.body, sunk) if sunk else self.block(s.body))
         self.loop_at = around
         if is_tid:
             self.tid_depth -= 1
@@ -280,6 +281,19 @@ class _Statements:
                 self.emit_node(st)
         if is_tid and role[1] == 0:
             self.emit(self.be.set_tid("-1"))
+
+    def _block_sinking(self, stmts, sunk: set) -> list:
+        """The body of an outer loop of a collapsed imperfect nest: the statements ``sunk`` into the inner loop
+        (profiler/threadspace.py) run where they are, once per outer iteration, their records in the row's
+        first thread; their pcs go to ``sunk_pcs``."""
+        saved, self.out = self.out, []
+        for st in stmts:
+            first = len(self.prog._src)
+            self.stmt(st)
+            if (st.lineno, st.col_offset) in sunk:
+                self.prog.sunk_pcs += range(first, len(self.prog._src))
+        body, self.out = self.out, saved
+        return body or [ast.Pass()]
 
     def _enter_kernel_loop(self, role, be_pc: int, lin: str | None) -> None:
         """Before a loop of a thread space: the nest's thread counter, and what the dependence check needs

@@ -117,6 +117,31 @@ def k_append(x):
     return out
 
 
+def k_append_if(x):
+    out = []
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out.append(x[i])
+    return out
+
+
+def k_compact(x, out):
+    n = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out[n] = x[i]
+            n += 1
+    return n
+
+
+def k_counter_read(x, out, pos):
+    n = 0
+    for i in range(x.shape[0]):
+        out[n] = x[i]
+        pos[i] = n
+        n += 1
+
+
 def k_while(x):
     i = 0
     while i < x.shape[0]:
@@ -142,6 +167,8 @@ def k_maybe_unset(x, out):
     (k_private, "independent", [], 1),
     (k_row_view, "independent", [], 1),
     (k_maybe_unset, "independent", [], 1),
+    (k_append, "independent", [], 1),
+    (k_compact, "atomic", ["n (append counter)"], 1),
 ])
 def test_parallel_verdicts(fn, verdict, reductions, dims):
     how, loops, meta = plan(fn)
@@ -155,7 +182,8 @@ def test_parallel_verdicts(fn, verdict, reductions, dims):
     (k_in_place_shift, "reads `x[i - 1]` while the loop stores `x[i]`"),
     (k_same_store, "every iteration stores `out[0]` (the element does not depend on i): conflicting writes"),
     (k_break, "break (the iterations after the exit must not run)"),
-    (k_append, ".append() grows a container in iteration order"),
+    (k_append_if, ".append() grows a container in iteration order"),
+    (k_counter_read, "every iteration stores `out[n]` (the element does not depend on i): conflicting writes"),
     (k_while, "a while loop"),
 ])
 def test_sequential_loops_are_no_thread_space(fn, why):
@@ -173,6 +201,34 @@ def test_histogram_names_the_atomic_array():
     _, _, meta = plan(k_histogram)
     line = k_histogram.__code__.co_firstlineno + 2
     assert meta["loops"][0]["atomics"] == [f"`count[data[i]]` ({__file__}:{line})"]
+
+
+def test_one_append_per_iteration_is_a_map_and_a_counter_is_an_atomic_append():
+    _, _, meta = plan(k_append)
+    line = k_append.__code__.co_firstlineno + 3
+    assert meta["loops"][0]["reasons"] == [f"{__file__}:{line}: `out.append()` adds one entry per iteration: entry k "
+                                           "is iteration k's (a GPU thread writes it by its index)"]
+    _, _, meta = plan(k_compact)
+    line = k_compact.__code__.co_firstlineno + 4
+    assert meta["loops"][0]["atomics"] == [f"`out[n]` ({__file__}:{line}): appended through the counter `n` (an atomic "
+                                           "add on a GPU; the entries' order may differ)"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_append_counter_is_checked_on_the_trace_as_an_atomic_append(mode):
+    from features import FeatureSink
+
+    x = np.array([1.0, -2.0, 3.0, 4.0, -5.0, 6.0])
+    out = np.zeros(6)
+    sink = FeatureSink()
+    res = trace_function(k_compact, (x, out), sinks=[sink], mode=mode)
+    assert res.value == 4 and list(out[:4]) == [1.0, 3.0, 4.0, 6.0]
+    info, f = sink.results[0]
+    loop = sink.thread_spaces[0]["loops"][0]
+    assert (loop["verdict"], loop["launches"], loop["threads"]) == ("atomic", 1, 6)
+    # threads 2, 3 and 5 take the counter from an earlier appending thread, each reading it twice (the store's
+    # index and the increment): 6 reads of a reduction register, no carried dependence
+    assert f["ts_carriedDeps"] == 0 and f["ts_reductionDeps"] == loop["counts"]["reduction"] == 6
 
 
 # ---- choosing among loops and functions ------------------------------------------------------------------------

@@ -496,7 +496,7 @@ def dbscan(X, eps, min_pts, labels):
             p = stack[top]
             if counts[p] < min_pts:
                 continue
-            for j in range(n):
+            for j in range(n):  # <- db.neighbours
                 if labels[j] != -1:
                     continue
                 d = 0.0
