@@ -112,6 +112,7 @@ class Instrumenter:
         meta["induction_pcs"] = sorted(set(prog.induction_pcs))
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
+        meta["private_pcs"] = sorted(set(prog.private_pcs))
         meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
         meta["control_pcs"] = sorted(set(prog.control_pcs))
         prog.thread_space = meta
