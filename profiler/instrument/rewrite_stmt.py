@@ -89,7 +89,7 @@ class _Statements:
             return
         for pc in range(first, self.prog.next_pc):
             e = self.prog.static.get(pc)
-            if e is not None and e.kind == "store":
+            if e is not None and e.kind in ("store", "lib:store"):
                 self.prog.private_pcs.append(pc)
 
     def s_Assign(self, s):
