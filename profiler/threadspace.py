@@ -33,7 +33,15 @@ What counts as a dependence of loop ``L`` (iteration variable ``i``):
   and growing a Python list (``.append``).
 
 Arrays created inside an iteration (``tmp = np.zeros(3)``) and arrays local to a called function are private
-and never conflict.
+and never conflict. So is an array made outside the loop (a row buffer ``u1 = np.empty(n1)``), or a parameter
+or global, that every iteration **writes before it reads** (:class:`_Coverage`): the loop stores it, directly
+and only at elements that do not depend on ``i``, and reads it, and every load lies in a region the same
+iteration surely wrote before (``b[k]`` over ``for k in range(lo, hi)`` wrote ``b[lo:hi]``, bounds compared
+up to constant offsets). It is a per-thread buffer on a GPU: its stores and loads are no dependence, the
+kernel loop's ``private`` entry names it, and its stores' pcs go to the metadata's ``private_pcs`` (the check
+on the trace counts no write between threads there). Its values seen after the loop (a parameter, a global,
+read elsewhere in the function) are the last iteration's: a note, not a dependence. An array read before the
+iteration writes it carries a value from an earlier iteration (a reason says so).
 """
 
 from __future__ import annotations
