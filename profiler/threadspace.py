@@ -929,6 +929,12 @@ class _Coverage:
             if node.id in self.names:
                 self.fail(node.id, "use", node.lineno, node.id)
             return
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "size", "ndim", "dtype") \
+                and isinstance(node.value, ast.Name):
+            return  # the array's shape, not its elements
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Name):
+            return
         for child in ast.iter_child_nodes(node):
             self.reads(child)
 

@@ -310,9 +310,10 @@ def p_block(x, out):
 
 def p_param_buffer(x, buf, out):
     for i in range(x.shape[0]):
-        for k in range(x.shape[1]):
+        for k in range(len(buf)):
             buf[k] = x[i, k] + 1.0
-        for k in range(x.shape[1]):
+            buf[k] += 1.0  # the thread's own element: no atomic update
+        for k in range(len(buf)):
             out[i, k] = buf[k] * buf[k]
 
 
@@ -458,19 +459,24 @@ def test_private_buffers_on_the_trace(mode):
     import features
 
     x = np.arange(24.0).reshape(6, 4)
-    for fn in (p_row_buffer, p_block):
+    for fn, loop in ((p_row_buffer, 3), (p_block, 3), (p_param_buffer, 1)):
         out = np.zeros_like(x)
+        args = (x, np.zeros(4), out) if fn is p_param_buffer else (x, out)
         fs = features.FeatureSink()
-        trace_function(fn, (x, out), sinks=[fs], mode=mode)
+        trace_function(fn, args, sinks=[fs], mode=mode)
         _, f = fs.results[0]
         ts = fs.thread_spaces[0]
         kernel = ts["loops"][0]
         assert (kernel["location"], kernel["verdict"], kernel["launches"], kernel["threads"]) == \
-            (_line(fn, 3), "parallel", 1, 6)
-        assert f["ts_carriedDeps"] == 0
+            (_line(fn, loop), "parallel", 1, 6)
+        assert f["ts_carriedDeps"] == 0 and f["ts_atomicDeps"] == 0
         # threads 1..5 store over what the thread before wrote: b's 4 elements; s's 16 (`s[:]`) and, of the
-        # nest's 8, the 4 elements the thread before read (s[0, 2:], s[3, 2:]) (each thread wrote them just before)
-        assert kernel["privatised"] == {p_row_buffer: 5 * 4, p_block: 5 * (16 + 4)}[fn]
+        # nest's 8, the 4 elements the thread before read (s[0, 2:], s[3, 2:]) (each thread wrote them just
+        # before); buf's 4, then 4 updates of what the thread before read
+        assert kernel["privatised"] == {p_row_buffer: 5 * 4, p_block: 5 * (16 + 4), p_param_buffer: 5 * 8}[fn]
+        if fn is p_param_buffer:
+            np.testing.assert_allclose(out, (x + 2.0) ** 2)
+            np.testing.assert_allclose(args[1], x[-1] + 2.0)  # the last iteration's values
 
 
 # ---- what reaches the trace -------------------------------------------------------------------------------------
