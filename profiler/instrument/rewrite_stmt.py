@@ -146,6 +146,7 @@ class _Statements:
             idx, it, is_slice = self._index(tgt.slice)
             cur, ct = self.tmp(), self.site()
             self.emit(f"{cur} = {base}[{idx}]")
+            first = self.prog.next_pc
             private = self.inst.ts is not None and self.inst.ts.is_private_store(self.fi.key, tgt)
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "view", it + [bt], ct), Op.OTHER))
@@ -163,6 +164,7 @@ class _Statements:
             self.emit(f"{base}[{idx}] = {res}")
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "store:slice", [rtk] + it + [bt], 0), Op.OTHER))
+                self._private_store(tgt, first)  # the element stores of the expanded update
             else:
                 spc = self.pc(tgt, "store", [rtk] + it + [bt], 0)
                 (self.prog.private_pcs if private else self.prog.update_pcs).append(spc)

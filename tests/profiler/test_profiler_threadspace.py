@@ -317,6 +317,14 @@ def p_param_buffer(x, buf, out):
             out[i, k] = buf[k] * buf[k]
 
 
+def p_slice_update(x, out):
+    b = np.zeros(3)
+    for i in range(x.shape[0]):
+        b[:] = x[i, 0]
+        b[1:3] += x[i, 1]
+        out[i, 0] = b[0] + b[2]
+
+
 def p_read_after(x, out):
     b = np.empty(x.shape[1])
     for i in range(x.shape[0]):
@@ -408,6 +416,7 @@ def _line(fn, offset):
     (p_block, 3, 4, ["s"], None),  # `s[:] = 0.0` covers what the nest below it leaves out
     (p_param_buffer, 1, 3, ["buf"], "(a parameter: the caller sees it)"),
     (p_read_after, 2, 4, ["b"], "(read outside the loop at line {})"),
+    (p_slice_update, 2, 3, ["b"], None),
 ])
 def test_a_buffer_written_before_it_is_read_is_private(fn, loop, line, buffers, note):
     how, loops, meta = plan(fn)
@@ -459,7 +468,7 @@ def test_private_buffers_on_the_trace(mode):
     import features
 
     x = np.arange(24.0).reshape(6, 4)
-    for fn, loop in ((p_row_buffer, 3), (p_block, 3), (p_param_buffer, 1)):
+    for fn, loop in ((p_row_buffer, 3), (p_block, 3), (p_param_buffer, 1), (p_slice_update, 2)):
         out = np.zeros_like(x)
         args = (x, np.zeros(4), out) if fn is p_param_buffer else (x, out)
         fs = features.FeatureSink()
@@ -473,7 +482,9 @@ def test_private_buffers_on_the_trace(mode):
         # threads 1..5 store over what the thread before wrote: b's 4 elements; s's 16 (`s[:]`) and, of the
         # nest's 8, the 4 elements the thread before read (s[0, 2:], s[3, 2:]) (each thread wrote them just
         # before); buf's 4, then 4 updates of what the thread before read
-        assert kernel["privatised"] == {p_row_buffer: 5 * 4, p_block: 5 * (16 + 4), p_param_buffer: 5 * 8}[fn]
+        # b's 3 elements, then the 2 updated ones (read by the thread before)
+        assert kernel["privatised"] == {p_row_buffer: 5 * 4, p_block: 5 * (16 + 4), p_param_buffer: 5 * 8,
+                                        p_slice_update: 5 * (3 + 2)}[fn]
         if fn is p_param_buffer:
             np.testing.assert_allclose(out, (x + 2.0) ** 2)
             np.testing.assert_allclose(args[1], x[-1] + 2.0)  # the last iteration's values
