@@ -529,3 +529,15 @@ def test_kernels_in_helpers_are_launched_once_per_call(mode):
     assert info.n_threads == 5
     ts = info.extra["thread_space"]
     assert list(ts["reduction_tokens"].values()) == [f"s (+), {__file__}:{h_norm2.__code__.co_firstlineno + 2}"]
+
+
+def test_the_report_marks_a_private_buffer_seen_after_the_loop():
+    from portcast.report import _private_text
+
+    _, _, meta = plan(p_param_buffer)
+    assert _private_text(meta["loops"][0]) == \
+        f"per-thread buffers `buf` (test_profiler_threadspace.py:{p_param_buffer.__code__.co_firstlineno + 3}, " \
+        "last value kept)"
+    _, _, meta = plan(p_row_buffer)
+    assert _private_text(meta["loops"][0]) == \
+        f"per-thread buffers `b` (test_profiler_threadspace.py:{p_row_buffer.__code__.co_firstlineno + 5})"
