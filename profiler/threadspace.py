@@ -815,8 +815,7 @@ class _Coverage:
     ``.shape[...]``, no call but ``len()``. Anything else (an index that cannot be compared, the array passed or
     aliased as a whole) fails the array: the analysis stays conservative."""
 
-    def __init__(self, loop, names: set, file: str) -> None:
-        self.file = file
+    def __init__(self, loop, names: set) -> None:
         self.names = set(names)
         self.failed: dict = {}  # name -> (kind, line, text): "read" (a load not surely written before it) or "use"
         self.stores: dict = {}  # name -> [(line, col, text)] of its subscript stores in the loop
@@ -832,6 +831,7 @@ class _Coverage:
                 self.loop_vars.add(n.target.id)
             elif isinstance(n, (ast.For, ast.comprehension)):
                 self.assigned |= _target_names(n.target)
+        self.assigned |= _shadowed(loop.body, _target_names(loop.target))
         self.env: list = []  # (variable, lo, hi) of the plain range loops entered inside the iteration
         self.regions: dict = {name: [] for name in names}
         self.conditional: set = set()  # arrays stored under a branch (or in a loop that may not run through)
@@ -1058,6 +1058,23 @@ class _Coverage:
             self.regions[name] = kept
 
 
+def _shadowed(stmts, outer: set) -> set:
+    """Variables a loop nested in ``stmts`` rebinds while a loop around it (``outer``: their variables) runs:
+    their value changes in the middle of the outer loop's iteration."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ast.For):
+            mine = _target_names(s.target)
+            out |= mine & outer
+            out |= _shadowed(s.body, outer | mine) | _shadowed(s.orelse, outer)
+        elif isinstance(s, (ast.If, ast.While, ast.With, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                out |= _shadowed(getattr(s, field, []) or [], outer)
+            for h in getattr(s, "handlers", []) or []:
+                out |= _shadowed(h.body, outer)
+    return out
+
+
 def _privatised(f: "FuncFacts", lf: "LoopFacts", effects: list, taint: set) -> tuple[dict, dict]:
     """Arrays the loop privatises, and why others that would be failed: ({name: (first store line, sites,
     last value or "")}, {name: (kind, line, text)}). A candidate is an array the loop stores only at elements
@@ -1088,7 +1105,7 @@ def _privatised(f: "FuncFacts", lf: "LoopFacts", effects: list, taint: set) -> t
         cands.add(name)
     if not cands:
         return {}, {}
-    cov = _Coverage(lf.node, cands, f.file)
+    cov = _Coverage(lf.node, cands)
     inside = {id(n) for n in ast.walk(lf.node)}
     private = {}
     for name in sorted(cands):

@@ -385,6 +385,16 @@ def p_bound_changes(x, out):
             out[i, k] = b[k]
 
 
+def p_shadowed(x, out):
+    n = x.shape[1]
+    b = np.zeros(n)
+    for i in range(x.shape[0]):
+        for k in range(n):
+            b[k] = x[i, k]
+            for k in range(2):
+                out[i, k] = b[k]
+
+
 def p_viewed(x, out):
     b = np.zeros(x.shape[1])
     v = b[1:]
@@ -441,6 +451,8 @@ def test_a_buffer_written_before_it_is_read_is_private(fn, loop, line, buffers, 
     (p_diagonal, 3, "reads `b[k, 0]` before the iteration has written it"),
     # `m` changes between the loops: the store's region cannot be named, the store fails the buffer
     (p_bound_changes, 3, "every iteration stores `b[k]` (the element does not depend on i): conflicting writes"),
+    # the inner loop rebinds `k`: `b[k]` there is not the element just written
+    (p_shadowed, 3, "every iteration stores `b[k]` (the element does not depend on i): conflicting writes"),
 ])
 def test_a_buffer_not_surely_written_before_it_is_read_is_not_private(fn, loop, why):
     _, _, meta = plan(fn)
