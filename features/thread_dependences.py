@@ -21,7 +21,13 @@ ordered. Inside one launch, with ``t`` and ``u`` different threads:
   value every thread of the launch computes alike (a constant, or computed from values of the host only,
   not from loads or the loop variable), like a BFS marking a vertex ``level[u] = cur + 1``. GPU ports accept
   such races (every writer stores the same value); they are counted apart and do not make a loop
-  sequential.
+  sequential;
+* **privatised** stores: a store to an array the source analysis privatises (every iteration writes the
+  elements it reads before reading them: a per-thread buffer on a GPU, the metadata's ``private_pcs``) has
+  no write after write or write after read with another thread: each thread writes its own copy. Such
+  stores that meet another thread's access are counted per loop (``privatised`` in the report), not as
+  dependences. A load still counts a read after write: a thread that reads what another thread wrote into
+  the buffer shows that the privatisation was wrong.
 
 A kernel loop with a carried dependence is **sequential** (its iterations are not independent threads),
 else **atomic** or **reduction** when it has those, else **parallel**. Memory is checked with a shadow of 8
@@ -53,8 +59,8 @@ KINDS = ("carried_register", "reduction", "read_after_write", "write_after_read"
 CARRIED_KINDS = (0, 2, 3, 4)
 N_KINDS = len(KINDS)
 #: loop statistics columns after the kind counts
-LS_LAUNCHES, LS_THREADS, LS_RECORDS = N_KINDS, N_KINDS + 1, N_KINDS + 2
-LS_COLS = N_KINDS + 3
+LS_LAUNCHES, LS_THREADS, LS_RECORDS, LS_PRIVATE = N_KINDS, N_KINDS + 1, N_KINDS + 2, N_KINDS + 3
+LS_COLS = N_KINDS + 4
 
 # state columns
 ST_LAUNCH, ST_LAST_TID, ST_PREV_HOST, ST_LOOP, ST_LREC, ST_LMAX, ST_MEM_OFF, ST_LAST_PAGE, ST_LAST_SLOT, \
@@ -108,8 +114,8 @@ def _end_launch(state, loop_stats):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, latch_loop, red_tok, wtag, uni,
-           sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
+def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, is_priv, latch_loop, red_tok, wtag,
+           uni, sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
     """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
     page and every page slot is in use by the current launch). ``ends[pc]``: the BRANCH is the last latch of
     a NumPy operation's launch, which ends when it is not taken."""
@@ -199,7 +205,7 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
             other = np.int64(-1)
             v = sval[p]
             mine = me
-            if o == STORE and (v == 0 or (v > 0 and uni[v] != 0)):
+            if o == STORE and is_priv[p] == 0 and (v == 0 or (v > 0 and uni[v] != 0)):
                 mine = -me  # every thread stores the same value here
             b = a0
             while b < a1:
@@ -258,6 +264,12 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                                 other = r - 1
                         wsh[slot, x] = mine
                 b = end
+            if o == STORE and is_priv[p] != 0:
+                if war + waw + race > 0:  # the thread's own copy of a private buffer
+                    loop_stats[loop + 1, LS_PRIVATE] += 1
+                war = 0
+                waw = 0
+                race = 0
             if raw + war + waw + race > 0:
                 if is_upd[p] != 0:
                     _note(5, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
@@ -317,6 +329,7 @@ class ThreadSpaceChecker(Analyzer):
         self.meta: dict | None = None
         self.is_ind = np.zeros(0, np.uint8)
         self.is_upd = np.zeros(0, np.uint8)
+        self.is_priv = np.zeros(0, np.uint8)
         self.latch_loop = np.zeros(0, np.int32)
         self.ends = np.zeros(0, np.uint8)
         self.red_tok = np.zeros(0, np.uint8)
@@ -353,7 +366,7 @@ class ThreadSpaceChecker(Analyzer):
         self.n_loops = len(loops)
         self.loop_stats = np.zeros((self.n_loops + 1, LS_COLS), np.int64)
         top = 0
-        for k in ("induction_pcs", "update_pcs"):
+        for k in ("induction_pcs", "update_pcs", "private_pcs"):
             top = max([top] + [int(p) for p in meta.get(k) or []])
         latch = {int(p): int(loop["id"]) for loop in loops
                  for p in (loop.get("latch_pcs") or [loop.get("latch_pc") or 0]) if int(p) > 0}
@@ -363,6 +376,8 @@ class ThreadSpaceChecker(Analyzer):
             self.is_ind[int(p)] = 1
         for p in meta.get("update_pcs") or []:
             self.is_upd[int(p)] = 1
+        for p in meta.get("private_pcs") or []:
+            self.is_priv[int(p)] = 1
         vals = {int(p): int(v) for p, v in (meta.get("store_values") or {}).items()}
         self._grow_pcs(max(vals, default=0) + 1)
         for p, v in vals.items():
@@ -380,6 +395,7 @@ class ThreadSpaceChecker(Analyzer):
     def _grow_pcs(self, n: int) -> None:
         self.is_ind = grow_1d(self.is_ind, n)
         self.is_upd = grow_1d(self.is_upd, n)
+        self.is_priv = grow_1d(self.is_priv, n)
         self.latch_loop = grow_1d(self.latch_loop, n, -1)
         self.ends = grow_1d(self.ends, n)
         self.counts = grow_1d(self.counts, n)
@@ -407,8 +423,8 @@ class ThreadSpaceChecker(Analyzer):
         i = 0
         while True:
             r = _check(chunk.pc, chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size,
-                       tid, i, self.is_ind, self.is_upd, self.latch_loop, self.red_tok, self.wtag, self.uni,
-                       self.sval, self.state,
+                       tid, i, self.is_ind, self.is_upd, self.is_priv, self.latch_loop, self.red_tok, self.wtag,
+                       self.uni, self.sval, self.state,
                        self.pkeys, self.pslot, self.pepoch, self.wsh, self.rsh, self.counts, self.pc_loop,
                        self.pc_ex, self.loop_stats, chunk.taken, self.ends)
             if r >= 0:
@@ -492,8 +508,9 @@ class ThreadSpaceChecker(Analyzer):
 
     def report(self, static=None, examples: int = 3) -> dict:
         """What was found, per kernel loop: launches, threads (largest launch), records, dependence counts by
-        kind, verdict, and the source lines of the first ``examples`` dependences (file:line, text, kind,
-        count, one pair of threads). Loop ``-1`` collects launches no kernel loop's metadata names."""
+        kind, ``privatised`` (stores to private buffers that met another thread's access), verdict, and the
+        source lines of the first ``examples`` dependences (file:line, text, kind, count, one pair of threads).
+        Loop ``-1`` collects launches no kernel loop's metadata names."""
         if self.meta is None:
             return {"checked": False, "loops": []}
         stats = self._final_stats()
@@ -516,7 +533,7 @@ class ThreadSpaceChecker(Analyzer):
                            "text": entry.text if entry else "",
                            "threads": [int(self.pc_ex[p, 2 * kind]), int(self.pc_ex[p, 2 * kind + 1])]})
             loops.append({"id": k, "launches": int(row[LS_LAUNCHES]), "threads": int(row[LS_THREADS]),
-                          "records": int(row[LS_RECORDS]),
+                          "records": int(row[LS_RECORDS]), "privatised": int(row[LS_PRIVATE]),
                           "counts": {KINDS[j]: int(row[j]) for j in range(N_KINDS)},
                           "verdict": _verdict(row) if row[LS_LAUNCHES] else "not run", "examples": ex})
         return {"checked": True, "loops": loops, "memory_unchecked_launches": self.truncated_launches}
@@ -547,19 +564,21 @@ def join_report(meta: dict | None, found: dict | None) -> dict | None:
         row = dict(loop)
         dyn = by_id.get(loop["id"])
         if dyn is not None:
-            row.update({k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")})
+            row.update({k: dyn[k] for k in ("launches", "threads", "records", "privatised", "counts", "examples")})
             row["verdict"] = dyn["verdict"]
             if row["verdict"] == "reduction" and loop.get("static") == "atomic":
                 row["verdict"] = "atomic"  # an append counter's register updates, or atomics that never collided
         else:
-            row.update({"launches": None, "threads": None, "records": None, "counts": {}, "examples": []})
+            row.update({"launches": None, "threads": None, "records": None, "privatised": None, "counts": {},
+                        "examples": []})
             row["verdict"] = {"independent": "parallel"}.get(loop.get("static"), loop.get("static"))
         loops.append(row)
     if -1 in by_id:
         dyn = by_id[-1]
         loops.append({"id": -1, "how": "unknown", "function": "", "location": "", "header": "(launches no kernel "
                       "loop of the metadata names)", "dims": 1, "static": "", "reductions": [], "atomics": [],
-                      "reasons": [], **{k: dyn[k] for k in ("launches", "threads", "records", "counts", "examples")},
+                      "reasons": [], "private": [],
+                      **{k: dyn[k] for k in ("launches", "threads", "records", "privatised", "counts", "examples")},
                       "verdict": dyn["verdict"]})
     how = meta.get("how", "none")
     if how == "none" and launched_library:

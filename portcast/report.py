@@ -232,6 +232,10 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
     for note in report.get("notes", []):
         console.print(escape(f"  note: {_short_reason(note)}"), highlight=False, soft_wrap=True)
     for loop in loops:
+        if loop.get("private"):
+            console.print(escape(f"  private: {_short(loop.get('location', ''))} `{loop.get('header', '')}`: "
+                                 f"{_private_text(loop)}"), highlight=False, soft_wrap=True)
+    for loop in loops:
         if loop.get("verdict") != "sequential":
             continue
         found = "; ".join(f"{_short(e['location'])} `{e['text']}`: {_dependence_text(e)}"
@@ -265,6 +269,18 @@ def _dependence_text(example: dict) -> str:
     t, other = example["threads"]
     text = _DEPENDENCE.get(example["kind"], example["kind"]).format(t, other)
     return f"{text} ({example['count']:,} such records)"
+
+
+def _private_text(loop: dict) -> str:
+    """The arrays a kernel loop privatises (``private``: "`u1` (file:line)"), as per-thread buffers, those
+    whose values are seen after the loop marked (the loop's note on them says why)."""
+    out = []
+    for entry in loop.get("private") or []:
+        name, _, loc = entry.partition(" (")
+        loc = loc.rstrip(")")
+        last = any(r.startswith(f"{loc}: {name} ") for r in loop.get("reasons") or [])
+        out.append(f"{name} ({_short(loc)}{', last value kept' if last else ''})")
+    return "per-thread buffers " + ", ".join(out)
 
 
 def _short_reason(text: str) -> str:

@@ -113,6 +113,7 @@ class Instrumenter:
         meta["sunk_pcs"] = sorted(set(prog.sunk_pcs))
         meta["reduction_tokens"] = {str(k): v for k, v in sorted(prog.reduction_tokens.items())}
         meta["update_pcs"] = sorted(set(prog.update_pcs))
+        meta["private_pcs"] = sorted(set(prog.private_pcs))
         meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
         meta["control_pcs"] = sorted(set(prog.control_pcs) | set(prog.sunk_pcs))
         prog.thread_space = meta

@@ -45,6 +45,7 @@ class Program:
         self.induction_pcs: list[int] = []  # "loop:next" records: the loop variable, computed from the thread index
         self.reduction_tokens: dict[int, str] = {}  # register token of a reduction variable -> description
         self.update_pcs: list[int] = []  # LOAD and STORE of `a[i] op= v`: a GPU port does them as one atomic update
+        self.private_pcs: list[int] = []  # STOREs to arrays a kernel loop privatises (a per-thread buffer on a GPU)
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
@@ -88,6 +89,11 @@ class Program:
         """A new loop id of the loop table."""
         self.n_loops += 1
         return self.n_loops
+
+    @property
+    def next_pc(self) -> int:
+        """The static id :meth:`new_pc` gives next."""
+        return len(self._src)
 
     def new_pc(self, fi: FuncInfo, node: ast.AST, kind: str, srcs=(), dst: int = 0, text: str | None = None,
                loop: int = 0, closes: int = 0) -> int:

@@ -56,7 +56,9 @@ class _Statements:
             base, bt = self.expr(tgt.value)
             idx, it, is_slice = self._index(tgt.slice)
             self.emit(f"{base}[{idx}] = {value}")
+            first = self.prog.next_pc
             if is_slice and self._expand_slice_store(tgt, base, bt, idx, value, vt, node):
+                self._private_store(tgt, first)
                 return
             if is_slice:
                 pc = self.pc(tgt, "store:slice", [vt] + it + [bt], 0)
@@ -65,6 +67,7 @@ class _Statements:
                 pc = self.pc(tgt, "store", [vt] + it + [bt], 0)
                 self.prog.store_values[pc] = int(vt or 0)
                 self.emit(self.be.rec_mem(pc, Op.STORE, base, idx))
+                self._private_store(tgt, pc)
         elif isinstance(tgt, ast.Attribute):
             base, bt = self.expr(tgt.value)
             self.emit(f"{base}.{tgt.attr} = {value}")
@@ -77,6 +80,17 @@ class _Statements:
                 self._store(e, t, vt, node)
         else:
             raise UnsupportedConstruct(f"{self.fi.file}:{node.lineno}: assignment to {type(tgt).__name__}")
+
+    def _private_store(self, tgt, first: int) -> None:
+        """The STOREs of ``tgt`` (static ids from ``first``) write an array a kernel loop privatises
+        (profiler/threadspace.py): the dependence check on the trace counts no write between threads there."""
+        ts = self.inst.ts
+        if ts is None or not ts.is_private_store(self.fi.key, tgt):
+            return
+        for pc in range(first, self.prog.next_pc):
+            e = self.prog.static.get(pc)
+            if e is not None and e.kind in ("store", "lib:store"):
+                self.prog.private_pcs.append(pc)
 
     def s_Assign(self, s):
         if (
@@ -132,11 +146,14 @@ class _Statements:
             idx, it, is_slice = self._index(tgt.slice)
             cur, ct = self.tmp(), self.site()
             self.emit(f"{cur} = {base}[{idx}]")
+            first = self.prog.next_pc
+            private = self.inst.ts is not None and self.inst.ts.is_private_store(self.fi.key, tgt)
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "view", it + [bt], ct), Op.OTHER))
             else:
                 lpc = self.pc(tgt, "load", it + [bt], ct)
-                self.prog.update_pcs.append(lpc)
+                if not private:  # an update of a private buffer is no atomic: the thread's own element
+                    self.prog.update_pcs.append(lpc)
                 self.emit(self.be.rec_mem(lpc, Op.LOAD, base, idx))
             res, rtk = self.tmp(), self.site()
             pc = self.pc(s, f"binop:{sym}=", [ct, vt], rtk)
@@ -147,9 +164,10 @@ class _Statements:
             self.emit(f"{base}[{idx}] = {res}")
             if is_slice:
                 self.emit(self.be.rec(self.pc(tgt, "store:slice", [rtk] + it + [bt], 0), Op.OTHER))
+                self._private_store(tgt, first)  # the element stores of the expanded update
             else:
                 spc = self.pc(tgt, "store", [rtk] + it + [bt], 0)
-                self.prog.update_pcs.append(spc)
+                (self.prog.private_pcs if private else self.prog.update_pcs).append(spc)
                 self.prog.store_values[spc] = int(rtk)
                 self.emit(self.be.rec_mem(spc, Op.STORE, base, idx))
             return

@@ -283,3 +283,35 @@ def test_without_metadata_nothing_is_checked():
     assert c.result() == {"ts_checked": 0.0, "ts_kernels": 0.0, "ts_carriedDeps": 0.0, "ts_reductionDeps": 0.0,
                           "ts_atomicDeps": 0.0, "ts_sameValueRaces": 0.0, "ts_parallelFraction": pytest.approx(2 / 3)}
     assert c.report(None) == {"checked": False, "loops": []}
+
+
+def test_private_stores_meet_no_thread_but_a_read_of_another_threads_copy_is_a_dependence():
+    """pc 20 stores a constant to a buffer the source analysis privatised, pc 21 reads it. Threads 0 and 1
+    write the buffer before they read it: their stores over each other's bytes are privatised, no write after
+    write or after read. Thread 2 reads the buffer before writing it: it reads thread 1's copy, a read after
+    write (not a same-value race: a private store's value is the thread's own)."""
+    meta = {"induction_pcs": [3], "update_pcs": [], "private_pcs": [20], "reduction_tokens": {},
+            "store_values": {"20": 0}, "loops": [{"id": 0, "latch_pc": 2}], "how": "inferred"}
+    rows = [(1, ALU, (0, 0, 0), 0, 0, 0, -1)]
+    for t in range(2):
+        rows += [(2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, t), (20, STORE, (0, 0, 0), 0, 1000, 8, t),
+                 (21, LOAD, (0, 0, 0), 4, 1000, 8, t)]
+    rows += [(2, int(Op.BRANCH), (3, 0, 0), 0, 0, 0, 2), (21, LOAD, (0, 0, 0), 4, 1000, 8, 2),
+             (20, STORE, (0, 0, 0), 0, 1000, 8, 2)]
+    c = run(rows, meta)
+    loop = c.report(None, examples=10)["loops"][0]
+    assert loop["counts"] == {"carried_register": 0, "reduction": 0, "read_after_write": 1, "write_after_read": 0,
+                              "write_after_write": 0, "atomic": 0, "same_value_race": 0}
+    assert loop["privatised"] == 2 and loop["verdict"] == "sequential"
+    assert [(e["kind"], e["pc"], e["threads"]) for e in loop["examples"]] == [("read_after_write", 21, [2, 1])]
+    assert c.result()["ts_carriedDeps"] == 1.0
+    # the same trace with nothing private: the constant stores and the read of one are same-value races
+    without = run(rows, {**meta, "private_pcs": []}).report(None)["loops"][0]
+    assert without["privatised"] == 0 and without["verdict"] == "parallel"
+    assert without["counts"]["same_value_race"] == 3 and without["counts"]["read_after_write"] == 0
+    # stores of a loaded value, nothing private: every write between threads counts
+    loaded = run(rows, {**meta, "private_pcs": [], "store_values": {"20": 7}}).report(None)["loops"][0]
+    assert [loaded["counts"][k] for k in ("read_after_write", "write_after_read", "write_after_write")] == [1, 2, 2]
+    loaded = run(rows, {**meta, "store_values": {"20": 7}}).report(None)["loops"][0]
+    assert [loaded["counts"][k] for k in ("read_after_write", "write_after_read", "write_after_write")] == [1, 0, 0]
+    assert loaded["privatised"] == 2

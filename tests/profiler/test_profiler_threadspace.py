@@ -339,6 +339,225 @@ def test_a_function_called_from_inside_a_kernel_gives_no_second_thread_space():
     assert any("h_norm2 is also called from inside another thread loop" in n for n in meta["notes"])
 
 
+# ---- privatisation: arrays every iteration writes before it reads ------------------------------------------------
+
+
+def p_row_buffer(u, out):
+    n1 = u.shape[1]
+    b = np.empty(n1)
+    for i in range(u.shape[0]):
+        for k in range(n1):
+            b[k] = 2.0 * u[i, k]
+        for k in range(1, n1 - 1):
+            out[i, k] = b[k - 1] + b[k] + b[k + 1]
+
+
+def p_block(x, out):
+    m, n = 4, x.shape[1]
+    s = np.zeros((m, n))
+    for i in range(x.shape[0]):
+        s[:] = 0.0
+        for j in range(m):
+            for k in range(2, n):
+                s[j, k] = x[i, k] * j
+        for k in range(n):
+            out[i, k] = s[0, k] + s[m - 1, k]
+
+
+def p_param_buffer(x, buf, out):
+    for i in range(x.shape[0]):
+        for k in range(len(buf)):
+            buf[k] = x[i, k] + 1.0
+            buf[k] += 1.0  # the thread's own element: no atomic update
+        for k in range(len(buf)):
+            out[i, k] = buf[k] * buf[k]
+
+
+def p_slice_update(x, out):
+    b = np.zeros(3)
+    for i in range(x.shape[0]):
+        b[:] = x[i, 0]
+        b[1:3] += x[i, 1]
+        out[i, 0] = b[0] + b[2]
+
+
+def p_read_after(x, out):
+    b = np.empty(x.shape[1])
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            b[k] = x[i, k]
+        for k in range(x.shape[1]):
+            out[i, k] = b[k]
+    return b.sum()
+
+
+def p_partial(x, out):
+    n = x.shape[1]
+    b = np.zeros(n)
+    for i in range(x.shape[0]):
+        for k in range(1, n):
+            b[k] = x[i, k]
+        for k in range(n):
+            out[i, k] = b[k]
+
+
+def p_under_if(x, out):
+    b = np.zeros(1)
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            b[0] = x[i]
+        out[i] = b[0]
+
+
+def p_read_first(x, out):
+    n = x.shape[1]
+    b = np.zeros(n)
+    for i in range(x.shape[0]):
+        for k in range(n):
+            out[i, k] = b[k]
+        for k in range(n):
+            b[k] = x[i, k]
+
+
+def p_diagonal(x, out):
+    n = x.shape[1]
+    b = np.zeros((n, n))
+    for i in range(x.shape[0]):
+        for k in range(n):
+            b[k, k] = x[i, k]
+        for k in range(n):
+            out[i, k] = b[k, 0]
+
+
+def p_bound_changes(x, out):
+    n = x.shape[1]
+    b = np.zeros(n)
+    for i in range(x.shape[0]):
+        m = n - 2
+        for k in range(m):
+            b[k] = x[i, k]
+        m = n
+        for k in range(m):
+            out[i, k] = b[k]
+
+
+def p_shadowed(x, out):
+    n = x.shape[1]
+    b = np.zeros(n)
+    for i in range(x.shape[0]):
+        for k in range(n):
+            b[k] = x[i, k]
+            for k in range(2):
+                out[i, k] = b[k]
+
+
+def p_viewed(x, out):
+    b = np.zeros(x.shape[1])
+    v = b[1:]
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            b[k] = x[i, k]
+        v[0] = 1.0
+        out[i] = b[1]
+
+
+def p_fill(b, k, value):
+    b[k] = value
+
+
+def p_called(x, out):
+    b = np.zeros(2)
+    for i in range(x.shape[0]):
+        b[0] = x[i]
+        p_fill(b, 1, x[i])
+        out[i] = b[0] + b[1]
+
+
+def _line(fn, offset):
+    return f"{__file__}:{fn.__code__.co_firstlineno + offset}"
+
+
+@pytest.mark.parametrize("fn, loop, line, buffers, note", [
+    (p_row_buffer, 3, 5, ["b"], None),
+    (p_block, 3, 4, ["s"], None),  # `s[:] = 0.0` covers what the nest below it leaves out
+    (p_param_buffer, 1, 3, ["buf"], "(a parameter: the caller sees it)"),
+    (p_read_after, 2, 4, ["b"], "(read outside the loop at line {})"),
+    (p_slice_update, 2, 3, ["b"], None),
+])
+def test_a_buffer_written_before_it_is_read_is_private(fn, loop, line, buffers, note):
+    how, loops, meta = plan(fn)
+    assert how == "inferred" and meta["rejected"] == []
+    assert loops == [(fn.__qualname__, loops[0][1], 1, "independent", [])]
+    kernel = meta["loops"][0]
+    assert kernel["location"] == _line(fn, loop)
+    assert kernel["private"] == [f"`{b}` ({_line(fn, line)})" for b in buffers]
+    if note is None:
+        assert kernel["reasons"] == []
+    else:
+        text = note.format(fn.__code__.co_firstlineno + 7)  # `return b.sum()`
+        assert kernel["reasons"] == [f"{_line(fn, line)}: `{buffers[0]}` is written before it is read in every "
+                                     f"iteration (private to the thread); its values after the loop are the last "
+                                     f"iteration's {text}"]
+
+
+@pytest.mark.parametrize("fn, loop, why", [
+    (p_partial, 3, "reads `b[k]` before the iteration has written it"),  # b[0] is not written
+    (p_under_if, 2, "reads `b[0]` before the iteration has written it"),
+    (p_read_first, 3, "reads `b[k]` before the iteration has written it"),
+    (p_diagonal, 3, "reads `b[k, 0]` before the iteration has written it"),
+    # `m` changes between the loops: the store's region cannot be named, the store fails the buffer
+    (p_bound_changes, 3, "every iteration stores `b[k]` (the element does not depend on i): conflicting writes"),
+    # the inner loop rebinds `k`: `b[k]` there is not the element just written
+    (p_shadowed, 3, "every iteration stores `b[k]` (the element does not depend on i): conflicting writes"),
+])
+def test_a_buffer_not_surely_written_before_it_is_read_is_not_private(fn, loop, why):
+    _, _, meta = plan(fn)
+    outer = _line(fn, loop)
+    rejected = {r["location"]: r["why"] for r in meta["rejected"]}
+    assert outer in rejected
+    assert any(why in w for w in rejected[outer]), rejected[outer]
+    assert all(outer != lp["location"] for lp in meta["loops"])
+
+
+@pytest.mark.parametrize("fn, loop, why", [
+    (p_viewed, 3, "every iteration stores `b[k]` (the element does not depend on i): conflicting writes"),
+    (p_called, 2, "every iteration stores `b[0]` (the element does not depend on i): conflicting writes"),
+])
+def test_a_buffer_seen_through_another_name_or_function_is_not_private(fn, loop, why):
+    _, _, meta = plan(fn)
+    rejected = {r["location"]: r["why"] for r in meta["rejected"]}
+    assert why in rejected[_line(fn, loop)][0]
+    assert not any("before the iteration has written it" in w for w in rejected[_line(fn, loop)])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_private_buffers_on_the_trace(mode):
+    """The trace check counts no dependence at the private stores (the slice store's elements included)."""
+    import features
+
+    x = np.arange(24.0).reshape(6, 4)
+    for fn, loop in ((p_row_buffer, 3), (p_block, 3), (p_param_buffer, 1), (p_slice_update, 2)):
+        out = np.zeros_like(x)
+        args = (x, np.zeros(4), out) if fn is p_param_buffer else (x, out)
+        fs = features.FeatureSink()
+        trace_function(fn, args, sinks=[fs], mode=mode)
+        _, f = fs.results[0]
+        ts = fs.thread_spaces[0]
+        kernel = ts["loops"][0]
+        assert (kernel["location"], kernel["verdict"], kernel["launches"], kernel["threads"]) == \
+            (_line(fn, loop), "parallel", 1, 6)
+        assert f["ts_carriedDeps"] == 0 and f["ts_atomicDeps"] == 0
+        # threads 1..5 store over what the thread before wrote: b's 4 elements; s's 16 (`s[:]`) and, of the
+        # nest's 8, the 4 elements the thread before read (s[0, 2:], s[3, 2:]) (each thread wrote them just
+        # before); buf's 4, then 4 updates of what the thread before read
+        # b's 3 elements, then the 2 updated ones (read by the thread before)
+        assert kernel["privatised"] == {p_row_buffer: 5 * 4, p_block: 5 * (16 + 4), p_param_buffer: 5 * 8,
+                                        p_slice_update: 5 * (3 + 2)}[fn]
+        if fn is p_param_buffer:
+            np.testing.assert_allclose(out, (x + 2.0) ** 2)
+            np.testing.assert_allclose(args[1], x[-1] + 2.0)  # the last iteration's values
+
+
 # ---- what reaches the trace -------------------------------------------------------------------------------------
 
 
@@ -378,3 +597,15 @@ def test_kernels_in_helpers_are_launched_once_per_call(mode):
     assert info.n_threads == 5
     ts = info.extra["thread_space"]
     assert list(ts["reduction_tokens"].values()) == [f"s (+), {__file__}:{h_norm2.__code__.co_firstlineno + 2}"]
+
+
+def test_the_report_marks_a_private_buffer_seen_after_the_loop():
+    from portcast.report import _private_text
+
+    _, _, meta = plan(p_param_buffer)
+    assert _private_text(meta["loops"][0]) == \
+        f"per-thread buffers `buf` (test_profiler_threadspace.py:{p_param_buffer.__code__.co_firstlineno + 3}, " \
+        "last value kept)"
+    _, _, meta = plan(p_row_buffer)
+    assert _private_text(meta["loops"][0]) == \
+        f"per-thread buffers `b` (test_profiler_threadspace.py:{p_row_buffer.__code__.co_firstlineno + 5})"
