@@ -92,6 +92,26 @@ def _page_find(pkeys, pslot, page):
         h = (h + 1) & mask
 
 
+@njit(cache=True, nogil=True)
+def _forget(a0, a1, launch, last_page, last_slot, pkeys, pslot, pepoch, wsh, rsh):
+    """Clear the shadow of bytes ``[a0, a1)`` in the pages of the current launch: fresh memory, whatever
+    earlier threads did with those bytes was done to another object."""
+    pg = a0 >> PAGE_SHIFT
+    pg_end = (a1 - 1) >> PAGE_SHIFT
+    while pg <= pg_end:
+        if pg == last_page:
+            slot = last_slot
+        else:
+            slot, cell = _page_find(pkeys, pslot, pg)
+        if slot >= 0 and pepoch[slot] == launch:
+            base = pg << PAGE_SHIFT
+            lo = max(a0, base) - base
+            hi = min(a1, base + PAGE) - base
+            wsh[slot, lo:hi] = 0
+            rsh[slot, lo:hi] = 0
+        pg += 1
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _note(kind, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats):
     if counts[p, kind] == 0:
@@ -115,7 +135,7 @@ def _end_launch(state, loop_stats):
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, is_priv, latch_loop, red_tok, wtag,
-           uni, sval, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
+           uni, sval, is_alloc, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
     """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
     page and every page slot is in use by the current launch). ``ends[pc]``: the BRANCH is the last latch of
     a NumPy operation's launch, which ends when it is not taken."""
@@ -194,6 +214,9 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
         if d > 0:
             wtag[d] = 0 if is_ind[p] != 0 else tag
             uni[d] = 1 if same else 0
+        if is_alloc[p] != 0 and mem_off == 0 and size[i] > 0:
+            # an allocation record: its bytes start a new life (before this record's own access, if any)
+            _forget(addr[i], addr[i] + size[i], launch, last_page, last_slot, pkeys, pslot, pepoch, wsh, rsh)
         # memory
         if is_mem:
             a0 = addr[i]
@@ -336,6 +359,7 @@ class ThreadSpaceChecker(Analyzer):
         self.wtag = np.zeros(0, np.int64)
         self.uni = np.zeros(0, np.uint8)
         self.sval = np.zeros(0, np.int32)
+        self.is_alloc = np.zeros(0, np.uint8)
         self.state = np.zeros(N_STATE, np.int64)
         self.state[ST_PREV_HOST] = 1
         self.state[ST_LOOP] = -1
@@ -366,7 +390,7 @@ class ThreadSpaceChecker(Analyzer):
         self.n_loops = len(loops)
         self.loop_stats = np.zeros((self.n_loops + 1, LS_COLS), np.int64)
         top = 0
-        for k in ("induction_pcs", "update_pcs", "private_pcs"):
+        for k in ("induction_pcs", "update_pcs", "private_pcs", "alloc_pcs"):
             top = max([top] + [int(p) for p in meta.get(k) or []])
         latch = {int(p): int(loop["id"]) for loop in loops
                  for p in (loop.get("latch_pcs") or [loop.get("latch_pc") or 0]) if int(p) > 0}
@@ -378,6 +402,8 @@ class ThreadSpaceChecker(Analyzer):
             self.is_upd[int(p)] = 1
         for p in meta.get("private_pcs") or []:
             self.is_priv[int(p)] = 1
+        for p in meta.get("alloc_pcs") or []:
+            self.is_alloc[int(p)] = 1
         vals = {int(p): int(v) for p, v in (meta.get("store_values") or {}).items()}
         self._grow_pcs(max(vals, default=0) + 1)
         for p, v in vals.items():
@@ -402,6 +428,7 @@ class ThreadSpaceChecker(Analyzer):
         self.pc_loop = grow_1d(self.pc_loop, n, -1)
         self.pc_ex = grow_1d(self.pc_ex, n)
         self.sval = grow_1d(self.sval, n, -1)
+        self.is_alloc = grow_1d(self.is_alloc, n)
 
     def _grow_tokens(self, n: int) -> None:
         self.red_tok = grow_1d(self.red_tok, n)
@@ -424,7 +451,7 @@ class ThreadSpaceChecker(Analyzer):
         while True:
             r = _check(chunk.pc, chunk.op, chunk.src1, chunk.src2, chunk.src3, chunk.dst, chunk.addr, chunk.size,
                        tid, i, self.is_ind, self.is_upd, self.is_priv, self.latch_loop, self.red_tok, self.wtag,
-                       self.uni, self.sval, self.state,
+                       self.uni, self.sval, self.is_alloc, self.state,
                        self.pkeys, self.pslot, self.pepoch, self.wsh, self.rsh, self.counts, self.pc_loop,
                        self.pc_ex, self.loop_stats, chunk.taken, self.ends)
             if r >= 0:

@@ -51,6 +51,9 @@ OP_FIELD = 0b11110
 #: base of the synthetic address space for list elements and object attributes (above user space)
 SYNTHETIC_BASE = 0x7F00_0000_0000
 SYNTHETIC_SPAN = 1 << 24  # bytes reserved per container object
+#: the largest size an allocation record carries (the code's size field has 23 bits); a larger array's record
+#: says this many bytes
+MAX_ALLOC_SIZE = (1 << (63 - SIZE_SHIFT)) - 1
 
 #: ndarray attributes that are metadata (registers on a real machine), not memory reads
 ARRAY_META = frozenset({"shape", "size", "ndim", "strides", "dtype", "itemsize", "nbytes", "T", "flags", "ctypes"})
@@ -382,6 +385,15 @@ class InterpretedBuffer:
             addr = base + 8 * self._slot(("k", idx if _hashable(idx) else id(idx)))
         self.L.append(code | HAS_ADDR | (8 << SIZE_SHIFT))
         self.A.append(addr)
+
+    def alloc(self, code: int, obj) -> None:
+        """The allocation record ``code`` (OTHER) of a new array ``obj`` (``np.empty``): its address and size
+        (at most :data:`MAX_ALLOC_SIZE`); of anything else the plain record."""
+        if type(obj) is np.ndarray:
+            self.L.append(code | HAS_ADDR | (min(obj.nbytes, MAX_ALLOC_SIZE) << SIZE_SHIFT))
+            self.A.append(obj.__array_interface__["data"][0])
+        else:
+            self.L.append(code)
 
     def attr(self, code: int, obj, name: str) -> None:
         """Record the LOAD/STORE ``code`` of attribute ``obj.name``: synthetic address, 8 bytes.
@@ -967,6 +979,32 @@ def recm(typingctx, c0, c1, p, code, obj, idx):
         base0, base1, row, c, arr, index = args
         part(context, builder, base0, base1, row, c, arr, index, sig.args[4], sig.args[5])
         return builder.add(row, row.type(1))
+
+    return sig, codegen
+
+
+@intrinsic
+def recalloc(typingctx, c0, c1, p, code, obj):
+    """The allocation record ``code`` (OTHER) of a new array ``obj`` at row ``p``: its address and size (at
+    most :data:`MAX_ALLOC_SIZE`), as :meth:`InterpretedBuffer.alloc`; of anything else the plain record."""
+    sig = types.int64(types.int64, types.int64, types.int64, types.int64, obj)
+    if not isinstance(obj, types.Array):
+        def plain(context, builder, sig, args):
+            _store_row(builder, args[0], args[2], args[3])
+            return builder.add(args[2], _I64(1))
+
+        return sig, plain
+
+    def codegen(context, builder, sig, args):
+        base0, base1, row, c, arr = args
+        ary = context.make_array(sig.args[4])(context, builder, value=arr)
+        nbytes = builder.mul(ary.nitems, ary.itemsize)
+        big = builder.icmp_signed(">", nbytes, _I64(MAX_ALLOC_SIZE))
+        nbytes = builder.select(big, _I64(MAX_ALLOC_SIZE), nbytes)
+        code = builder.or_(builder.or_(c, _I64(HAS_ADDR)), builder.shl(nbytes, _I64(SIZE_SHIFT)))
+        _store_row(builder, base0, row, code)
+        _store_row(builder, base1, row, builder.ptrtoint(ary.data, _I64))
+        return builder.add(row, _I64(1))
 
     return sig, codegen
 

@@ -53,6 +53,11 @@ class _Backend(abc.ABC):
         """A LOAD or STORE record with the address and size of element ``idx`` of the array ``obj``."""
 
     @abc.abstractmethod
+    def rec_alloc(self, pc, obj) -> str:
+        """The OTHER record of an allocation (``np.empty``): with the address and size of the new array ``obj``
+        when it is one (the dependence check forgets what earlier threads did with those bytes)."""
+
+    @abc.abstractmethod
     def rec_attr(self, pc, op, obj, name) -> str:
         """The record of reading attribute ``name`` of ``obj`` (array metadata such as ``.shape``)."""
 
@@ -153,6 +158,9 @@ class _Interp(_Backend):
                 return f"_pc_m2({rt.code_of(pc, op)}, {obj}, {i}, {j})"
             return f"_pc_m({rt.code_of(pc, op)}, {obj}, {idx})"
         return f"_pc_m1({rt.code_of(pc, op)}, {obj}, {idx})"
+
+    def rec_alloc(self, pc, obj) -> str:
+        return f"_pc_B.alloc({rt.code_of(pc, Op.OTHER)}, {obj})"
 
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_ma({rt.code_of(pc, op)}, {obj}, {name!r})"
@@ -255,6 +263,9 @@ class _Compiled(_Backend):
     def rec_mem(self, pc, op, obj, idx) -> str:
         return self._site(f"_pc_p = _pc_recm(_pc_c0, _pc_c1, _pc_p, {rt.code_of(pc, op)}, {obj}, {idx})")
 
+    def rec_alloc(self, pc, obj) -> str:
+        return self._site(f"_pc_p = _pc_recalloc(_pc_c0, _pc_c1, _pc_p, {rt.code_of(pc, Op.OTHER)}, {obj})")
+
     def rec_attr(self, pc, op, obj, name) -> str:
         return f"_pc_meta({obj}, {name!r})"
 
@@ -316,6 +327,7 @@ _PRIMS = {
     "_pc_recf2": rt._recf2,
     "_pc_recb": rt._recb,
     "_pc_recm": rt.recm,
+    "_pc_recalloc": rt.recalloc,
     "_pc_recs": rt._recs,
     "_pc_save": rt._save,
     "_pc_check": rt._check,

@@ -115,6 +115,7 @@ class Instrumenter:
         meta["update_pcs"] = sorted(set(prog.update_pcs))
         meta["private_pcs"] = sorted(set(prog.private_pcs))
         meta["store_values"] = {str(k): int(v) for k, v in sorted(prog.store_values.items())}
+        meta["alloc_pcs"] = sorted(set(prog.alloc_pcs))
         meta["control_pcs"] = sorted(set(prog.control_pcs) | set(prog.sunk_pcs))
         prog.thread_space = meta
         prog.parallel_loops = [loop["location"] for loop in meta["loops"]]

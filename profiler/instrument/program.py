@@ -48,6 +48,9 @@ class Program:
         self.private_pcs: list[int] = []  # STOREs to arrays a kernel loop privatises (a per-thread buffer on a GPU)
         self.kernel_latches: dict[int, int] = {}  # kernel loop index -> pc of its innermost loop's BRANCH
         self.store_values: dict[int, int] = {}  # STORE pc -> register of the stored value (0: a constant)
+        # allocation records: np.empty's OTHER (address and size of the new array) and the STOREs that write a
+        # library call's new result; the bytes are fresh memory, whatever they were before
+        self.alloc_pcs: list[int] = []
         self.control_pcs: list[int] = []  # latch records of kernel loops: a GPU thread has no loop around it
         self.sunk_pcs: list[int] = []  # statements sunk into a collapsed nest: a GPU thread recomputes them
         self.n_loops = 0  # loops of the loop table (profiler/loops.py): the static ids' `loop` and `closes` fields

@@ -294,6 +294,8 @@ class _Expressions:
             x = self._expand_call(node, obj, target, dst)
             if x is not None:
                 return x
+            if lc.canonical_name(obj) in ("np.empty", "np.empty_like"):
+                return self.lib_call(node, target, dst, "call:alloc", Op.OTHER, Op.OTHER, alloc=True)
             mod = getattr(obj, "__module__", None) or ""
             is_math = mod in ("math", "cmath") or isinstance(obj, np.ufunc) or mod.startswith("numpy")
             if fname in _SPECIAL_NAMES and is_math:
@@ -323,7 +325,7 @@ class _Expressions:
             toks.append(t)
         return args, toks
 
-    def lib_call(self, node, target, dst, kind, oi, of, opaque_func=False):
+    def lib_call(self, node, target, dst, kind, oi, of, opaque_func=False, alloc=False):
         if opaque_func:
             func, ft = self.expr(node.func) if not isinstance(node.func, ast.Attribute) else self._method(node.func)
         else:
@@ -332,7 +334,10 @@ class _Expressions:
         out, d = self._dest(target, dst)
         pc = self.pc(node, kind, toks + [ft], d)
         self.emit(f"{out} = {func}({', '.join(args)})")
-        if oi == of == fp64_class(of):
+        if alloc:  # np.empty: the record says where the new array is (docs/profiler.md, "Lifetimes")
+            self.prog.alloc_pcs.append(pc)
+            self.emit(self.be.rec_alloc(pc, out))
+        elif oi == of == fp64_class(of):
             self.emit(self.be.rec(pc, oi))
         else:
             probes = [out] + [a for a in args[:1] if "=" not in a and not a.startswith("*")]

@@ -132,11 +132,13 @@ class _LibraryCalls:
         self.be.ns = self.ns
         self.emit(self.be.lib_typed(plan, out, list(args), pc, oi, of, list(probes), self._lib_n))
 
-    def _expand_map(self, node, kind, name, d, ops, cls, byops, scalar_pc, opname, has_op=True, fill_tok=0):
+    def _expand_map(self, node, kind, name, d, ops, cls, byops, scalar_pc, opname, has_op=True, fill_tok=0,
+                    fresh=False):
         """Plan of an elementwise site: ``ops`` = [(node, source, register)] of the operands, ``d`` the result's
         register. Per element: LOAD of each array operand, the operation (``cls`` = its (int, float) class, a
         double-precision operation taking the float class's FP64 class at run time; ``byops``: the operands'
-        types decide, not the result's), STORE, induction and BRANCH."""
+        types decide, not the result's), STORE, induction and BRANCH. ``fresh``: the result is a new array
+        (not an operand, an ``out=`` or a view), so its STORE is an allocation record (``prog.alloc_pcs``)."""
         P, site, call = self._lib_new(node, kind, name, lc.MAP_LEN)
         op_scalar = cls if has_op else (Op.OTHER, Op.OTHER)
         P[lc.P_SCALAR_I] = rt.code_of(scalar_pc, op_scalar[0])
@@ -166,17 +168,25 @@ class _LibraryCalls:
             spc = self._lib_pc(node, call, "store", "store", [E, ind, d])
             for m in masks:
                 P[lc.M_STORE + m] = rt.code_of(spc, Op.STORE)
+                self._fresh(fresh, spc)
         else:
             for m in masks:
                 v = (loads[0] if m & 1 else ops[0][2]) if ops else fill_tok
                 spc = self._lib_pc(node, call, "store", "store", [v, ind, d])
                 P[lc.M_STORE + m] = rt.code_of(spc, Op.STORE)
+                self._fresh(fresh, spc)
         site["latch_pc"] = self._lib_loop(node, call, P, ind, "element")
         return self._lib_plan(P)
 
+    def _fresh(self, fresh, spc) -> None:
+        """Note the STORE ``spc`` as an allocation record when it writes a new result (``fresh``)."""
+        if fresh:
+            self.prog.alloc_pcs.append(spc)
+
     def _expand_acc(self, node, kind, name, d, ops, cls, byops, scalar_pc, mean=False):
         """Plan of an accumulating site (kind reduce, matmul, vdot or scan): ``ops`` = [(node, source,
-        register)] of the operands (two for matmul/vdot, whose elements are multiplied before accumulating)."""
+        register)] of the operands (two for matmul/vdot, whose elements are multiplied before accumulating).
+        Its result is always a new array (no ``out=``): its STOREs are allocation records."""
         P, site, call = self._lib_new(node, "matmul" if kind == "vdot" else kind, name, lc.ACC_LEN)
         P[lc.P_SCALAR_I] = P[lc.P_SCALAR_F] = rt.code_of(scalar_pc, Op.OTHER)
         P[lc.P_BYOPS] = int(byops)
@@ -197,13 +207,17 @@ class _LibraryCalls:
         pc = self._lib_pc(node, call, "acc", "accumulate", [acc, src], acc)
         P[lc.A_ACC_I], P[lc.A_ACC_F] = rt.code_of(pc, cls[0]), rt.code_of(pc, cls[1])
         if kind == "scan":
-            P[lc.A_SCAN_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [acc, ii, d]), Op.STORE)
+            spc = self._lib_pc(node, call, "store", "store", [acc, ii, d])
+            P[lc.A_SCAN_STORE] = rt.code_of(spc, Op.STORE)
+            self._fresh(True, spc)
         what = "k" if len(ops) == 2 else "element"
         site["latch_pc"] = self._lib_loop(node, call, P, ii, what, lc.A_INEXT, lc.A_IBRANCH, first=inner)
         if mean:
             P[lc.A_FIN] = rt.code_of(self._lib_pc(node, call, "op", "divide by the count", [acc], acc), Op.FP_DIV)
         if kind in ("reduce", "matmul"):
-            P[lc.P_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [acc, io, d]), Op.STORE)
+            spc = self._lib_pc(node, call, "store", "store", [acc, io, d])
+            P[lc.P_STORE] = rt.code_of(spc, Op.STORE)
+            self._fresh(True, spc)
         if kind in ("reduce", "matmul", "scan"):
             site["outer_latch_pc"] = self._lib_loop(node, call, P, io, "output element")
         if kind != "scan":
@@ -227,7 +241,7 @@ class _LibraryCalls:
             plan = self._expand_acc(node, "matmul", "@", d, ops, (Op.INT_ALU, Op.FP_ALU), False, pc)
             self._lib_emit("matmul", plan, res, [lhs, r])
         else:
-            plan = self._expand_map(node, "map", sym, d, ops, (oi, of), False, pc, sym)
+            plan = self._expand_map(node, "map", sym, d, ops, (oi, of), False, pc, sym, fresh=True)
             self._lib_emit_typed(plan, res, [lhs, r], pc, oi, of, [res])
         if res != out:
             self.emit(f"{out} = {res}")
@@ -238,7 +252,8 @@ class _LibraryCalls:
             return None
         res = self._capture(out, (v,))
         self.emit(f"{res} = {sym}{v}")
-        plan = self._expand_map(node, "map", sym, d, [(node.operand, v, vt)], (Op.INT_ALU, Op.FP_ALU), False, pc, sym)
+        plan = self._expand_map(node, "map", sym, d, [(node.operand, v, vt)], (Op.INT_ALU, Op.FP_ALU), False, pc, sym,
+                                fresh=True)
         self._lib_emit_typed(plan, res, [v], pc, Op.INT_ALU, Op.FP_ALU, [res])
         if res != out:
             self.emit(f"{out} = {res}")
@@ -252,7 +267,7 @@ class _LibraryCalls:
         pc = self.pc(node, f"cmp:{sym}", [lt, rt_], d)
         self.emit(f"{out} = {lhs} {sym} {r}")
         plan = self._expand_map(node, "map", sym, d, [(node.left, lhs, lt), (node.comparators[0], r, rt_)],
-                                (Op.INT_ALU, Op.FP_ALU), True, pc, sym)
+                                (Op.INT_ALU, Op.FP_ALU), True, pc, sym, fresh=True)
         self._lib_emit_typed(plan, out, [lhs, r], pc, Op.INT_ALU, Op.FP_ALU, [lhs, r])
         return True
 
@@ -304,7 +319,7 @@ class _LibraryCalls:
             if lo <= n <= hi and not keys - {"dtype", "out", "casting", "order"}:
                 label = "call:special" if short in _SPECIAL_NAMES else f"call:{short}"
                 pc = self.pc(node, label, toks, d)
-                plan = self._expand_map(node, "map", name, d, ops, cls, byops, pc, short)
+                plan = self._expand_map(node, "map", name, d, ops, cls, byops, pc, short, fresh="out" not in keys)
                 probes = [o[1] for o in ops] if byops else [res]
                 self._lib_emit_typed(plan, res, [o[1] for o in ops], pc, cls[0], cls[1], probes)
                 return self._lib_done(res, out, d)
@@ -328,7 +343,7 @@ class _LibraryCalls:
             if n in (1, 2) and not keys - {"dtype", "order", "copy"}:
                 pc = self.pc(node, "call:other", toks, d)
                 plan = self._expand_map(node, "copy", name, d, ops[:1], (Op.OTHER, Op.OTHER), False, pc, "copy",
-                                        has_op=False)
+                                        has_op=False, fresh=True)
                 self._lib_emit("copy", plan, res, [ops[0][1]])
                 return self._lib_done(res, out, d)
         elif kind == "construct":
@@ -342,7 +357,7 @@ class _LibraryCalls:
                 k = lc.CONSTRUCT_FUNCS[short]
                 fill = pos[k][2] if 0 <= k < len(pos) else kw["fill_value"][2] if "fill_value" in kw else 0
                 plan = self._expand_map(node, "construct", name, d, [], (Op.OTHER, Op.OTHER), False, pc, short,
-                                        has_op=False, fill_tok=fill)
+                                        has_op=False, fill_tok=fill, fresh=True)
                 self._lib_emit("map", plan, res, [], guard=res, scalar=self.be.rec(pc, Op.OTHER))
             return self._lib_done(res, out, d)
         # not expanded: one OTHER record and the work estimate
@@ -371,13 +386,16 @@ class _LibraryCalls:
         ind, li, lx = self._xtok(), self._xtok(), self._xtok()
         P[lc.G_LOAD_IDX] = rt.code_of(self._lib_pc(node, call, "load", "load index", [ind, itok], li), Op.LOAD)
         P[lc.G_LOAD_X] = rt.code_of(self._lib_pc(node, call, "load", "load element", [li, bt], lx), Op.LOAD)
-        P[lc.P_STORE] = rt.code_of(self._lib_pc(node, call, "store", "store", [lx, ind, d]), Op.STORE)
+        spc = self._lib_pc(node, call, "store", "store", [lx, ind, d])
+        P[lc.P_STORE] = rt.code_of(spc, Op.STORE)
         lm, lmx, km = self._xtok(), self._xtok(), self._xtok()
         P[lc.G_MLOAD] = rt.code_of(self._lib_pc(node, call, "load", "load mask", [ind, itok], lm), Op.LOAD)
         P[lc.G_MBRANCH] = rt.code_of(self._lib_pc(node, call, "branch", "selected?", [lm]), Op.BRANCH)
         P[lc.G_MLOAD_X] = rt.code_of(self._lib_pc(node, call, "load", "load selected element", [ind, bt], lmx),
                                      Op.LOAD)
-        P[lc.G_MSTORE] = rt.code_of(self._lib_pc(node, call, "store", "store selected", [lmx, km, d]), Op.STORE)
+        mpc = self._lib_pc(node, call, "store", "store selected", [lmx, km, d])
+        P[lc.G_MSTORE] = rt.code_of(mpc, Op.STORE)
+        self.prog.alloc_pcs += [spc, mpc]  # the result of x[idx] is always a new array
         P[lc.G_COUNT] = rt.code_of(self._lib_pc(node, call, "next", "next output position", [km], km), Op.INT_ALU)
         site["latch_pc"] = self._lib_loop(node, call, P, ind, "element")
         plan = self._lib_plan(P)
