@@ -27,7 +27,12 @@ ordered. Inside one launch, with ``t`` and ``u`` different threads:
   no write after write or write after read with another thread: each thread writes its own copy. Such
   stores that meet another thread's access are counted per loop (``privatised`` in the report), not as
   dependences. A load still counts a read after write: a thread that reads what another thread wrote into
-  the buffer shows that the privatisation was wrong.
+  the buffer shows that the privatisation was wrong;
+* **lifetimes**: a record at one of the metadata's ``alloc_pcs`` (an allocation record: ``np.empty``'s
+  OTHER, whose address and size are the new array's, or a STORE of a NumPy operation's new result) first
+  clears the shadow of its bytes ``[addr, addr + size)``: memory allocated inside an iteration is private to
+  it whatever address the allocator gives it, so what another thread did with the same bytes before they
+  were allocated again is no dependence.
 
 A kernel loop with a carried dependence is **sequential** (its iterations are not independent threads),
 else **atomic** or **reduction** when it has those, else **parallel**. Memory is checked with a shadow of 8

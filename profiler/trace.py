@@ -17,8 +17,9 @@ src1     int32    source register (dependency token); 0 = none
 src2     int32    second source register; 0 = none
 src3     int32    third source register; 0 = none
 dst      int32    destination register; 0 = none
-addr     int64    LOAD/STORE effective address in bytes; 0 otherwise
-size     int32    LOAD/STORE access size in bytes; 0 otherwise
+addr     int64    LOAD/STORE effective address in bytes; of an allocation record (OTHER), the new array's
+                  first byte; 0 otherwise
+size     int32    LOAD/STORE access size in bytes; of an allocation record, the array's bytes; 0 otherwise
 tid      int64    logical thread: iteration index of the region's parallel loop, -1 outside it
 =======  =======  ===========================================================================
 
@@ -36,10 +37,11 @@ from typing import Iterable, Iterator, Protocol, Sequence
 import numpy as np
 
 #: Version of the record layout, the static table and the region metadata. Bump on any change.
-TRACE_SCHEMA_VERSION = 2
+TRACE_SCHEMA_VERSION = 3
 #: Versions a reader accepts: version 1 has no FP64_* classes (its FP_* records are of unknown precision and
-#: stay FP_*), so its operation classes are 0..15.
-READABLE_SCHEMA_VERSIONS = (1, 2)
+#: stay FP_*), so its operation classes are 0..15; versions 1 and 2 have no allocation records (every record
+#: but a LOAD or STORE has address and size 0).
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 
 
 class Op(enum.IntEnum):

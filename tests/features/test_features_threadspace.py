@@ -10,13 +10,14 @@ from hypothesis import strategies as st
 from features.thread_dependences import KINDS, PAGE, ThreadSpaceChecker, join_report
 from profiler.trace import Op, TraceChunk
 
-LOAD, STORE, ALU = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU)
+LOAD, STORE, ALU, OTHER = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU), int(Op.OTHER)
 
 
 def reference(rows, meta):
     """Per loop (id -> dict) and per (pc, kind) counts, straight from the definitions in the module docstring."""
     ind = set(meta["induction_pcs"])
     upd = set(meta["update_pcs"])
+    alloc = {int(p) for p in meta.get("alloc_pcs", [])}
     sval = {int(p): int(v) for p, v in meta.get("store_values", {}).items()}
     uni: dict = {}
     red = {int(t) for t in meta["reduction_tokens"]}
@@ -64,6 +65,11 @@ def reference(rows, meta):
         if dst:
             wtag[dst] = None if pc in ind else (launch, tid)
             uni[dst] = same
+        if pc in alloc and op in (LOAD, STORE, OTHER):  # an allocation record (other records have no bytes):
+            # its bytes are fresh memory, before its own access
+            for b in range(addr, addr + size):
+                wbyte.pop(b, None)
+                rbyte.pop(b, None)
         if op in (LOAD, STORE):
             raw = war = waw = race = False
             v = sval.get(pc, -1)
@@ -111,8 +117,8 @@ def chunk_of(rows):
         for k, s in zip(("src1", "src2", "src3"), srcs):
             cols[k].append(s)
         cols["dst"].append(dst)
-        cols["addr"].append(addr if op in (LOAD, STORE) else 0)
-        cols["size"].append(size if op in (LOAD, STORE) else 0)
+        cols["addr"].append(addr if op in (LOAD, STORE, OTHER) else 0)  # OTHER: an allocation record's
+        cols["size"].append(size if op in (LOAD, STORE, OTHER) else 0)
         cols["tid"].append(tid)
     return TraceChunk(pc=np.array(cols["pc"], np.int32), op=np.array(cols["op"], np.uint8),
                       taken=np.array(cols["taken"], np.uint8), src1=np.array(cols["src1"], np.int32),
@@ -158,10 +164,16 @@ META = {"induction_pcs": [3], "update_pcs": [6, 7], "reduction_tokens": {"5": "s
         "loops": [{"id": 0, "latch_pc": 2}, {"id": 1, "latch_pc": 9}], "how": "marked"}
 
 
+#: META with allocation records: pc 13 (OTHER, an np.empty), 14 (a STORE of a new result), 10 (a same-value STORE)
+META_ALLOC = {**META, "alloc_pcs": [10, 13, 14]}
+
+
 @st.composite
-def traces(draw):
+def traces(draw, allocs=False):
     """Launches of a few threads; records read and write a small pool of registers and bytes of a small or a
-    page-spanning address range, so dependences of every kind occur, and launches of two kernel loops."""
+    page-spanning address range, so dependences of every kind occur, and launches of two kernel loops. With
+    ``allocs``, also OTHER records with an address and a size (allocation records at the pcs of
+    ``META_ALLOC["alloc_pcs"]``, ignored at other pcs), some spanning pages."""
     rows = []
     wide = draw(st.booleans())
     span = 300 * PAGE if wide else 96
@@ -171,11 +183,11 @@ def traces(draw):
         latch = draw(st.sampled_from([2, 9, 10]))
         for t in range(draw(st.integers(1, 6))):
             for _ in range(draw(st.integers(1, 8))):
-                pc = draw(st.integers(1, 12))
-                op = draw(st.sampled_from([LOAD, STORE, ALU, ALU]))
+                pc = draw(st.integers(1, 14 if allocs else 12))
+                op = draw(st.sampled_from([LOAD, STORE, ALU, ALU] + ([OTHER, OTHER] if allocs else [])))
                 srcs = tuple(draw(st.integers(0, 6)) for _ in range(3))
                 dst = draw(st.integers(0, 6)) if op != STORE else 0
-                size = draw(st.sampled_from([1, 2, 4, 8]))
+                size = draw(st.sampled_from([1, 2, 4, 8] + ([24, PAGE + 40] if op == OTHER else [])))
                 addr = draw(st.integers(0, span - 8))
                 rows.append((pc, op, srcs, dst, addr, size, t))
             rows.append((latch, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, t))
@@ -315,3 +327,72 @@ def test_private_stores_meet_no_thread_but_a_read_of_another_threads_copy_is_a_d
     loaded = run(rows, {**meta, "store_values": {"20": 7}}).report(None)["loops"][0]
     assert [loaded["counts"][k] for k in ("read_after_write", "write_after_read", "write_after_write")] == [1, 0, 0]
     assert loaded["privatised"] == 2
+
+
+@given(traces(allocs=True))
+@settings(max_examples=300, deadline=None)
+def test_checker_matches_reference_with_allocation_records(case):
+    rows, cuts = case
+    c = run(rows, META_ALLOC, cuts)
+    ref_stats, ref_pc = reference(rows, META_ALLOC)
+    stats, per_pc = checker_tables(c)
+    assert per_pc == ref_pc
+    for k, s in ref_stats.items():
+        assert stats[k] == s, k
+    assert all(k in ref_stats or (not v["launches"] and not any(v[x] for x in KINDS)) for k, v in stats.items())
+
+
+def _private_buffer_rows(addr=1000, size=64):
+    """Three threads of one launch, each allocating a buffer (pc 13, OTHER) that the allocator puts at the
+    same address, writing it (pc 5) and reading it back (pc 1), then storing to its own element of a shared
+    array (pc 11, bytes 4096 + 8 t)."""
+    rows = []
+    for t in range(3):
+        rows += [(13, OTHER, (0, 0, 0), 4, addr, size, t),
+                 (5, STORE, (4, 0, 0), 0, addr, 8, t),
+                 (5, STORE, (4, 0, 0), 0, addr + size - 8, 8, t),
+                 (1, LOAD, (4, 0, 0), 1, addr, 8, t),
+                 (11, STORE, (1, 0, 0), 0, 4096 + 8 * t, 8, t),
+                 (2, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, t)]
+    return rows + [(1, ALU, (0, 0, 0), 0, 0, 0, -1)]
+
+
+def test_an_allocation_record_clears_the_shadow_of_its_bytes():
+    rows = _private_buffer_rows()
+    c = run(rows, META_ALLOC)
+    loop = c.report(None)["loops"][0]
+    assert loop["verdict"] == "parallel" and loop["launches"] == 1 and loop["threads"] == 3
+    assert c.result()["ts_carriedDeps"] == 0.0 and c.result()["ts_parallelFraction"] == 18 / 19
+    # without the allocation event (a version-2 trace, or metadata without alloc_pcs) the same trace is
+    # sequential: threads 1 and 2 overwrite both words the thread before wrote and the one it read (the first
+    # of each kind: thread 1 over thread 0)
+    c = run(rows, META)
+    loop = c.report(None, examples=10)["loops"][0]
+    assert loop["verdict"] == "sequential"
+    assert loop["counts"] == {"carried_register": 0, "reduction": 0, "read_after_write": 0, "write_after_read": 2,
+                              "write_after_write": 4, "atomic": 0, "same_value_race": 0}
+    assert {(e["kind"], e["pc"], tuple(e["threads"])) for e in loop["examples"]} == {
+        ("write_after_write", 5, (1, 0)), ("write_after_read", 5, (1, 0))}
+    assert c.result()["ts_carriedDeps"] == 6.0 and c.result()["ts_parallelFraction"] == 0.0
+    assert checker_tables(c)[1] == reference(rows, META)[1]
+
+
+def test_an_allocation_forgets_only_its_own_bytes_and_launch():
+    """Thread 0 writes bytes 1000..1007 and 1064..1071; thread 1 allocates [1000, 1064) and reads 1000 (its
+    own fresh memory: nothing) and 1064 (outside its allocation: a read after write). An allocation across a
+    page boundary is forgotten in both pages, and no further."""
+    rows = [(5, STORE, (0, 0, 0), 0, 1000, 8, 0), (5, STORE, (0, 0, 0), 0, 1064, 8, 0),
+            (5, STORE, (0, 0, 0), 0, PAGE - 8, 16, 0), (2, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, 0),
+            (13, OTHER, (0, 0, 0), 4, 1000, 64, 1), (1, LOAD, (0, 0, 0), 1, 1000, 8, 1),
+            (1, LOAD, (0, 0, 0), 1, 1064, 8, 1),
+            (13, OTHER, (0, 0, 0), 4, PAGE - 4, 8, 1), (1, LOAD, (0, 0, 0), 1, PAGE - 8, 16, 1),
+            (2, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, 1)]
+    c = run(rows, META_ALLOC)
+    assert c.report(None)["loops"][0]["counts"]["read_after_write"] == 2  # 1064, and PAGE - 8 .. PAGE - 5
+    assert checker_tables(c)[1] == reference(rows, META_ALLOC)[1] == {(1, "read_after_write"): 2}
+    c = run(rows, META)
+    assert c.report(None)["loops"][0]["counts"]["read_after_write"] == 3
+    # a STORE at an allocation pc (a NumPy operation's new result) is the first write of fresh bytes
+    rows = [(14, STORE, (0, 0, 0), 0, 500, 8, t) for t in range(4)] + [(2, int(Op.BRANCH), (0, 0, 0), 0, 0, 0, 3)]
+    assert run(rows, META_ALLOC).result()["ts_carriedDeps"] == 0.0
+    assert run(rows, META).result()["ts_carriedDeps"] == 3.0

@@ -128,7 +128,7 @@ def _corrupted(tmp_path, column, row, value):
 
 
 @pytest.mark.parametrize("column, row, value, message", [
-    ("op", 17, 200, "row 17: op code 200 is not an operation class of trace schema version 2 (0..19)"),
+    ("op", 17, 200, "row 17: op code 200 is not an operation class of trace schema version 3 (0..19)"),
     ("pc", 5, 9999, "row 5: static id 9999 is not in the file's static table"),
     ("taken", 3, 7, "row 3: branch outcome 7 is not 0 or 1"),
     ("size", 40, -8, "row 40: size -8 is negative"),

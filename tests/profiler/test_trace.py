@@ -169,9 +169,11 @@ def test_version_1_files_read_with_their_fp_records_unchanged(tmp_path):
     with pytest.raises(TraceError, match=r"v1bad.parquet: row 1: op code 16 is not an operation class of trace "
                                          r"schema version 1 \(0..15\)"):
         TraceFile(bad).read()
-    new = write_trace(tmp_path / "v2.parquet", RegionInfo(name="new"), _static(),
+    new = write_trace(tmp_path / "v3.parquet", RegionInfo(name="new"), _static(),
                       TraceChunk.from_columns(pc=[1, 2], op=[Op.FP64_ALU, Op.FP_ALU]))
-    assert TraceFile(new).schema_version == 2 and TraceFile(new).read().op.tolist() == [16, 4]
-    future = _write_version(tmp_path / "v3.parquet", 3, [0, 0, 0])
-    with pytest.raises(TraceError, match=r"v3.parquet: trace schema version 3; this Portcast reads versions 1, 2"):
+    assert TraceFile(new).schema_version == 3 and TraceFile(new).read().op.tolist() == [16, 4]
+    v2 = _write_version(tmp_path / "v2.parquet", 2, [Op.FP64_ALU, Op.OTHER, Op.INT_ALU])  # no allocation records
+    assert TraceFile(v2).schema_version == 2 and TraceFile(v2).read().op.tolist() == [16, 15, 0]
+    future = _write_version(tmp_path / "v4.parquet", 4, [0, 0, 0])
+    with pytest.raises(TraceError, match=r"v4.parquet: trace schema version 4; this Portcast reads versions 1, 2, 3"):
         TraceFile(future)
