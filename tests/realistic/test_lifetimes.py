@@ -119,3 +119,40 @@ def test_smooth_rows_flow_through_a_temporary_stays_on_the_host(mode):
     assert f["ts_carriedDeps"] == 0
     assert {a[0] for a in alloc_records(res.info, res.static, trace)} == {"a[i - 1] * 0.5: store",
                                                                           "a[i - 1] * 0.5 + b[i]: store"}
+
+
+def test_both_modes_record_the_same_allocations():
+    """The allocation records of the two modes: the same pcs, classes, sizes, threads and metadata (the
+    addresses are each run's own)."""
+    seen = []
+    for mode in MODES:
+        res, f, ts, trace = profile(P.knn_search, knn_inputs(), mode)
+        pcs = res.info.extra["thread_space"]["alloc_pcs"]
+        at = np.isin(trace.pc, pcs)
+        seen.append((pcs, [res.static[p].text for p in pcs], trace.pc[at].tolist(), trace.op[at].tolist(),
+                     trace.size[at].tolist(), trace.tid[at].tolist()))
+    assert seen[0] == seen[1]
+    pcs, texts, pc, op, size, tid = seen[0]
+    # every site that may make a new array is listed (`t * t` too, which only ever meets numbers here); the
+    # queue's slice assignments and the in-place `d += t * t`, `m -= 1` write memory that already lives
+    assert texts == ["np.empty((k, 2))", "train[j, c] - test[q, c]: store", "t * t: store", "k - 1: store",
+                     "d < queue[k - 1, 0]: store", "k - 1: store", "m > 0: store", "m - 1: store",
+                     "queue[m - 1, 0] > d: store", "m - 1: store", "m - 1: store"]
+    assert {res.static[p].text for p in pc} == {"np.empty((k, 2))"}
+    assert op == [int(Op.OTHER)] * 20 and size == [64] * 20 and tid == list(range(20))
+
+
+def test_allocation_records_survive_a_trace_file(tmp_path):
+    """Schema version 3: the records' addresses and sizes and the metadata's alloc_pcs are in the file, and the
+    check of the file finds what the check during tracing found."""
+    from profiler.tracefile import TraceFile, write_trace
+
+    res, f, ts, trace = profile(P.knn_search, knn_inputs(), "compiled")
+    path = write_trace(tmp_path / "knn.parquet", res.info, res.static, [trace])
+    tf = TraceFile(path)
+    assert tf.schema_version == 3
+    assert tf.info.extra["thread_space"]["alloc_pcs"] == res.info.extra["thread_space"]["alloc_pcs"]
+    back = tf.read()
+    assert np.array_equal(back.addr, trace.addr) and np.array_equal(back.size, trace.size)
+    g = features.compute_features(path)
+    assert g["ts_checked"] == 1 and g["ts_carriedDeps"] == 0 and g["ts_parallelFraction"] == f["ts_parallelFraction"]
