@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 import realistic_programs as P
@@ -156,3 +157,38 @@ def test_allocation_records_survive_a_trace_file(tmp_path):
     assert np.array_equal(back.addr, trace.addr) and np.array_equal(back.size, trace.size)
     g = features.compute_features(path)
     assert g["ts_checked"] == 1 and g["ts_carriedDeps"] == 0 and g["ts_parallelFraction"] == f["ts_parallelFraction"]
+
+
+def smooth_rows_marked(a, b):
+    """smooth_rows with its rows loop marked (the user says it is parallel; it is not)."""
+    for i in numba.prange(1, a.shape[0]):
+        a[i, :] = a[i - 1] * 0.5 + b[i]
+
+
+def smooth_rows_marked_row_store(a, b):
+    """The same with the row written as ``a[i] = ...``."""
+    for i in numba.prange(1, a.shape[0]):
+        a[i] = a[i - 1] * 0.5 + b[i]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_marked_flow_through_temporaries_stays_sequential(mode):
+    """The temporaries of each row are forgotten (they reuse their addresses), the flow through ``a`` is not:
+    row i reads the 8 elements row i - 1 stored, for rows 2..11."""
+    rng = np.random.default_rng(0)
+    res, f, ts, trace = profile(smooth_rows_marked, (rng.random((12, 8)), rng.random((12, 8))), mode)
+    assert [(lp["static"], lp["verdict"], lp["launches"], lp["threads"]) for lp in ts["loops"]] == [
+        ("sequential", "sequential", 1, 11)]
+    assert {k: v for k, v in ts["loops"][0]["counts"].items() if v} == {"read_after_write": 80}
+    assert f["ts_carriedDeps"] == 80
+
+
+@pytest.mark.xfail(strict=True, reason="a row store `a[i] = v` of a 2-D array is one OTHER record (the tracer "
+                   "expands slice assignments, not integer-indexed row stores), so the trace does not show the "
+                   "write the next row reads; before allocation records the temporaries' reused addresses made "
+                   "the loop sequential for the wrong reason")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_marked_flow_through_a_row_store_stays_sequential(mode):
+    rng = np.random.default_rng(0)
+    res, f, ts, trace = profile(smooth_rows_marked_row_store, (rng.random((12, 8)), rng.random((12, 8))), mode)
+    assert [lp["verdict"] for lp in ts["loops"]] == ["sequential"]
