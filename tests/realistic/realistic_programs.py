@@ -509,3 +509,41 @@ def dbscan(X, eps, min_pts, labels):
                     top += 1
         cluster += 1
     return cluster
+
+
+def neighbourhoods_numpy(X, eps):
+    """The neighbourhood pass written with NumPy per point (each point's distances are a temporary)."""
+    n = X.shape[0]
+    counts = np.empty(n, np.int64)
+    for i in range(n):  # <- dbn.counts
+        d = np.sqrt(((X - X[i]) ** 2).sum(axis=1))
+        counts[i] = np.count_nonzero(d <= eps)
+    return counts
+
+
+def dbscan_numpy(X, eps, min_pts):
+    """DBSCAN as a textbook writes it in Python: a list of neighbour index arrays, then cluster growth with a
+    Python list as the stack."""
+    n = X.shape[0]
+    labels = np.full(n, -1)
+    neighbours = []
+    for i in range(n):  # <- dbn.neighbours
+        d = np.sqrt(((X - X[i]) ** 2).sum(axis=1))
+        neighbours.append(np.nonzero(d <= eps)[0])
+    core = np.array([len(nb) >= min_pts for nb in neighbours])
+    cluster = 0
+    for i in range(n):  # <- dbn.grow
+        if labels[i] != -1 or not core[i]:
+            continue
+        labels[i] = cluster
+        stack = [i]
+        while stack:
+            p = stack.pop()
+            if not core[p]:
+                continue
+            for q in neighbours[p]:
+                if labels[q] == -1:
+                    labels[q] = cluster
+                    stack.append(q)
+        cluster += 1
+    return labels

@@ -46,3 +46,26 @@ def test_full_dbscan_is_predicted_slower_than_its_neighbourhood_pass():
     # takes at least 132 more launch overheads
     assert counts.bounds.launches == 1 and full.bounds.launches == 1 + 132 + 2
     assert full.prediction.kernel_s > counts.prediction.kernel_s + 132 * 5e-6
+
+
+def test_numpy_dbscan_and_its_neighbourhood_pass_run_their_points_as_threads():
+    """The NumPy way: each point's distances are temporaries (private to its iteration whatever address they
+    get) and the neighbour lists grow by one entry per point (a map). Before, the neighbourhood pass was
+    refused (the reused temporaries looked like conflicts) and the full algorithm was 3,001 launches of
+    600-element NumPy kernels, predicted at the launch floor whatever its work."""
+    X = blobs()
+    res, f, ts, _ = profile(P.neighbourhoods_numpy, (X, 0.3), "interpreted")
+    assert list(res.value) == list(P.neighbourhoods_numpy(X, 0.3))
+    assert loops_of(ts) == [(line_of("dbn.counts"), 1, "parallel", 1, 150)]
+    assert f["ts_carriedDeps"] == 0
+    res, f, ts, _ = profile(P.dbscan_numpy, (X, 0.3, 5), "interpreted")
+    assert np.bincount(res.value + 1).tolist() == [12, 47, 49, 42]
+    assert loops_of(ts) == [(line_of("dbn.neighbours"), 1, "parallel", 1, 150)]
+    assert "`neighbours.append()` adds one entry per iteration" in ts["loops"][0]["reasons"][0]
+    why = {r["location"]: r["why"] for r in ts["rejected"]}
+    assert ".append() grows a container in iteration order" in " ".join(why[line_of("dbn.grow")])
+    assert f["ts_carriedDeps"] == 0
+    full = predict(P.dbscan_numpy, (X, 0.3, 5), gpu="p100", mode="interpreted", baseline=False)[-1]
+    counts = predict(P.neighbourhoods_numpy, (X, 0.3), gpu="p100", mode="interpreted", baseline=False)[-1]
+    assert full.bounds.launches == 2 and counts.bounds.launches == 1  # np.full, then the points
+    assert full.prediction.kernel_s != counts.prediction.kernel_s
