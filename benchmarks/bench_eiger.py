@@ -9,9 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from predictor.eiger.db import TrialsDB, import_aiwc
+from predictor.eiger.db import TrialsDB
 from predictor.eiger.experiments import BASE, aiwc_matrix
 from predictor.eiger.synthesis import EigerRegressor, adjusted_r2, forward_stepwise
+from predictor.eiger.trials_import import import_aiwc
 
 
 @pytest.fixture(scope="module")

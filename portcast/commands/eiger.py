@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from portcast.commands._common import UserError, console, progress_bar, user_errors
+from portcast.commands._common import UserError, console, err_console, progress_bar, user_errors
 
 eiger_app = typer.Typer(help="Eiger: statistical performance models synthesised from a trials database.",
                         no_args_is_help=True)
@@ -21,6 +21,14 @@ def _errors():
     from predictor.eiger.synthesis import EigerError
 
     return user_errors(DatabaseError, EigerError)
+
+
+def _progress():
+    """A transient progress bar on stderr in a terminal; on a pipe or in a file none (Rich would leave a blank
+    line there)."""
+    prog = progress_bar("", transient=True)
+    prog.disable = not err_console.is_terminal
+    return prog
 
 
 def _open_db(url: Optional[str]):
@@ -50,70 +58,124 @@ def import_cmd(
     append: bool = typer.Option(False, "--append", help="Import even if the same source with the same options "
                                 "was imported into this database before (its trials are then added again)."),
 ) -> None:
-    """Import trials (or machines) into the trials database. Importing the same source with the same options
-    twice does nothing the second time (unless --append)."""
-    import datetime
+    """Import trials (or machines) into the trials database. An import is one transaction: all of its rows
+    or, if it fails or is interrupted, none. Importing the same source with the same options twice does
+    nothing the second time (unless --append), also when both run at once."""
     import hashlib
     import json as _json
+    import uuid
 
     from predictor.eiger import trials_import as eimp
+    from predictor.eiger.db import AlreadyImported, WriteError
 
-    with _errors():
-        database = _open_db(db)
-        digest = hashlib.sha256()
-        if source == "aiwc":
-            digest.update(b"aiwc")
-        else:
-            if not Path(source).is_file():
-                raise UserError(f"{source}: no such file")
-            digest.update(Path(source).read_bytes())
-        options = {"kind": kind, "result": list(result), "application_col": application_col, "machine_col": machine_col,
-                   "dataset_col": dataset_col, "kernel_col": kernel_col, "metric": list(metric),
-                   "application": application, "machine": machine, "name_col": name_col}
-        digest.update(_json.dumps(options, sort_keys=True).encode())
-        fingerprint = digest.hexdigest()
-        earlier = database.import_record(fingerprint)
-        if earlier is not None and not append:
-            console.print(f"{source} was already imported into this database with the same options "
-                          f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
-                          "--append imports it again", highlight=False, soft_wrap=True)
-            return
-        with progress_bar("", transient=True) as prog:
-            task = prog.add_task("importing trials", total=None)
-
-            def cb(done: int, total: int) -> None:
-                prog.update(task, completed=done, total=total)
-
+    if kind not in ("trials", "features", "machines"):
+        with _errors():
+            raise UserError(f"--kind must be trials, features or machines, got {kind!r}")
+    database = None
+    fingerprint = None
+    import_id = uuid.uuid4().hex
+    try:
+        with _errors():
+            database = _open_db(db)
+            where = database.where
+            digest = hashlib.sha256()
             if source == "aiwc":
-                n = eimp.import_aiwc(database, progress=cb)
-                what = "trials"
+                digest.update(b"aiwc")
             else:
-                df = eimp.read_table(source)
-                if kind == "machines":
-                    n = eimp.import_machines(database, df, name_col=name_col, metric_cols=metric or None)
-                    what = "machines"
-                elif kind == "features":
-                    if not machine:
-                        raise UserError("--kind features needs --machine NAME (the machine the results were "
-                                        "measured on)")
-                    if not result:
-                        raise UserError("--kind features needs at least one --result column")
-                    n = eimp.import_feature_table(database, df, machine, result, progress=cb)
-                    what = "trials"
-                elif kind == "trials":
-                    if not result:
-                        raise UserError("name at least one result column with --result")
-                    n = eimp.import_table(database, df, result, progress=cb, application_col=application_col,
-                                         machine_col=machine_col, dataset_col=dataset_col, kernel_col=kernel_col,
-                                         metric_cols=metric or None, application=application, machine=machine)
-                    what = "trials"
+                if not Path(source).is_file():
+                    raise UserError(f"{source}: no such file")
+                digest.update(Path(source).read_bytes())
+            options = {"kind": kind, "result": list(result), "application_col": application_col,
+                       "machine_col": machine_col, "dataset_col": dataset_col, "kernel_col": kernel_col,
+                       "metric": list(metric), "application": application, "machine": machine,
+                       "name_col": name_col}
+            digest.update(_json.dumps(options, sort_keys=True).encode())
+            fingerprint = digest.hexdigest()
+            earlier = database.import_record(fingerprint)
+            if earlier is not None and not append:
+                _already_imported(source, earlier)
+                return
+            cause = database.read_only_cause()
+            if cause is not None:
+                raise UserError(f"{where}: cannot write the trials database: {cause}; nothing was imported")
+            work = _import_work(eimp, source, kind, result, application_col, machine_col, dataset_col,
+                                kernel_col, metric, application, machine, name_col)
+            with _progress() as prog:
+                task = prog.add_task("importing trials", total=None)
+
+                def cb(done: int, total: int) -> None:
+                    prog.update(task, completed=done, total=total)
+
+                try:
+                    record = database.import_once(fingerprint, {"id": import_id, "source": str(source)},
+                                                  lambda w: work(w, cb), append=append)
+                except AlreadyImported as exc:  # another import of it committed while this one read the file
+                    record = exc.record
+                    already = True
+                except WriteError as exc:
+                    raise UserError(f"{exc.where}: cannot write the trials database: {exc.cause}; nothing was "
+                                    "imported") from None
                 else:
-                    raise UserError(f"--kind must be trials, features or machines, got {kind!r}")
-        database.record_import(fingerprint, {"source": str(source), "n": int(n), "what": what,
-                                             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                                                 timespec="seconds")})
-        console.print(f"imported {n} {what} into {database.engine.url.render_as_string(hide_password=True)} "
+                    already = False
+            if already:
+                _already_imported(source, record)
+                return
+        console.print(f"imported {record['n']} {record['what']} into "
+                      f"{database.engine.url.render_as_string(hide_password=True)} "
                       f"({database.count_trials()} trials in all)")
+    except KeyboardInterrupt:
+        _interrupted(database, fingerprint, import_id, db or "the trials database")
+
+
+def _already_imported(source: str, earlier: dict) -> None:
+    console.print(f"{source} was already imported into this database with the same options "
+                  f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
+                  "--append imports it again", highlight=False, soft_wrap=True, markup=False)
+
+
+def _interrupted(database, fingerprint: str | None, import_id: str, where_before_open: str) -> None:
+    """Ctrl-C during ``eiger import``: one line saying whether the import was committed (the interrupt came
+    after its transaction ended) or not (then nothing of it is in the database), and exit status 130."""
+    record = None
+    if database is not None and fingerprint is not None:
+        try:
+            record = database.import_record(fingerprint)
+        except Exception:  # noqa: BLE001 - the interrupt may have come while opening the database
+            record = None
+    where = database.where if database is not None else where_before_open
+    if record is not None and record.get("id") == import_id:
+        err_console.print(f"interrupted after the import was committed: {record.get('n')} {record.get('what')} "
+                          f"imported into {where}", highlight=False, soft_wrap=True, markup=False)
+    else:
+        err_console.print(f"interrupted: nothing was imported into {where}", highlight=False, soft_wrap=True,
+                          markup=False)
+    raise typer.Exit(130)
+
+
+def _import_work(eimp, source, kind, result, application_col, machine_col, dataset_col, kernel_col, metric,
+                 application, machine, name_col):
+    """Read and check the source (before any transaction begins), and return ``work(writer, progress) ->
+    (n, what)`` that writes it inside the import's transaction."""
+    if source == "aiwc":
+        return lambda w, cb: (eimp.import_aiwc(w, progress=cb), "trials")
+    df = eimp.read_table(source)
+    if kind == "machines":
+        eimp.machine_rows(df, name_col=name_col, metric_cols=metric or None)  # errors before the transaction
+        return lambda w, cb: (eimp.import_machines(w, df, name_col=name_col, metric_cols=metric or None),
+                              "machines")
+    if kind == "features":
+        if not machine:
+            raise UserError("--kind features needs --machine NAME (the machine the results were measured on)")
+        if not result:
+            raise UserError("--kind features needs at least one --result column")
+        recs = eimp.feature_table_records(df, machine, result)
+    else:
+        if not result:
+            raise UserError("name at least one result column with --result")
+        recs = eimp.frame_to_records(df, result, application_col=application_col, machine_col=machine_col,
+                                     dataset_col=dataset_col, kernel_col=kernel_col, metric_cols=metric or None,
+                                     application=application, machine=machine)
+    return lambda w, cb: (len(w.add_trials(recs, progress=cb)), "trials")
 
 
 def _training_frame(database, result: str, application: list[str], machine: list[str],
@@ -170,7 +232,7 @@ def fit_cmd(
                              n_clusters=clusters, threshold=threshold, interactions=not no_interactions,
                              max_terms=max_terms, input_transform="slog" if slog_inputs else "none",
                              target_transform="log2" if log_target else "none", random_state=seed)
-        with progress_bar("", transient=True) as prog:
+        with _progress() as prog:
             task = prog.add_task("fitting cluster models", total=clusters)
             est.fit(df[feats], df[result].to_numpy(float),
                     progress=lambda d, t: prog.update(task, completed=d, total=t))
@@ -200,7 +262,7 @@ def evaluate_cmd(
             from predictor.eiger.experiments import render_markdown, run_aiwc_experiments
             from profiler.atomic import atomic_write_text
 
-            with progress_bar("", transient=True) as prog:
+            with _progress() as prog:
                 task = prog.add_task("experiments", total=None)
                 res = run_aiwc_experiments(
                     progress=lambda stage, d, t: prog.update(task, completed=d, total=t, description=stage))

@@ -18,6 +18,11 @@ keeps its kind. SQLite (the embedded default, in the user's data directory) and 
 supported. Several processes may insert at once: SQLite write transactions start with ``BEGIN IMMEDIATE``
 under WAL with a long busy timeout; named rows are created with ``INSERT ... ON CONFLICT DO NOTHING``
 then read back, and transactions that hit a lock, deadlock or serialization failure are retried.
+
+Every write is one transaction: an import (:meth:`TrialsDB.import_once`, :meth:`TrialsDB.write`) adds all of
+its rows and the record of the import, or nothing (killed, interrupted, disk full). A database that has
+tables but not this schema's version marker is refused rather than extended, and a read-only one (a file
+or directory nobody may write, a read-only file system) is read but never written.
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ import json
 import math
 import os
 import random
+import stat
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -94,6 +101,23 @@ class DatabaseError(ValueError):
     """Bad input to the trials database, or a database that cannot be used."""
 
 
+class WriteError(DatabaseError):
+    """A write to the trials database failed (read-only, disk full, I/O error); its transaction was rolled
+    back, so nothing of it was stored. ``where`` names the database, ``cause`` says why."""
+
+    def __init__(self, where: str, cause: str):
+        self.where, self.cause = where, cause
+        super().__init__(f"{where}: cannot write the trials database: {cause}; nothing was written")
+
+
+class AlreadyImported(DatabaseError):
+    """:meth:`TrialsDB.import_once` found the import already recorded; ``record`` is what was recorded."""
+
+    def __init__(self, record: dict):
+        self.record = record
+        super().__init__(f"already imported ({record.get('n')} {record.get('what')}, {record.get('date')})")
+
+
 def user_data_dir(app: str = "portcast") -> Path:
     """The per-user data directory (what platformdirs calls ``user_data_dir``), computed here.
 
@@ -143,6 +167,10 @@ class TrialsDB:
     url : SQLAlchemy URL (``sqlite:///path``, ``postgresql://user@host:port/db``) or a path to an SQLite
         file; None for :func:`default_url`.
     echo : log SQL statements.
+
+    Every write is one transaction, retried whole on lock, deadlock or serialization failures; a write that
+    fails otherwise raises :class:`WriteError` with nothing of it stored. A database with tables but without
+    the trials schema's version marker raises :class:`DatabaseError` (nothing is added to it).
     """
 
     def __init__(self, url: str | None = None, echo: bool = False):
@@ -154,15 +182,39 @@ class TrialsDB:
         self.dialect = u.get_backend_name()
         if self.dialect not in ("sqlite", "postgresql"):
             raise DatabaseError(f"unsupported database {self.dialect!r} in {self.url!r}; use sqlite or postgresql")
+        #: the SQLite file (None for PostgreSQL or an in-memory database)
+        self.path: Path | None = None
         if self.dialect == "sqlite":
-            if u.database and u.database != ":memory:":
-                Path(u.database).parent.mkdir(parents=True, exist_ok=True)
-            self.engine = sa.create_engine(self.url, echo=echo, connect_args={"timeout": 120})
+            if u.database and u.database != ":memory:" and not u.database.startswith("file:"):
+                self.path = Path(u.database)
+            connect_args: dict[str, Any] = {"timeout": 120}
+            url_used = self.url
+            if self.path is not None:
+                if not self.path.parent.is_dir():
+                    try:
+                        self.path.parent.mkdir(parents=True, exist_ok=True)
+                    except OSError as exc:
+                        raise DatabaseError(f"{self.path}: cannot create the trials database's folder: "
+                                            f"{exc.strerror or exc}") from None
+                if self.path.exists() and self.read_only_cause() is not None:
+                    # never written: opened read-only; without a write-ahead log beside it (nobody is writing
+                    # it) as immutable, so that SQLite creates no WAL index either
+                    wal = Path(f"{self.path}-wal")
+                    url_used = (f"sqlite:///file:{self.path}?mode=ro&uri=true"
+                                + ("" if wal.exists() else "&immutable=1"))
+            self.engine = sa.create_engine(url_used, echo=echo, connect_args=connect_args)
             event.listen(self.engine, "connect", _sqlite_on_connect)
             event.listen(self.engine, "begin", _sqlite_on_begin)
         else:
             self.engine = sa.create_engine(self.url, echo=echo, pool_pre_ping=True)
         self._create_schema()
+
+    @property
+    def where(self) -> str:
+        """The database as messages name it: the SQLite file, else the URL without its password."""
+        if self.path is not None:
+            return str(self.path)
+        return self.engine.url.render_as_string(hide_password=True)
 
     def __repr__(self) -> str:
         return f"TrialsDB({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -178,69 +230,166 @@ class TrialsDB:
         self.close()
 
     # ------------------------------------------------------------------------------------------
+    def read_only_cause(self) -> str | None:
+        """Why this SQLite database cannot be written, or None if it can: the file or its folder is on a
+        read-only file system, has no write permission for anyone (a write-protected file is respected even
+        by root), or is not writable by this user. Always None for PostgreSQL (the server decides)."""
+        if self.path is None:
+            return None
+        for target, what in ((self.path, "the file"), (self.path.parent, f"its folder {self.path.parent}")):
+            try:
+                st = target.stat()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                return f"{what} cannot be read ({exc.strerror or exc})"
+            try:
+                if os.statvfs(target).f_flag & os.ST_RDONLY:
+                    return f"{what} is on a read-only file system"
+            except (OSError, AttributeError):  # no statvfs (Windows)
+                pass
+            mode = stat.S_IMODE(st.st_mode)
+            if not mode & 0o222:
+                return f"{what} is read-only (mode {mode:04o})"
+            if not os.access(target, os.W_OK):
+                return f"{what} is not writable by this user (mode {mode:04o}, owner uid {st.st_uid})"
+        return None
+
+    def _check_schema(self, conn) -> bool:
+        """True when the trials schema (of this version) is there, False when the database is empty; a
+        :class:`DatabaseError` for another schema version or for a database holding other tables."""
+        names = set(sa.inspect(conn).get_table_names())
+        if "eiger_meta" in names:
+            row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == "schema_version")).first()
+            if row is not None:
+                if row[0] != str(SCHEMA_VERSION):
+                    raise DatabaseError(f"{self.where}: trials database has schema version {row[0]}, this "
+                                        f"Portcast uses {SCHEMA_VERSION}")
+                return True
+        if names:
+            shown = ", ".join(sorted(names)[:6]) + (", ..." if len(names) > 6 else "")
+            raise DatabaseError(f"{self.where}: not a trials database: it has {len(names)} table"
+                                f"{'s' if len(names) != 1 else ''} ({shown}) but no Portcast schema version "
+                                "(eiger_meta); nothing was added to it. Give a trials database, or a new or "
+                                "empty file")
+        return False
+
     def _create_schema(self) -> None:
         def create(conn):
+            if self._check_schema(conn):  # another process created it meanwhile
+                return
             metadata.create_all(conn, checkfirst=True)
-            row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == "schema_version")).first()
-            if row is None:
-                self._insert_ignore(conn, eiger_meta, [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
-            elif row[0] != str(SCHEMA_VERSION):
-                raise DatabaseError(f"{self.url}: trials database has schema version {row[0]}, this Portcast "
-                                    f"uses {SCHEMA_VERSION}")
+            self._insert_ignore(conn, eiger_meta, [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
 
+        if self.path is not None and not self.path.exists() and self.read_only_cause() is not None:
+            raise DatabaseError(f"{self.where}: cannot create the trials database: {self.read_only_cause()}")
         try:
+            with self.engine.connect() as conn:  # a read: a trials database that exists is never written here
+                if self._check_schema(conn):
+                    return
             self._transaction(create)
+        except WriteError as exc:
+            raise DatabaseError(f"{exc.where}: cannot create the trials database's tables: {exc.cause}") from None
         except OperationalError as exc:
-            raise DatabaseError(f"cannot open the trials database {self.url}: {exc.orig}") from None
+            cause = self.read_only_cause() if self.path is not None and not self.path.exists() else None
+            raise DatabaseError(f"cannot open the trials database {self.where}: {cause or exc.orig}") from None
         except sa.exc.DatabaseError as exc:  # e.g. SQLite: "file is not a database"
-            raise DatabaseError(f"{self.url}: not a trials database ({exc.orig})") from None
+            raise DatabaseError(f"{self.where}: not a trials database ({exc.orig})") from None
 
     # ------------------------------------------------------------------------------------------
     def import_record(self, fingerprint: str) -> dict | None:
-        """What :meth:`record_import` stored for an import with this fingerprint, or None."""
-        import json
-
-        key = f"import:{fingerprint[:40]}"
+        """What was recorded for the import with this fingerprint (:meth:`import_once`), or None."""
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == key)).first()
+            row = conn.execute(sa.select(eiger_meta.c.value)
+                               .where(eiger_meta.c.key == _import_key(fingerprint))).first()
         return None if row is None else json.loads(row[0])
 
-    def record_import(self, fingerprint: str, info: Mapping[str, Any]) -> None:
-        """Remember an import (its fingerprint: the source's content and the options) so that the same
-        import can be recognised and refused; ``info`` (JSON-able) says what it was."""
-        import json
+    def import_once(self, fingerprint: str, info: Mapping[str, Any],
+                    work: Callable[["TrialsWriter"], tuple[int, str]], append: bool = False) -> dict:
+        """Run an import and record it, in one transaction: all of it is stored, or nothing.
 
-        key = f"import:{fingerprint[:40]}"
+        Parameters
+        ----------
+        fingerprint : identifies the import (a hash of the source's content and the options).
+        info : JSON-able description stored in the record (e.g. ``source``; ``id`` to recognise this very
+            import later; ``date`` is added).
+        work : ``work(writer) -> (n, what)`` writes through the :class:`TrialsWriter`, returning the number
+            of things imported and what they are (``"trials"``, ``"machines"``).
+        append : import even if this fingerprint was recorded before.
 
-        def write(conn):
-            conn.execute(sa.delete(eiger_meta).where(eiger_meta.c.key == key))
-            conn.execute(sa.insert(eiger_meta), [{"key": key, "value": json.dumps(dict(info))}])
+        Returns
+        -------
+        the record stored (``info`` with ``n``, ``what``, ``date``).
 
-        self._transaction(write)
+        Raises
+        ------
+        AlreadyImported : the fingerprint was recorded (by an earlier import, or by one that ran at the same
+            time and committed first); nothing was written.
+        WriteError : the database could not be written; nothing was written.
+
+        The record is claimed first (``INSERT ... ON CONFLICT DO NOTHING``): a concurrent import of the same
+        fingerprint waits for this one's transaction and then finds it recorded (PostgreSQL), or waits for
+        the write lock (SQLite), so exactly one of them imports.
+        """
+        key = _import_key(fingerprint)
+
+        def run(conn):
+            record = {"id": uuid.uuid4().hex, **dict(info),
+                      "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            if append:
+                conn.execute(sa.delete(eiger_meta).where(eiger_meta.c.key == key))
+            claimed = self._insert_ignore(conn, eiger_meta, [{"key": key, "value": json.dumps(record)}])
+            if not claimed:
+                row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == key)).scalar_one()
+                raise AlreadyImported(json.loads(row))
+            n, what = work(TrialsWriter(self, conn))
+            record.update(n=int(n), what=str(what))
+            conn.execute(sa.update(eiger_meta).where(eiger_meta.c.key == key).values(value=json.dumps(record)))
+            return record
+
+        return self._transaction(run)
+
+    def write(self, fn: Callable[["TrialsWriter"], Any]) -> Any:
+        """Run ``fn(writer)`` in one transaction (retried whole on lock, deadlock or serialization failures);
+        what it writes through the :class:`TrialsWriter` is stored all together or not at all."""
+        return self._transaction(lambda conn: fn(TrialsWriter(self, conn)))
 
     def _transaction(self, fn: Callable[[sa.Connection], Any], attempts: int = 30) -> Any:
-        """Run ``fn(conn)`` in one transaction, retrying on lock/deadlock/serialization failures and on
-        races creating the schema."""
+        """Run ``fn(conn)`` in one write transaction, retrying on lock/deadlock/serialization failures and on
+        races creating the schema; a failure to write (read-only, disk full, I/O error) is a
+        :class:`WriteError` after the rollback."""
+        cause = self.read_only_cause()
+        if cause is not None:
+            raise WriteError(self.where, cause)
         for i in range(attempts):
             try:
-                with self.engine.begin() as conn:
-                    return fn(conn)
+                with self.engine.connect().execution_options(portcast_write=True) as conn:
+                    with conn.begin():
+                        return fn(conn)
             except (OperationalError, IntegrityError, DBAPIError) as exc:
                 text = str(exc.orig)
                 race = "already exists" in text or "pg_type_typname_nsp_index" in text  # concurrent CREATE TABLE
-                if i + 1 >= attempts or not (_retryable(exc) or race):
-                    raise
-                time.sleep(min(2.0, 0.02 * (2 ** min(i, 6))) * (0.5 + random.random()))
+                if i + 1 < attempts and (_retryable(exc) or race):
+                    time.sleep(min(2.0, 0.02 * (2 ** min(i, 6))) * (0.5 + random.random()))
+                    continue
+                if isinstance(exc, OperationalError):
+                    raise WriteError(self.where, self.read_only_cause() or _first_line(text)) from None
+                raise
         raise AssertionError("unreachable")
 
-    def _insert_ignore(self, conn, table: sa.Table, rows: list[dict]) -> None:
+    def _insert_ignore(self, conn, table: sa.Table, rows: list[dict]) -> int:
+        """Insert the rows that do not collide with existing ones; returns how many were inserted."""
         if not rows:
-            return
+            return 0
         if self.dialect == "postgresql":
             from sqlalchemy.dialects.postgresql import insert
         else:
             from sqlalchemy.dialects.sqlite import insert
-        conn.execute(insert(table).on_conflict_do_nothing(), rows)
+        stmt = insert(table).on_conflict_do_nothing()
+        if len(rows) == 1:
+            return max(0, conn.execute(stmt, rows[0]).rowcount)
+        conn.execute(stmt, rows)
+        return len(rows)
 
     def _get_or_create(self, conn, table: sa.Table, keys: dict, extra: dict | None = None) -> int:
         cond = sa.and_(*[table.c[k] == v for k, v in keys.items()])
@@ -321,32 +470,14 @@ class TrialsDB:
 
     def add_machine(self, name: str, metric_values: Mapping[str, float] | None = None,
                     description: str | None = None) -> int:
-        """Create (or find) a machine and set its metric vector (values given replace stored ones).
-
-        Parameters
-        ----------
-        name : machine name.
-        metric_values : machine metrics, e.g. ``{"memory_bandwidth_gbs": 320.0}``.
-        description : free text.
+        """Create (or find) a machine and set its metric vector (values given replace stored ones), in one
+        transaction; see :meth:`TrialsWriter.add_machine`.
 
         Returns
         -------
         machine id.
         """
-        _check_name(name, "machine name")
-        vals = _check_values(metric_values or {}, f"machine {name!r}")
-
-        def run(conn):
-            mid = self._get_or_create(conn, machines, {"name": name}, {"description": description})
-            ids = self._metric_ids(conn, vals, "machine")
-            if ids:
-                conn.execute(machine_metrics.delete().where(sa.and_(
-                    machine_metrics.c.machine_id == mid, machine_metrics.c.metric_id.in_(list(ids.values())))))
-                conn.execute(machine_metrics.insert(), [{"machine_id": mid, "metric_id": ids[k], "value": v}
-                                                        for k, v in vals.items()])
-            return mid
-
-        return self._transaction(run)
+        return self.write(lambda w: w.add_machine(name, metric_values, description))
 
     def add_trial(self, application: str, machine: str, metric_values: Mapping[str, float],
                   result_values: Mapping[str, float], dataset: str | None = None, kernel: str | None = None,
@@ -372,49 +503,15 @@ class TrialsDB:
 
     def add_trials(self, records: Sequence[Mapping[str, Any]], batch_size: int = 500,
                    progress: Callable[[int, int], None] | None = None) -> list[int]:
-        """Record many trials, ``batch_size`` per transaction.
-
-        Parameters
-        ----------
-        records : mappings with the keyword arguments of :meth:`add_trial` (``metrics`` and ``results``
-            for the value mappings).
-        batch_size : trials per transaction.
-        progress : optional callback ``progress(done, total)``.
+        """Record many trials in one transaction: all of them, or (killed, interrupted, disk full) none.
+        See :meth:`TrialsWriter.add_trials`.
 
         Returns
         -------
         trial ids, in the order of ``records``.
         """
-        recs = [self._check_record(r, i) for i, r in enumerate(records)]
-        ids: list[int] = []
-        for start in range(0, len(recs), batch_size):
-            batch = recs[start:start + batch_size]
-            ids += self._transaction(lambda conn, b=batch: self._insert_batch(conn, b))
-            if progress is not None:
-                progress(len(ids), len(recs))
-        return ids
-
-    def _check_record(self, r: Mapping[str, Any], i: int) -> dict:
-        where = f"trial {i}"
-        for key in ("application", "machine"):
-            _check_name(r.get(key), f"{where}: {key}")
-        for key in ("dataset", "kernel"):
-            if r.get(key) is not None:
-                _check_name(r[key], f"{where}: {key}")
-        props = r.get("properties")
-        try:
-            props_text = json.dumps(dict(props), sort_keys=True, allow_nan=False) if props else None
-        except (TypeError, ValueError) as exc:
-            raise DatabaseError(f"{where}: properties are not JSON-serialisable: {exc}") from None
-        unknown = set(r) - {"application", "machine", "metrics", "results", "dataset", "kernel", "properties"}
-        if unknown:
-            raise DatabaseError(f"{where}: unknown fields {sorted(unknown)}")
-        res = _check_values(r.get("results") or {}, where)
-        if not res:
-            raise DatabaseError(f"{where}: a trial needs at least one result")
-        return {"application": r["application"], "machine": r["machine"], "dataset": r.get("dataset"),
-                "kernel": r.get("kernel"), "properties": props_text,
-                "metrics": _check_values(r.get("metrics") or {}, where), "results": res}
+        recs = [_check_record(r, i) for i, r in enumerate(records)]
+        return self.write(lambda w: w._add_checked(recs, batch_size, progress))
 
     def _insert_batch(self, conn, batch: list[dict]) -> list[int]:
         app_ids = {a: self._get_or_create(conn, applications, {"name": a})
@@ -529,7 +626,103 @@ def _sqlite_on_connect(dbapi_conn, _record) -> None:
 
 
 def _sqlite_on_begin(conn) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    # a write transaction takes the write lock at once (so two writers cannot deadlock upgrading); a read
+    # begins deferred: it takes no lock a writer waits for, and works on a read-only database
+    write = conn.get_execution_options().get("portcast_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _import_key(fingerprint: str) -> str:
+    return f"import:{fingerprint[:40]}"
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+class TrialsWriter:
+    """Writes inside one transaction of a :class:`TrialsDB` (:meth:`TrialsDB.write`,
+    :meth:`TrialsDB.import_once`): everything written through it is committed together or not at all. It
+    has the writing methods of :class:`TrialsDB` (``add_machine``, ``add_trials``), so the import functions
+    of :mod:`predictor.eiger.trials_import` take either."""
+
+    def __init__(self, db: TrialsDB, conn: sa.Connection):
+        self.db, self.conn = db, conn
+
+    def add_machine(self, name: str, metric_values: Mapping[str, float] | None = None,
+                    description: str | None = None) -> int:
+        """Create (or find) a machine and set its metric vector (values given replace stored ones).
+
+        Parameters
+        ----------
+        name : machine name.
+        metric_values : machine metrics, e.g. ``{"memory_bandwidth_gbs": 320.0}``.
+        description : free text.
+
+        Returns
+        -------
+        machine id.
+        """
+        _check_name(name, "machine name")
+        vals = _check_values(metric_values or {}, f"machine {name!r}")
+        db, conn = self.db, self.conn
+        mid = db._get_or_create(conn, machines, {"name": name}, {"description": description})
+        ids = db._metric_ids(conn, vals, "machine")
+        if ids:
+            conn.execute(machine_metrics.delete().where(sa.and_(
+                machine_metrics.c.machine_id == mid, machine_metrics.c.metric_id.in_(list(ids.values())))))
+            conn.execute(machine_metrics.insert(), [{"machine_id": mid, "metric_id": ids[k], "value": v}
+                                                    for k, v in vals.items()])
+        return mid
+
+    def add_trials(self, records: Sequence[Mapping[str, Any]], batch_size: int = 500,
+                   progress: Callable[[int, int], None] | None = None) -> list[int]:
+        """Record many trials.
+
+        Parameters
+        ----------
+        records : mappings with the keyword arguments of :meth:`TrialsDB.add_trial` (``metrics`` and
+            ``results`` for the value mappings).
+        batch_size : trials per group of statements (and per ``progress`` call).
+        progress : optional callback ``progress(done, total)``.
+
+        Returns
+        -------
+        trial ids, in the order of ``records``.
+        """
+        return self._add_checked([_check_record(r, i) for i, r in enumerate(records)], batch_size, progress)
+
+    def _add_checked(self, recs: list[dict], batch_size: int, progress: Callable[[int, int], None] | None
+                     ) -> list[int]:
+        ids: list[int] = []
+        for start in range(0, len(recs), batch_size):
+            ids += self.db._insert_batch(self.conn, recs[start:start + batch_size])
+            if progress is not None:
+                progress(len(ids), len(recs))
+        return ids
+
+
+def _check_record(r: Mapping[str, Any], i: int) -> dict:
+    where = f"trial {i}"
+    for key in ("application", "machine"):
+        _check_name(r.get(key), f"{where}: {key}")
+    for key in ("dataset", "kernel"):
+        if r.get(key) is not None:
+            _check_name(r[key], f"{where}: {key}")
+    props = r.get("properties")
+    try:
+        props_text = json.dumps(dict(props), sort_keys=True, allow_nan=False) if props else None
+    except (TypeError, ValueError) as exc:
+        raise DatabaseError(f"{where}: properties are not JSON-serialisable: {exc}") from None
+    unknown = set(r) - {"application", "machine", "metrics", "results", "dataset", "kernel", "properties"}
+    if unknown:
+        raise DatabaseError(f"{where}: unknown fields {sorted(unknown)}")
+    res = _check_values(r.get("results") or {}, where)
+    if not res:
+        raise DatabaseError(f"{where}: a trial needs at least one result")
+    return {"application": r["application"], "machine": r["machine"], "dataset": r.get("dataset"),
+            "kernel": r.get("kernel"), "properties": props_text,
+            "metrics": _check_values(r.get("metrics") or {}, where), "results": res}
 
 
 def _check_name(name: Any, what: str) -> None:

@@ -2,8 +2,10 @@
 measured results, machine tables, and the bundled AIWC dataset (papers/001; the database is
 :mod:`predictor.eiger.db`).
 
-``portcast eiger import`` remembers what it imported (:meth:`TrialsDB.record_import`), so a table is not
-imported twice.
+Each import function takes a :class:`TrialsDB` (the import is then one transaction of its own) or a
+:class:`TrialsWriter` (it joins that transaction): ``portcast eiger import`` runs one inside
+:meth:`TrialsDB.import_once`, which stores the rows and the record of the import together, so an import is
+there whole or not at all, and the same import is not stored twice.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from .db import DatabaseError, TrialsDB
+from .db import DatabaseError, TrialsDB, TrialsWriter
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
@@ -129,18 +131,31 @@ def frame_to_records(df: pd.DataFrame, result_cols: Sequence[str], application_c
     return recs
 
 
-def import_table(db: TrialsDB, df: pd.DataFrame, result_cols: Sequence[str],
+def import_table(db: TrialsDB | TrialsWriter, df: pd.DataFrame, result_cols: Sequence[str],
                  progress: Callable[[int, int], None] | None = None, **columns) -> int:
-    """Import a table of trials (see :func:`frame_to_records` for ``columns``); returns the trial count."""
+    """Import a table of trials (see :func:`frame_to_records` for ``columns``), all rows in one transaction;
+    returns the trial count."""
     recs = frame_to_records(df, result_cols, **columns)
     db.add_trials(recs, progress=progress)
     return len(recs)
 
 
-def import_feature_table(db: TrialsDB, df: pd.DataFrame, machine: str, result_cols: Sequence[str],
-                         progress: Callable[[int, int], None] | None = None) -> int:
+def feature_table_records(df: pd.DataFrame, machine: str, result_cols: Sequence[str]) -> list[dict]:
+    """The trial records of a Portcast feature table (:func:`import_feature_table`)."""
+    src = df.attrs.get("source", "feature table")
+    app_col = next((c for c in ("application", "kernel", "region", "name") if c in df.columns), None)
+    if app_col is None:
+        raise DatabaseError(f"{src}: a feature table needs an application, kernel, region or name column")
+    kernel_col = next((c for c in ("kernel", "region") if c in df.columns and c != app_col), None)
+    dataset_col = next((c for c in ("dataset", "size", "input") if c in df.columns), None)
+    return frame_to_records(df, result_cols, application_col=app_col, machine=machine, kernel_col=kernel_col,
+                            dataset_col=dataset_col)
+
+
+def import_feature_table(db: TrialsDB | TrialsWriter, df: pd.DataFrame, machine: str,
+                         result_cols: Sequence[str], progress: Callable[[int, int], None] | None = None) -> int:
     """Import a Portcast feature table: one row per profiled region, its feature columns, and measured
-    result columns (e.g. GPU time) for ``machine``.
+    result columns (e.g. GPU time) for ``machine``; all rows in one transaction.
 
     The application is read from the first of the columns ``application``, ``kernel``, ``region``,
     ``name`` present; ``kernel``/``region`` also fills the trial's kernel, ``dataset``/``size``/``input``
@@ -150,37 +165,51 @@ def import_feature_table(db: TrialsDB, df: pd.DataFrame, machine: str, result_co
     -------
     number of trials imported.
     """
-    src = df.attrs.get("source", "feature table")
-    app_col = next((c for c in ("application", "kernel", "region", "name") if c in df.columns), None)
-    if app_col is None:
-        raise DatabaseError(f"{src}: a feature table needs an application, kernel, region or name column")
-    kernel_col = next((c for c in ("kernel", "region") if c in df.columns and c != app_col), None)
-    dataset_col = next((c for c in ("dataset", "size", "input") if c in df.columns), None)
-    return import_table(db, df, result_cols, progress=progress, application_col=app_col, machine=machine,
-                        kernel_col=kernel_col, dataset_col=dataset_col)
+    recs = feature_table_records(df, machine, result_cols)
+    db.add_trials(recs, progress=progress)
+    return len(recs)
 
 
-def import_machines(db: TrialsDB, df: pd.DataFrame, name_col: str = "device",
-                    metric_cols: Sequence[str] | None = None) -> int:
-    """Import machine metric vectors from a table with one row per machine; returns the machine count."""
+def machine_rows(df: pd.DataFrame, name_col: str = "device", metric_cols: Sequence[str] | None = None
+                 ) -> list[tuple[str, dict]]:
+    """``(name, metric vector)`` of every row of a machines table (:func:`import_machines`)."""
     src = df.attrs.get("source", "machines table")
     if name_col not in df.columns:
         raise DatabaseError(f"{src}: no column {name_col!r}")
     cols = list(metric_cols) if metric_cols is not None else [
         c for c in df.columns if c != name_col and pd.api.types.is_numeric_dtype(df[c])]
-    for _, row in df.iterrows():
-        db.add_machine(str(row[name_col]), {c: row[c] for c in cols})
-    return len(df)
+    for c in cols:
+        if c not in df.columns:
+            raise DatabaseError(f"{src}: no column {c!r}")
+    return [(str(row[name_col]), {c: row[c] for c in cols}) for _, row in df.iterrows()]
 
 
-def import_aiwc(db: TrialsDB, progress: Callable[[int, int], None] | None = None) -> int:
+def import_machines(db: TrialsDB | TrialsWriter, df: pd.DataFrame, name_col: str = "device",
+                    metric_cols: Sequence[str] | None = None) -> int:
+    """Import machine metric vectors from a table with one row per machine, all in one transaction; returns
+    the machine count."""
+    rows = machine_rows(df, name_col, metric_cols)
+
+    def write(w) -> int:
+        for name, vec in rows:
+            w.add_machine(name, vec)
+        return len(rows)
+
+    return db.write(write) if isinstance(db, TrialsDB) else write(db)
+
+
+def import_aiwc(db: TrialsDB | TrialsWriter, progress: Callable[[int, int], None] | None = None) -> int:
     """Import the vendored AIWC dataset (1560 trials: median over runs) with the device table's machine
     vectors. Results: ``kernel_time`` and ``total_time``; dataset = problem size; kernel = kernel name.
+
+    The machines and the trials are one transaction.
 
     Returns
     -------
     number of trials imported.
     """
+    if isinstance(db, TrialsDB):
+        return db.write(lambda w: import_aiwc(w, progress=progress))
     from predictor.eiger.aiwc_trials import AIWC_METRICS, aiwc_trials
     from predictor.eiger.devices import load_devices, machine_vectors
 
