@@ -16,8 +16,9 @@ Schema (schema version 1)::
 Metrics are user-defined: a metric is created the first time a trial, machine or result names it, and
 keeps its kind. SQLite (the embedded default, in the user's data directory) and PostgreSQL (by URL) are
 supported. Several processes may insert at once: SQLite write transactions start with ``BEGIN IMMEDIATE``
-under WAL with a long busy timeout; named rows are created with ``INSERT ... ON CONFLICT DO NOTHING``
-then read back, and transactions that hit a lock, deadlock or serialization failure are retried.
+under WAL and wait up to 120 s for the lock (in short waits, so Ctrl-C is not held up); named rows are
+created with ``INSERT ... ON CONFLICT DO NOTHING`` then read back, and transactions that hit a lock,
+deadlock or serialization failure are retried.
 
 Every write is one transaction: an import (:meth:`TrialsDB.import_once`, :meth:`TrialsDB.write`) adds all of
 its rows and the record of the import, or nothing (killed, interrupted, disk full). A database that has
@@ -45,6 +46,11 @@ from sqlalchemy import event
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 SCHEMA_VERSION = 1
+#: how long a write waits for another process's lock before giving up
+LOCK_WAIT_S = 120.0
+#: SQLite's busy timeout: one wait for the lock inside SQLite, where Python cannot see Ctrl-C; a write retries
+#: such waits until LOCK_WAIT_S
+LOCK_POLL_S = 0.25
 METRIC_KINDS = ("application", "machine", "result")
 
 metadata = sa.MetaData()
@@ -187,7 +193,7 @@ class TrialsDB:
         if self.dialect == "sqlite":
             if u.database and u.database != ":memory:" and not u.database.startswith("file:"):
                 self.path = Path(u.database)
-            connect_args: dict[str, Any] = {"timeout": 120}
+            connect_args: dict[str, Any] = {"timeout": LOCK_POLL_S}
             url_used = self.url
             if self.path is not None:
                 if not self.path.parent.is_dir():
@@ -355,13 +361,16 @@ class TrialsDB:
         return self._transaction(lambda conn: fn(TrialsWriter(self, conn)))
 
     def _transaction(self, fn: Callable[[sa.Connection], Any], attempts: int = 30) -> Any:
-        """Run ``fn(conn)`` in one write transaction, retrying on lock/deadlock/serialization failures and on
-        races creating the schema; a failure to write (read-only, disk full, I/O error) is a
-        :class:`WriteError` after the rollback."""
+        """Run ``fn(conn)`` in one write transaction, retrying while another process holds the lock (up to
+        :data:`LOCK_WAIT_S`), on deadlock or serialization failures and on races creating the schema (up to
+        ``attempts`` times); a failure to write (read-only, disk full, I/O error) is a :class:`WriteError`
+        after the rollback."""
         cause = self.read_only_cause()
         if cause is not None:
             raise WriteError(self.where, cause)
-        for i in range(attempts):
+        deadline = time.monotonic() + LOCK_WAIT_S
+        i = 0
+        while True:
             try:
                 with self.engine.connect().execution_options(portcast_write=True) as conn:
                     with conn.begin():
@@ -369,13 +378,14 @@ class TrialsDB:
             except (OperationalError, IntegrityError, DBAPIError) as exc:
                 text = str(exc.orig)
                 race = "already exists" in text or "pg_type_typname_nsp_index" in text  # concurrent CREATE TABLE
-                if i + 1 < attempts and (_retryable(exc) or race):
-                    time.sleep(min(2.0, 0.02 * (2 ** min(i, 6))) * (0.5 + random.random()))
+                locked = "locked" in text.lower() and time.monotonic() < deadline
+                i += 1
+                if locked or (i < attempts and (_retryable(exc) or race)):
+                    time.sleep(min(0.1 if locked else 2.0, 0.02 * (2 ** min(i, 6))) * (0.5 + random.random()))
                     continue
                 if isinstance(exc, OperationalError):
                     raise WriteError(self.where, self.read_only_cause() or _first_line(text)) from None
                 raise
-        raise AssertionError("unreachable")
 
     def _insert_ignore(self, conn, table: sa.Table, rows: list[dict]) -> int:
         """Insert the rows that do not collide with existing ones; returns how many were inserted."""
@@ -616,7 +626,7 @@ class TrialsDB:
 def _sqlite_on_connect(dbapi_conn, _record) -> None:
     dbapi_conn.isolation_level = None  # let the "begin" hook issue BEGIN IMMEDIATE itself
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA busy_timeout = 120000")
+    cur.execute(f"PRAGMA busy_timeout = {int(LOCK_POLL_S * 1000)}")
     cur.execute("PRAGMA foreign_keys = ON")
     try:
         cur.execute("PRAGMA journal_mode = WAL")

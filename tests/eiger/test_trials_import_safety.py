@@ -18,7 +18,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
+from predictor.eiger import db as edb
 from predictor.eiger.db import TrialsDB
 from predictor.eiger.trials_import import import_table, read_table
 
@@ -38,7 +40,7 @@ def _csv(path: Path, n: int) -> Path:
     return path
 
 
-def _args(csv: Path, db: Path, *more: str) -> list[str]:
+def _args(csv: Path, db: Path | str, *more: str) -> list[str]:
     return [sys.executable, "-m", "portcast", "eiger", "import", str(csv), "--db", str(db), "--result", "time",
             "--application-col", "application", "--machine-col", "machine", *more]
 
@@ -95,19 +97,47 @@ def test_ctrl_c_in_the_middle_says_nothing_was_imported_and_exits_130(tmp_path):
     assert _trials(db) == N_BIG
 
 
-def test_three_imports_of_one_file_at_once_store_it_once(tmp_path):
+PG_URL = os.environ.get("PORTCAST_TEST_POSTGRES_URL")
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request, tmp_path):
+    """A new trials database: an SQLite file, or (PORTCAST_TEST_POSTGRES_URL) PostgreSQL without the trials
+    tables."""
+    if request.param == "sqlite":
+        return str(tmp_path / "trials.db")
+    if not PG_URL:
+        pytest.skip("no PostgreSQL server: set PORTCAST_TEST_POSTGRES_URL (scripts/test starts one via "
+                    "scripts/services when run as root with CI or PORTCAST_START_POSTGRES set)")
+    engine = sa.create_engine(edb.normalize_url(PG_URL))
+    with engine.begin() as conn:
+        edb.metadata.drop_all(conn)
+    engine.dispose()
+    return PG_URL
+
+
+def _count(url: str) -> int:
+    engine = sa.create_engine(edb.normalize_url(url))
+    with engine.connect() as conn:
+        n = conn.execute(sa.select(sa.func.count()).select_from(edb.trials)).scalar_one()
+    engine.dispose()
+    return n
+
+
+def test_three_imports_of_one_file_at_once_store_it_once(tmp_path, db_url):
     n = 3000
-    csv, db = _csv(tmp_path / "t.csv", n), tmp_path / "trials.db"
-    procs = [subprocess.Popen(_args(csv, db), cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    csv = _csv(tmp_path / "t.csv", n)
+    procs = [subprocess.Popen(_args(csv, db_url), cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True) for _ in range(3)]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
-    imported = [o for o, _ in outs if o.startswith(f"imported {n} trials into sqlite:///{db} ({n} trials in all)")]
+    imported = [o for o, _ in outs if o.startswith(f"imported {n} trials into ")
+                and o.endswith(f" ({n} trials in all)\n")]
     already = [o for o, _ in outs if o.startswith(f"{csv} was already imported into this database with the same "
                                                   f"options ({n} trials, ")]
     assert len(imported) == 1 and len(already) == 2, outs
-    assert all(o.rstrip().endswith("nothing imported; --append imports it again") for o in already)
-    assert _trials(db) == n
+    assert all(o.endswith("): nothing imported; --append imports it again\n") for o in already)
+    assert _count(db_url) == n
 
 
 def test_a_file_size_limit_mid_import_leaves_nothing_and_says_so(tmp_path):
