@@ -65,9 +65,6 @@ def import_cmd(
     import json as _json
     import uuid
 
-    from predictor.eiger import trials_import as eimp
-    from predictor.eiger.db import AlreadyImported, WriteError
-
     if kind not in ("trials", "features", "machines"):
         with _errors():
             raise UserError(f"--kind must be trials, features or machines, got {kind!r}")
@@ -76,6 +73,9 @@ def import_cmd(
     import_id = uuid.uuid4().hex
     try:
         with _errors():
+            from predictor.eiger import trials_import as eimp
+            from predictor.eiger.db import AlreadyImported, WriteError
+
             database = _open_db(db)
             where = database.where
             digest = hashlib.sha256()

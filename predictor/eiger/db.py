@@ -383,7 +383,8 @@ class TrialsDB:
                 if locked or (i < attempts and (_retryable(exc) or race)):
                     time.sleep(min(0.1 if locked else 2.0, 0.02 * (2 ** min(i, 6))) * (0.5 + random.random()))
                     continue
-                if isinstance(exc, OperationalError):
+                denied = any(t in text.lower() for t in ("read-only", "readonly", "permission denied"))
+                if isinstance(exc, OperationalError) or denied:  # e.g. PostgreSQL: a read-only role or server
                     raise WriteError(self.where, self.read_only_cause() or _first_line(text)) from None
                 raise
 

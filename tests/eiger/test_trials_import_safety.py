@@ -56,8 +56,9 @@ def _trials(db: Path) -> int:
 
 def _stop_mid_import(csv: Path, db: Path, sig: int) -> subprocess.CompletedProcess:
     """Start an import of csv and send it sig once it is writing trials: its write-ahead log has grown past
-    what creating the schema writes (100 kB; the import's transaction spills pages into it once SQLite's
-    2 MB page cache is full, well before the end of the transaction)."""
+    what creating the schema writes (300 kB against 80 kB). Before the import was one transaction that
+    meant committed batches of trials; now it means uncommitted pages the transaction spilled into the log
+    once SQLite's 2 MB page cache was full, about half-way through it."""
     proc = subprocess.Popen(_args(csv, db), cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     wal = Path(f"{db}-wal")
