@@ -262,8 +262,9 @@ class TrialsDB:
         return None
 
     def _check_schema(self, conn) -> bool:
-        """True when the trials schema (of this version) is there, False when the database is empty; a
-        :class:`DatabaseError` for another schema version or for a database holding other tables."""
+        """True when the trials schema (of this version) is there, False when the database is empty or lacks
+        some of its tables; a :class:`DatabaseError` for another schema version or for a database holding
+        other tables without the schema version."""
         names = set(sa.inspect(conn).get_table_names())
         if "eiger_meta" in names:
             row = conn.execute(sa.select(eiger_meta.c.value).where(eiger_meta.c.key == "schema_version")).first()
@@ -271,7 +272,7 @@ class TrialsDB:
                 if row[0] != str(SCHEMA_VERSION):
                     raise DatabaseError(f"{self.where}: trials database has schema version {row[0]}, this "
                                         f"Portcast uses {SCHEMA_VERSION}")
-                return True
+                return set(metadata.tables) <= names  # a table dropped by hand is created again
         if names:
             shown = ", ".join(sorted(names)[:6]) + (", ..." if len(names) > 6 else "")
             raise DatabaseError(f"{self.where}: not a trials database: it has {len(names)} table"
@@ -286,6 +287,7 @@ class TrialsDB:
                 return
             metadata.create_all(conn, checkfirst=True)
             self._insert_ignore(conn, eiger_meta, [{"key": "schema_version", "value": str(SCHEMA_VERSION)}])
+            self._check_schema(conn)
 
         if self.path is not None and not self.path.exists() and self.read_only_cause() is not None:
             raise DatabaseError(f"{self.where}: cannot create the trials database: {self.read_only_cause()}")
