@@ -164,12 +164,14 @@ def json_output(command: str, run) -> None:
 
 @contextlib.contextmanager
 def user_errors(*extra: type[BaseException]):
-    """Print known input errors as ``error: ...`` and exit 2 instead of a traceback."""
+    """Print known input errors, and outputs that cannot be written, as ``error: ...`` and exit 2 instead of a
+    traceback."""
+    from profiler.atomic import OutputWriteError
     from profiler.trace import TraceError
 
     try:
         yield
-    except (UserError, TraceError, FileNotFoundError, *extra) as exc:
+    except (UserError, TraceError, FileNotFoundError, OutputWriteError, *extra) as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
@@ -204,5 +206,9 @@ def check_output(out, *, inputs=(), force: bool = False, what: str = "--out") ->
     for src in inputs:
         if src is not None and Path(src).exists() and out.exists() and os.path.samefile(out, src):
             raise UserError(f"{what} {out} is the input {src}: writing it would destroy the input; choose another file")
+    if out.is_dir():
+        raise UserError(f"{what} {out} is a directory: give a file name")
+    if out.exists() and not out.is_file():
+        raise UserError(f"{what} {out} is not a regular file: give a file name")
     if out.exists() and not force:
         raise UserError(f"{what} {out} exists: pass --force to replace it")

@@ -208,7 +208,8 @@ def print_region_summary(rows, written=()) -> None:
 def report_if_interrupted(setup: ProfileSetup):
     """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
     written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
-    instead of a bare traceback or nothing at all."""
+    instead of a bare traceback or nothing at all. Either way the trace folder the run claimed is released
+    when the block ends (:meth:`ProfileSetup.close`)."""
     try:
         yield
     except KeyboardInterrupt:
@@ -219,6 +220,25 @@ def report_if_interrupted(setup: ProfileSetup):
         else:
             err_console.print("interrupted before any region was recorded", highlight=False)
         raise typer.Exit(130) from None
+    finally:
+        setup.close()
+
+
+def finish_traces(setup: ProfileSetup) -> None:
+    """At the end of a run: release the trace folder it claimed and, when a trace could not be written
+    (``setup.trace_failure``: a full disk, a read-only folder, ...), print one line naming the file and the
+    cause and exit with status 2; the run itself went on, and the traces written before stay."""
+    from rich.text import Text
+
+    setup.close()
+    failure = setup.trace_failure
+    if failure is None:
+        return
+    n = len(setup.written())
+    kept = f"the {n} written before it {'is' if n == 1 else 'are'} kept" if n else "none was written before it"
+    err_console.print(Text.assemble(("error:", "bold red"), f" {failure}; the run went on without writing more "
+                                                            f"traces, and {kept}"), highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def print_baseline(rows) -> None:

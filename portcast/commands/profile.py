@@ -14,6 +14,7 @@ from rich.table import Table
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
 from portcast.commands._regions import (
     ProgressSink,
+    finish_traces,
     print_baseline,
     print_features_and_prediction,
     print_prediction,
@@ -59,6 +60,7 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
             err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
         if json_out:
             sys.stdout.write(rep.to_json() + "\n")
+    finish_traces(run.setup)
 
 
 _PORTCAST_DIRS = tuple(str(Path(__file__).resolve().parents[2] / d) + os.sep
@@ -73,8 +75,16 @@ class UserOutcome:
     def __init__(self, exit_code: int = 0, error: BaseException | None = None, frames=()) -> None:
         self.exit_code, self.error, self.frames = exit_code, error, list(frames)
 
-    def finish(self, rows) -> None:
-        """After the report: say what happened to the traces, and exit with the script's status."""
+    def finish(self, rows, setup=None) -> None:
+        """After the report: say what happened to the traces (``setup``'s trace folder is released; a trace
+        that could not be written is one line and status 2, when the script's own status is 0), and exit with
+        the script's status."""
+        status = self.exit_code
+        if setup is not None:
+            try:
+                finish_traces(setup)
+            except typer.Exit as exc:
+                status = status or exc.exit_code
         if self.error is not None:
             open_ = [f"{i.name} #{i.invocation}" for i, _ in rows if not i.complete]
             kept = (f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)"
@@ -83,8 +93,8 @@ class UserOutcome:
                               f"before it{kept}", highlight=False, soft_wrap=True)
         elif self.exit_code:
             err_console.print(f"the script exited with status {self.exit_code}", highlight=False)
-        if self.exit_code:
-            raise typer.Exit(self.exit_code)
+        if status:
+            raise typer.Exit(status)
 
 
 def _user_frames(tb, user_file: str | None) -> list:
@@ -107,6 +117,7 @@ def run_user_code(run, user_file: str | None) -> UserOutcome:
     Portcast: ``sys.exit(n)`` gives status n; an exception raised by the user's code (one with a frame of the
     user's code in its traceback) gives status 1 and the exception. Portcast's own input errors propagate."""
     from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+    from profiler.tracefile import TraceWriteError
 
     try:
         run()
@@ -118,7 +129,7 @@ def run_user_code(run, user_file: str | None) -> UserOutcome:
             return UserOutcome(code)
         err_console.print(str(code), highlight=False, soft_wrap=True)
         return UserOutcome(1)
-    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt):
+    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt, TraceWriteError):
         raise
     except Exception as exc:
         frames = _user_frames(exc.__traceback__, user_file)
@@ -355,19 +366,19 @@ def register(app: typer.Typer) -> None:
                 err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
             if json_out:
                 sys.stdout.write(rep.to_json() + "\n")
-                outcome.finish(summary.rows)
+                outcome.finish(summary.rows, setup)
                 return
             if not summary.rows:
                 console.print("no marked region was executed (mark one with @portcast.region, with "
                               "portcast.region(...), "
                               "or portcast.region_start/region_end)")
-                outcome.finish([])
+                outcome.finish([], setup)
                 return
             print_region_summary(summary.rows, setup.written())
             if baseline:
                 print_baseline(summary.rows)
             print_features_and_prediction(setup, preds, verbose=verbose)
-        outcome.finish(summary.rows)
+        outcome.finish(summary.rows, setup)
 
     @app.command("trace-info")
     def trace_info_cmd(

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from portcast.commands._common import UserError, console, user_errors
-from portcast.commands._regions import record_and_report
+from portcast.commands._regions import finish_traces, record_and_report
 
 import_app = typer.Typer(help="Convert traces recorded by other tools into Portcast trace files (.parquet).",
                          no_args_is_help=True)
@@ -39,8 +39,9 @@ def record_command(
     with _native_errors():
         if region is not None and whole:
             raise UserError("--region and --whole-program exclude each other")
-        record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
-                          progress=progress and console.is_terminal)
+        run = record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
+                                progress=progress and console.is_terminal)
+    finish_traces(run.setup)
 
 
 def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records: int, **kw) -> None:
