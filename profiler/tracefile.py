@@ -218,10 +218,11 @@ def claim_run_folder(folder: str | os.PathLike) -> tuple[Path, int, bool, str]:
                     os.close(fd)
                 fd, why = None, why or "traces"
             if fd is not None:
-                if not os.access(cand, os.W_OK | os.X_OK):
+                code = _not_writable(cand)
+                if code:
                     if fd >= 0:
                         os.close(fd)
-                    raise PermissionError(_errno.EACCES, os.strerror(_errno.EACCES))
+                    raise OSError(code, os.strerror(code))
                 return cand, fd, created, why
         except TraceWriteError:
             raise
@@ -230,11 +231,21 @@ def claim_run_folder(folder: str | os.PathLike) -> tuple[Path, int, bool, str]:
         k += 1
 
 
+def _not_writable(folder: Path) -> int:
+    """EROFS for a folder on a read-only file system, EACCES for one this process may not write to, else 0."""
+    if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1):
+        return _errno.EROFS
+    return 0 if os.access(folder, os.W_OK | os.X_OK) else _errno.EACCES
+
+
 def _failing_part(folder: Path) -> Path:
     """``folder``, or its first ancestor that exists and is not a folder (the file that stops ``mkdir``)."""
     for p in reversed([folder, *folder.parents]):
-        if p.exists() and not p.is_dir():
-            return p
+        try:
+            if p.exists() and not p.is_dir():
+                return p
+        except OSError:  # a name too long: the folder itself is the one to name
+            break
     return folder
 
 
