@@ -815,7 +815,9 @@ def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Opti
     ``baseline``: time each function region untraced for the speedup, as written (``baseline_kind``
     ``"as-written"``) or njit-compiled (``"njit"``), repeated by ``baseline_rule``
     (:class:`profiler.repeat_timing.RepeatRule`). An exception in the user's code propagates (the traces written
-    so far stay, marked incomplete)."""
+    so far stay, marked incomplete). A trace under ``trace_dir`` that cannot be written (a full disk) does not
+    stop the run: :class:`profiler.tracefile.TraceWriteError`, naming the file and the cause, is raised after it
+    (the traces written before stay)."""
     _check_baseline_options(baseline_kind, baseline_rule)
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
     try:

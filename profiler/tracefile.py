@@ -209,6 +209,9 @@ def claim_run_folder(folder: str | os.PathLike) -> tuple[Path, int, bool, str]:
                 except FileExistsError:
                     created = False
                     if not cand.is_dir():
+                        if k > 1:  # a file named run-<k>: not a folder of this run's
+                            k += 1
+                            continue
                         raise NotADirectoryError(_errno.ENOTDIR, os.strerror(_errno.ENOTDIR)) from None
             fd = _lock(cand)
             if fd is None:
