@@ -100,6 +100,13 @@ def contributions_svg(rows: list) -> str | None:
     return _svg(fig)
 
 
+def _plot_text(s: str) -> str:
+    """A user's string as a plot label: control characters written out, ``$`` not read as mathtext."""
+    from portcast.safe_text import visible
+
+    return visible(s).replace("$", r"\$")
+
+
 def position_svg(points, preset: str, region_roofline_s: float, region_kernel_s: float,
                  region_simd: float | None, region_coalescing: float | None, label: str) -> str:
     """Two panels: the measured training kernels (time against the roofline time of their work on the same
@@ -122,7 +129,7 @@ def position_svg(points, preset: str, region_roofline_s: float, region_kernel_s:
     hi = float(max(pts["roofline_s"].max(), region_roofline_s))
     ax1.plot([lo, hi], [lo, hi], color=GREY, lw=0.7, ls="--")
     ax1.scatter([region_roofline_s], [region_kernel_s], marker="*", s=220, color=RED, edgecolor="black",
-                zorder=5, label=f"{label} (predicted)")
+                zorder=5, label=f"{_plot_text(label)} (predicted)")
     ax1.set_xscale("log")
     ax1.set_yscale("log")
     ax1.set_xlabel("roofline time of the work (s)", fontsize=8)

@@ -74,6 +74,16 @@ class _Console(Console):
             out.append(t)
         return out
 
+    def _render_buffer(self, buffer) -> str:
+        """What goes to the file, with the control characters of every printed text written out
+        (:func:`portcast.safe_text.visible`): the last guard, should a string from a user or a file reach a
+        print without :mod:`portcast.safe_text` (Rich's own cursor and style codes are not text and stay)."""
+        from rich.segment import Segment
+
+        from portcast.safe_text import visible
+
+        return super()._render_buffer(Segment(t if c else visible(t, lines=True), s, c) for t, s, c in buffer)
+
 
 console = _Console()
 err_console = _Console(stderr=True)
@@ -86,6 +96,10 @@ def _plain(obj) -> str:
     """A printed object as plain text (markup removed; a table or panel rendered as a terminal would)."""
     from rich.text import Text
 
+    from portcast.safe_text import raw
+
+    if raw(obj) is not None:  # a string from a user or a file: the exact string
+        return raw(obj)
     if isinstance(obj, str):
         try:
             return Text.from_markup(obj).plain
@@ -166,13 +180,14 @@ def json_output(command: str, run) -> None:
 def user_errors(*extra: type[BaseException]):
     """Print known input errors, and outputs that cannot be written, as ``error: ...`` and exit 2 instead of a
     traceback."""
+    from portcast.safe_text import escape
     from profiler.atomic import OutputWriteError
     from profiler.trace import TraceError
 
     try:
         yield
     except (UserError, TraceError, FileNotFoundError, OutputWriteError, *extra) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(exc)}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
+from portcast.safe_text import as_text, escape, visible
 
 
 class ProgressSink:
@@ -33,7 +34,7 @@ class ProgressSink:
     def start_region(self, info, static) -> None:
         self._n = 0
         self._progress.start()
-        self._task = self._progress.add_task(f"tracing {info.name} #{info.invocation}: 0 records")
+        self._task = self._progress.add_task(f"tracing {escape(info.name)} #{info.invocation}: 0 records")
 
     def consume(self, chunk) -> None:
         self._n += len(chunk)
@@ -89,8 +90,6 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
     """One region's prediction (a :class:`portcast.pipeline.RegionPrediction`), as every path prints it: its
     notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
     the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
-    from rich.markup import escape
-
     from portcast.bounds_report import print_bounds
     from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
@@ -116,8 +115,6 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
 
 def _print_speedup(rp, terms: bool) -> None:
     """An XAPP speedup model's prediction (``rp.speedup_model``), every line starting with the model's label."""
-    from rich.markup import escape
-
     from portcast.report import print_prediction as print_xapp
 
     sm, lead = rp.speedup_model, rp.model_label
@@ -175,18 +172,19 @@ def print_region_summary(rows, written=()) -> None:
     if out.width < 110:
         for info, counts in rows:
             mix = mix_fractions(counts)
-            t = Table(title=f"traced region {info.name} #{info.invocation}", title_justify="left", show_header=False)
+            t = Table(title=f"traced region {escape(info.name)} #{info.invocation}", title_justify="left",
+                      show_header=False)
             t.add_column("field", no_wrap=True)
             t.add_column("value", overflow="fold")
             t.add_row("records", f"{info.n_records:,}")
             t.add_row("mix", "  ".join(f"{k} {mix[k]:.3f}" for k, _ in MIX_GROUPS))
             t.add_row("threads", str(info.n_threads))
             t.add_row("time (s)", f"{info.wall_time_s or 0.0:.3f}")
-            t.add_row("mode", info.mode)
-            t.add_row("complete", "yes" if info.complete else f"no ({info.error})")
+            t.add_row("mode", as_text(info.mode))
+            t.add_row("complete", "yes" if info.complete else as_text(f"no ({info.error})"))
             out.print(t)
         for p in written:
-            out.print(f"wrote {p}", highlight=False, soft_wrap=True)
+            out.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
         return
     table = Table(title="traced regions", show_lines=False)
     for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode",
@@ -195,13 +193,13 @@ def print_region_summary(rows, written=()) -> None:
     for info, counts in rows:
         mix = mix_fractions(counts)
         table.add_row(
-            info.name, str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
-            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", info.mode,
-            "yes" if info.complete else f"no ({info.error})",
+            as_text(info.name), str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
+            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", as_text(info.mode),
+            "yes" if info.complete else as_text(f"no ({info.error})"),
         )
     console.print(table)
     for p in written:
-        console.print(f"wrote {p}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
@@ -252,10 +250,11 @@ def print_baseline(rows) -> None:
         if t:
             how = Baseline.from_info(info).describe(uses_numpy(info))
             traced = info.wall_time_s or 0.0
-            console.print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
-                          f"= {traced / t:.1f}x slowdown", highlight=False, markup=False, soft_wrap=True)
+            console.print(visible(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced "
+                                  f"{traced * 1e3:.4g} ms = {traced / t:.1f}x slowdown"),
+                          highlight=False, markup=False, soft_wrap=True)
         else:
-            console.print(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})",
+            console.print(visible(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})"),
                           highlight=False, markup=False, soft_wrap=True)
 
 
@@ -310,14 +309,14 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
         if no_region_error is not None:
             status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
             raise UserError(no_region_error + status)
-        hint = f" named {region!r}" if region else ""
+        hint = f" named {escape(repr(region))}" if region else ""
         console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
                       f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
         script = _script_interpreter(program[0])
         if script:
-            console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
-                          "programs the script starts (they run untraced); record the program itself",
-                          highlight=False)
+            console.print(f"{escape(program[0])} is a script run by {escape(script)}: the tool traces that "
+                          "interpreter, not the programs the script starts (they run untraced); record the program "
+                          "itself", highlight=False)
     preds = []
     if predict:
         from portcast.pipeline import predict_regions

@@ -23,6 +23,7 @@ from portcast.commands._regions import (
     report_if_interrupted,
 )
 from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
+from portcast.safe_text import as_text, escape, visible
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -57,7 +58,7 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
         rep = pipeline.build_report(run.setup, run.predictions, target=str(script), exit_code=run.decoder.exit_code)
         if report is not None:
             rep.write_html(report)
-            err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+            err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
         if json_out:
             sys.stdout.write(rep.to_json() + "\n")
     finish_traces(run.setup)
@@ -89,8 +90,8 @@ class UserOutcome:
             open_ = [f"{i.name} #{i.invocation}" for i, _ in rows if not i.complete]
             kept = (f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)"
                     if open_ else "")
-            err_console.print(f"the script raised {type(self.error).__name__}: the report above covers what ran "
-                              f"before it{kept}", highlight=False, soft_wrap=True)
+            err_console.print(f"the script raised {escape(type(self.error).__name__)}: the report above covers "
+                              f"what ran before it{escape(kept)}", highlight=False, soft_wrap=True)
         elif self.exit_code:
             err_console.print(f"the script exited with status {self.exit_code}", highlight=False)
         if status:
@@ -127,7 +128,7 @@ def run_user_code(run, user_file: str | None) -> UserOutcome:
             return UserOutcome(0)
         if isinstance(code, int):
             return UserOutcome(code)
-        err_console.print(str(code), highlight=False, soft_wrap=True)
+        err_console.print(as_text(code, lines=True), highlight=False, soft_wrap=True)
         return UserOutcome(1)
     except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt, TraceWriteError):
         raise
@@ -145,7 +146,7 @@ def print_user_traceback(exc: BaseException, frames) -> None:
 
     text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
         "".join(traceback.format_exception_only(type(exc), exc))
-    err_console.print(text.rstrip("\n"), highlight=False, markup=False, soft_wrap=True)
+    err_console.print(visible(text.rstrip("\n"), lines=True), highlight=False, markup=False, soft_wrap=True)
 
 
 def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, baseline, verbose, native, args,
@@ -175,13 +176,13 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     except ValueError:
         raise UserError(f"--sizes must be integers separated by commas, got {sizes!r}") from None
     ladder = at_size_ladder(make, at_size, given)
-    console.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
+    console.print(f"tracing {escape(qual)} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
                   highlight=False)
     res = predict_at_size(fn, make, at_size, ladder, chosen=chosen, gpu=gpu, mode=mode, baseline=baseline,
                           label=f"{qual} at n = {at_size:,}", baseline_kind=baseline_kind,
                           baseline_rule=baseline_rule)
     at, out = res.extrapolation, console
-    t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
+    t = Table(title=f"work of {escape(qual)} at n = {at_size:,} (extrapolated)", title_justify="left")
     for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
         t.add_column(c, justify="left" if c in ("quantity", "fit") else "right")
     table = at.table()
@@ -326,7 +327,7 @@ def register(app: typer.Typer) -> None:
             setup = pipeline.prepare(
                 trace_dir=trace_dir, features=features, model=model, gpu=gpu, replace=force,
                 progress=ProgressSink() if not no_progress else None,
-                notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
+                notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
             sinks, summary = setup.sinks, setup.summary
             # with --json stdout carries the report only: the user's own prints go to stderr
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
@@ -363,7 +364,7 @@ def register(app: typer.Typer) -> None:
                                             error=outcome.error, no_baseline="not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)
-                err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+                err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
             if json_out:
                 sys.stdout.write(rep.to_json() + "\n")
                 outcome.finish(summary.rows, setup)
@@ -394,7 +395,7 @@ def register(app: typer.Typer) -> None:
             counts = op_counts(tf.chunks())
             n = int(counts.sum())
         info = tf.info
-        table = Table(title=str(file), show_header=False)
+        table = Table(title=escape(file), show_header=False)
         table.add_column("field")
         table.add_column("value")
         for k, v in (
@@ -406,7 +407,7 @@ def register(app: typer.Typer) -> None:
             ("parallel loop", info.parallel_loop), ("threads", info.n_threads), ("source", info.source),
             ("portcast version", info.portcast_version), ("static instructions", len(tf.static)),
         ):
-            table.add_row(k, str(v))
+            table.add_row(k, as_text(str(v)))
         mix = mix_fractions(counts)
         table.add_row("mix", "  ".join(f"{k} {v:.3f}" for k, v in mix.items()))
         table.add_row("classes", "  ".join(f"{Op(i).name} {int(c):,}" for i, c in enumerate(counts) if c))
