@@ -367,7 +367,7 @@ def print_model_label(console: Console, model) -> None:
     """
     line = provisional_line(model)
     if line is not None:
-        console.print(f"[bold yellow]{escape(line)}[/]", highlight=False, soft_wrap=True)
+        console.print(as_text(line, style="bold yellow"), highlight=False, soft_wrap=True)
 
 
 def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape as _markup_escape
 from rich.text import Text
 
 #: C0 controls but tab (escape sequences, BEL, backspace, carriage return, ...), DEL, C1 controls (CSI
@@ -28,6 +27,8 @@ from rich.text import Text
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: the same without the line feed, for text of several lines (a traceback)
 _CONTROL_KEEP_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: what Rich's markup reads as a tag, with the backslashes before it
+_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 def _written_out(match: re.Match) -> str:
@@ -44,8 +45,12 @@ def visible(value: object, *, lines: bool = False) -> str:
 
 
 def escape(value: object, *, lines: bool = False) -> str:
-    """:func:`visible` with Rich's markup escaped: put it inside a markup string and it prints as itself."""
-    return _markup_escape(visible(value, lines=lines))
+    """:func:`visible` with Rich's markup escaped: put it inside a markup string and it prints as itself.
+
+    Every ``[`` that would open a tag gets a backslash, and the backslashes before it are doubled. (Unlike
+    ``rich.markup.escape``, a trailing backslash is left alone: it prints as itself unless a tag follows it
+    in the markup string; print such a string whole with :func:`as_text` and a style instead.)"""
+    return _TAG.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", visible(value, lines=lines))
 
 
 class ShownText(Text):

@@ -123,8 +123,7 @@ def _print_speedup(rp, terms: bool) -> None:
     print_xapp(console, err_console, sm["explanation"], f"{lead}: {rp.label}", model=None, terms=terms,
                title_prefix=f"{lead}: ")
     if sm.get("provisional"):
-        console.print(f"[bold yellow]{escape(lead)}: {escape(sm['provisional'])}[/]", highlight=False,
-                      soft_wrap=True)
+        console.print(as_text(f"{lead}: {sm['provisional']}", style="bold yellow"), highlight=False, soft_wrap=True)
 
 
 def _print_inputs(out, model, p) -> None:
