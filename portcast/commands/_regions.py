@@ -56,7 +56,7 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
 
     setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
-                    notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
+                    notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
     if features and not predict:
         from features import FeatureSink
 
@@ -138,18 +138,18 @@ def _print_inputs(out, model, p) -> None:
 
         logs = [r for r in model.rates if r in ("ilp32", "warp_sectorsPerGroup")]
         t = Table(title="model inputs: per-launch estimates (seconds), the lower bound, launches, and the rates of "
-                        "the factor with their training ranges" + (f" ({' and '.join(logs)} as natural logs)"
+                        "the factor with their training ranges" + (f" ({escape(' and '.join(logs))} as natural logs)"
                                                                    if logs else ""), title_justify="left")
         for c in ("input", "value", "training min", "training max"):
             t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
         row = pd.DataFrame([p.inputs])
         for name in (*(f"term_{k}" for k in model.terms), "bound_s"):
-            t.add_row(name, format_seconds(p.inputs[name]), "", "")
+            t.add_row(as_text(name), format_seconds(p.inputs[name]), "", "")
         t.add_row("launches", f"{p.inputs['launches']:g}", "", "")
         x = rate_matrix(row, model.rates)[0]
         for i, r in enumerate(model.rates):
             lo, hi = model.training_ranges[r]
-            t.add_row(r, f"{x[i]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+            t.add_row(as_text(r), f"{x[i]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
         out.print(t)
         return
 
@@ -159,7 +159,7 @@ def _print_inputs(out, model, p) -> None:
         t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
     for c in model.columns:
         lo, hi = model.training_ranges.get(c, [float("nan")] * 2)
-        t.add_row(c, f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+        t.add_row(as_text(c), f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
     out.print(t)
 
 

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from portcast.commands._common import UserError, console, progress_bar, user_errors
+from portcast.safe_text import as_text, escape, visible
 
 eiger_app = typer.Typer(help="Eiger: statistical performance models synthesised from a trials database.",
                         no_args_is_help=True)
@@ -74,7 +75,7 @@ def import_cmd(
         fingerprint = digest.hexdigest()
         earlier = database.import_record(fingerprint)
         if earlier is not None and not append:
-            console.print(f"{source} was already imported into this database with the same options "
+            console.print(f"{escape(source)} was already imported into this database with the same options "
                           f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
                           "--append imports it again", highlight=False, soft_wrap=True)
             return
@@ -112,7 +113,7 @@ def import_cmd(
         database.record_import(fingerprint, {"source": str(source), "n": int(n), "what": what,
                                              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
                                                  timespec="seconds")})
-        console.print(f"imported {n} {what} into {database.engine.url.render_as_string(hide_password=True)} "
+        console.print(f"imported {n} {what} into {escape(database.engine.url.render_as_string(hide_password=True))} "
                       f"({database.count_trials()} trials in all)")
 
 
@@ -133,7 +134,7 @@ def _training_frame(database, result: str, application: list[str], machine: list
     feats = [c for c, k in kinds.items() if k in ("application", "machine") and c in df.columns]
     incomplete = [c for c in feats if df[c].isna().any()]
     if incomplete:
-        console.print(f"[yellow]note:[/] leaving out metrics missing on some trials: {', '.join(incomplete)}")
+        console.print(f"[yellow]note:[/] leaving out metrics missing on some trials: {escape(', '.join(incomplete))}")
         feats = [c for c in feats if c not in incomplete]
     if len(df) < 3 or not feats:
         raise UserError(f"too few trials ({len(df)}) or metrics ({len(feats)}) to fit a model")
@@ -180,9 +181,9 @@ def fit_cmd(
                                    "machines": sorted(df["machine"].unique().tolist()),
                                    "training_error": err})
         for line in est.describe():
-            console.print(line, highlight=False)
+            console.print(as_text(line), highlight=False)
         console.print(f"training error: MAPE {err['mape']:.2f} %, median APE {err['median_ape']:.2f} % on "
-                      f"{len(df)} trials; model written to {out}", highlight=False)
+                      f"{len(df)} trials; model written to {escape(out)}", highlight=False)
 
 
 @eiger_app.command("evaluate")
@@ -208,9 +209,9 @@ def evaluate_cmd(
             text = render_markdown(res, command=cmd)
             if out:
                 atomic_write_text(out, text)
-                console.print(f"wrote {out} ({res['seconds']:.0f} s)")
+                console.print(f"wrote {escape(out)} ({res['seconds']:.0f} s)")
             else:
-                console.print(text, highlight=False, markup=False)
+                console.print(visible(text, lines=True), highlight=False, markup=False)
             return
         from predictor.eiger.export import load_model
         from predictor.eiger.synthesis import error_metrics
@@ -260,7 +261,7 @@ def export_cmd(
             save_model(est, out, info=est.info_)
         else:
             raise UserError(f"--format must be c, python or json, got {fmt!r}")
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(out)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,6 +11,7 @@ import typer
 
 from portcast.commands._common import UserError, console, user_errors
 from portcast.commands._regions import finish_traces, record_and_report
+from portcast.safe_text import escape
 
 import_app = typer.Typer(help="Convert traces recorded by other tools into Portcast trace files (.parquet).",
                          no_args_is_help=True)
@@ -62,7 +63,7 @@ def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records
             if out.exists():
                 os.unlink(out)
             raise
-        console.print(f"wrote {out}: {info.n_records:,} records from {info.extra.get('instructions', 0):,} "
+        console.print(f"wrote {escape(out)}: {info.n_records:,} records from {info.extra.get('instructions', 0):,} "
                       f"instructions ({kind})", highlight=False, soft_wrap=True)
 
 
