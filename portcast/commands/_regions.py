@@ -233,8 +233,9 @@ def finish_traces(setup: ProfileSetup) -> None:
         return
     n = len(setup.written())
     kept = f"the {n} written before it {'is' if n == 1 else 'are'} kept" if n else "none was written before it"
-    err_console.print(Text.assemble(("error:", "bold red"), f" {failure}; the run went on without writing more "
-                                                            f"traces, and {kept}"), highlight=False, soft_wrap=True)
+    err_console.print(Text.assemble(("error:", "bold red"), f" {visible(failure)}; the run went on without writing "
+                                                            f"more traces, and {kept}"),
+                      highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
