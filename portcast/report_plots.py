@@ -92,7 +92,7 @@ def contributions_svg(rows: list) -> str | None:
     vals = [r["contribution"] / math.log(10) for r in rows]
     fig = _figure(5.6, 0.3 * len(rows) + 0.9)
     ax = fig.add_subplot()
-    ax.barh([r["column"] for r in rows], vals, color=[RED if v > 0 else GREEN for v in vals])
+    ax.barh([_plot_text(r["column"]) for r in rows], vals, color=[RED if v > 0 else GREEN for v in vals])
     ax.axvline(0, color="black", lw=0.6)
     ax.set_xlabel("log10 factor on the predicted time (right: slower)", fontsize=8)
     ax.set_title("what moves the predicted time", loc="left", fontsize=10)
