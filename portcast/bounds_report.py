@@ -9,10 +9,10 @@ import os
 
 import pandas as pd
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from gpu_models.bounds import RESOURCES, Bounds
+from portcast.safe_text import as_text, escape
 
 #: Short names of the resources in the table.
 TITLES = {"dram": "DRAM", "issue": "issue", "pipe": "pipeline", "waves": "waves", "latency": "latency",
@@ -117,7 +117,7 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     series : the region's features, optional (:func:`bound_lines`)
     """
     b, shares, times, text = bounds.bound, bounds.shares(), bounds.times, meanings(bounds)
-    t = Table(title=f"What bounds the GPU time of {label} on {bounds.gpu}", title_justify="left",
+    t = Table(title=f"What bounds the GPU time of {escape(label)} on {escape(bounds.gpu)}", title_justify="left",
               caption=f"* bound: no kernel doing this work runs faster than {format_seconds(bounds.total_lower)}",
               caption_justify="left")
     t.add_column("resource", no_wrap=True)
@@ -134,13 +134,13 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     rows = bound_lines(bounds, explanation, top, series)
     if not rows:
         return
-    lines = Table(title=f"lines behind the {TITLES[b]} bound of {label}", title_justify="left")
+    lines = Table(title=f"lines behind the {TITLES[b]} bound of {escape(label)}", title_justify="left")
     lines.add_column("what", overflow="fold")
     lines.add_column("share", no_wrap=True, justify="right")
     lines.add_column("line", no_wrap=True)
     lines.add_column("source", overflow="fold")
     for r in rows:
-        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", escape(_short(r["location"])), escape(r["text"]))
+        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", as_text(_short(r["location"])), as_text(r["text"]))
     console.print(lines)
 
 

@@ -306,7 +306,7 @@ def speedup_text(value: float, interval: tuple[float, float] | None = None) -> s
 def print_gpu_prediction(console, label: str, p: GpuPrediction, *, cpu_how: str = "", cpu_why: str = "") -> None:
     """Print one region's predicted GPU time, its speedups and what the prediction rests on. ``cpu_how``: what
     was timed on the CPU when ``p.cpu_baseline`` does not say; ``cpu_why``: why there is no CPU time."""
-    from rich.markup import escape
+    from portcast.safe_text import escape
 
     d = describe(p)
     console.print(f"[bold]GPU time of {escape(label)}[/] on {escape(d['gpu'])}: predicted kernel time "
@@ -338,7 +338,7 @@ def print_gpu_prediction(console, label: str, p: GpuPrediction, *, cpu_how: str 
 def print_model_line(console, p: GpuPrediction, bounds=None) -> None:
     """How the prediction stands to the largest physical bound, and what it rests on: the model file and the
     measured data it was trained on."""
-    from rich.markup import escape
+    from portcast.safe_text import escape
 
     e = p.explanation
     if e is not None:
@@ -349,7 +349,7 @@ def print_model_line(console, p: GpuPrediction, bounds=None) -> None:
                f"estimate {fs(e['term_s'])}) = {fs(e['estimate_s'])}")
         if e["floor_decides"]:
             how += f"; below the lower bound {fs(e['bound_s'])}, which is the prediction"
-        console.print(how, highlight=False, soft_wrap=True)
+        console.print(escape(how), highlight=False, soft_wrap=True)
     if bounds is not None and bounds.total_lower > 0 and e is not None:
         r = p.kernel_s / bounds.total_lower
         console.print(f"  the predicted time is {r:.3g}x the largest bound ({bounds.bound}); the model never predicts "

@@ -129,13 +129,25 @@ class ProfileSetup:
         """The trace files written so far."""
         return [p for s in self.sinks for p in getattr(s, "written", [])]
 
+    @property
+    def trace_failure(self):
+        """The :class:`profiler.tracefile.TraceWriteError` that stopped the traces of this run, or None."""
+        return getattr(self.trace_sink, "failure", None)
+
+    def close(self) -> None:
+        """Release the trace folder this run claimed (:meth:`profiler.tracefile.TraceDirectorySink.close`)."""
+        if self.trace_sink is not None:
+            self.trace_sink.close()
+
 
 def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: Optional[str] = None,
             gpu: str = "p100", replace: bool = False, progress=None,
             notify: Callable[[str], None] | None = None) -> ProfileSetup:
     """The sinks of a profile run: op-class summary, hot lines, ``progress`` (a sink, optional), Parquet traces
-    under ``trace_dir`` (a folder of an earlier run: this run's go to ``run-<k>`` inside it, said through
-    ``notify``, unless ``replace``), the feature engine and the GPU-time model's sinks (``features``).
+    under ``trace_dir`` (a folder of an earlier run, or one another run is writing to: this run's go to
+    ``run-<k>`` inside it, said through ``notify``, unless ``replace``; a trace that cannot be written stops
+    the traces, not the run: ``ProfileSetup.trace_failure``), the feature engine and the GPU-time model's sinks
+    (``features``).
     ``model``: None (the shipped GPU-time model), ``"provisional"`` or a model file. Bad model files and GPU
     names raise :class:`UserError` here, before anything runs."""
     chosen = resolve_model(model) if features else None
@@ -149,9 +161,11 @@ def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: O
     if trace_dir is not None:
         from profiler.tracefile import TraceDirectorySink
 
-        tsink = TraceDirectorySink(trace_dir, replace=replace)
+        tsink = TraceDirectorySink(trace_dir, replace=replace, keep_going=True)
         if tsink.redirected and notify is not None:
-            notify(f"{trace_dir} holds traces of an earlier run: this run's go to {tsink.folder} "
+            notify(f"another run is writing to {trace_dir}: this run's traces go to {tsink.folder}"
+                   if tsink.redirect_reason == "busy" else
+                   f"{trace_dir} holds traces of an earlier run: this run's go to {tsink.folder} "
                    "(--force replaces them instead)")
         sinks.append(tsink)
     psinks = None
@@ -378,11 +392,11 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
         raise UserError(f"{source}: no such script")
     elif args is not None:
         raise UserError("--args gives the arguments of --function, not of a SCRIPT (put those after --)")
+    from profiler.tracefile import TraceDirectorySink, TraceWriteError
+
     sink = StreamsSink(block_size)
     sinks: list = [sink]
     if trace_dir is not None:
-        from profiler.tracefile import TraceDirectorySink
-
         sinks.append(TraceDirectorySink(trace_dir, replace=False))
     what = (f"{function}()" if fn is not None else f"--function {function}" if function is not None
             else str(source))
@@ -392,8 +406,8 @@ def load_streams(source: Path | None = None, block_size: int = 256, *, regions=N
                 fn, fargs = resolve_function(function, args)
             run_traced(sinks, script=Path(source) if source is not None else None, script_args=script_args,
                        fn=fn, fargs=fargs, mode=mode, regions=regions)
-        except (UserError, UnsupportedConstruct, SourceUnavailable):
-            raise
+        except (UserError, UnsupportedConstruct, SourceUnavailable, TraceWriteError):
+            raise  # a trace that cannot be written is Portcast's failure, not the user's code's
         except Exception as exc:  # the user's code failed: name it in one line
             where = f" in region {sink.incomplete[-1].name!r}" if sink.incomplete else ""
             raise UserError(f"{what} raised {type(exc).__name__}{where}: {exc}") from None
@@ -801,11 +815,18 @@ def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Opti
     ``baseline``: time each function region untraced for the speedup, as written (``baseline_kind``
     ``"as-written"``) or njit-compiled (``"njit"``), repeated by ``baseline_rule``
     (:class:`profiler.repeat_timing.RepeatRule`). An exception in the user's code propagates (the traces written
-    so far stay, marked incomplete)."""
+    so far stay, marked incomplete). A trace under ``trace_dir`` that cannot be written (a full disk) does not
+    stop the run: :class:`profiler.tracefile.TraceWriteError`, naming the file and the cause, is raised after it
+    (the traces written before stay)."""
     _check_baseline_options(baseline_kind, baseline_rule)
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
-    name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
-                       baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+    try:
+        name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
+                           baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+    finally:
+        setup.close()
+    if setup.trace_failure is not None:
+        raise setup.trace_failure
     return build_report(setup, predict_regions(setup, baseline=baseline), target=name,
                         no_baseline="not asked for (baseline=False)")
 

@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from portcast.safe_text import visible
 from profiler.version import portcast_version
 
 FORMAT = "portcast.profile-report"
@@ -279,7 +280,8 @@ CSS = """
 
 
 def _e(x) -> str:
-    return html.escape("" if x is None else str(x))
+    """Text for the page: HTML-escaped, control characters written out (:func:`portcast.safe_text.visible`)."""
+    return html.escape(visible(x, lines=True))
 
 
 def _seconds(t) -> str:

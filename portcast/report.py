@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+
+from portcast.safe_text import as_text, escape
 
 #: The features a porter reads first, with what a high or low value means on a GPU (papers/004 Table 1).
 #: The warp-level ones (``warp_*``) are what a GPU sees; ``locStrideOther`` and ``Lbdiv_32`` look at one static
@@ -143,7 +144,7 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     bounds : the region's bounds (``gpu_models.bounds.Bounds``), optional: the footprint is a weak spot when
         DRAM bounds the time
     """
-    t = Table(title=f"GPU-relevant features of {label}", title_justify="left")
+    t = Table(title=f"GPU-relevant features of {escape(label)}", title_justify="left")
     for c in ("feature", "value", "meaning"):
         t.add_column(c, no_wrap=c != "meaning")
     for name, fmt, meaning in KEY_FEATURES:
@@ -153,12 +154,12 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     rows = weak_spots(series, explanation, bounds, top)
     if not rows:
         return
-    t = Table(title=f"lines behind the weak spots of {label}", title_justify="left")
+    t = Table(title=f"lines behind the weak spots of {escape(label)}", title_justify="left")
     for c in ("what", "why", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
         t.add_column(c, no_wrap=c in ("share", "line"), overflow="fold")
     for r in rows:
-        t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", escape(_short(r["location"])),
-                  escape(r["text"]))
+        t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", as_text(_short(r["location"])),
+                  as_text(r["text"]))
     console.print(t)
 
 
@@ -205,17 +206,18 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
     how = report.get("how", "none")
     loops = report.get("loops", [])
     if how == "none" or not loops:
-        console.print(f"[bold]thread space of {label}:[/] none: no loop of the region can run its iterations as "
-                      "independent GPU threads", highlight=False, soft_wrap=True)
+        console.print(f"[bold]thread space of {escape(label)}:[/] none: no loop of the region can run its iterations "
+                      "as independent GPU threads", highlight=False, soft_wrap=True)
     else:
         why = {"marked": "the loops marked with numba.prange / portcast.parallel",
                "inferred": "no loop is marked: the outermost loops without a dependence between iterations",
                "library": "no loop: the NumPy operations, each call a launch"}.get(how, how)
-        t = Table(title=f"thread space of {label}: {why}", title_justify="left")
+        t = Table(title=f"thread space of {escape(label)}: {why}", title_justify="left")
         for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
             t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"), overflow="fold")
         for loop in loops:
-            t.add_row(escape(loop.get("header", "")), _short(loop.get("location", "")), str(loop.get("dims", "")),
+            t.add_row(as_text(loop.get("header", "")), as_text(_short(loop.get("location", ""))),
+                      str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
                       "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
         console.print(t)
@@ -248,7 +250,7 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
                           "A GPU cannot run them as independent threads; the prediction leaves this loop's work out "
                           "of the parallel fraction."), highlight=False, soft_wrap=True)
     if report.get("memory_unchecked_launches"):
-        err_console.print(f"[yellow]note:[/] {label}: memory dependences were not checked in "
+        err_console.print(f"[yellow]note:[/] {escape(label)}: memory dependences were not checked in "
                           f"{report['memory_unchecked_launches']} launch(es) (shadow memory budget; "
                           "PORTCAST_SHADOW_MB raises it)", highlight=False, soft_wrap=True)
 
@@ -315,12 +317,12 @@ def print_library_calls(console: Console, label: str, info) -> bool:
     work = (getattr(info, "extra", None) or {}).get("library_work") or []
     if not work:
         return False
-    t = Table(title=f"library calls not traced element by element in {label} (their work is estimated)",
+    t = Table(title=f"library calls not traced element by element in {escape(label)} (their work is estimated)",
               title_justify="left")
     for c in ("call", "location", "calls", "estimated flops", "bytes"):
         t.add_column(c, no_wrap=True, justify="right" if c in ("calls", "estimated flops", "bytes") else "left")
     for w in sorted(work, key=lambda w: -int(w["flops"])):
-        t.add_row(str(w["call"]), str(w["location"]), f"{int(w['calls']):,}", _si(float(w["flops"])),
+        t.add_row(as_text(w["call"]), as_text(w["location"]), f"{int(w['calls']):,}", _si(float(w["flops"])),
                   _si(float(w["bytes"])) + "B")
     console.print(t)
     return True
@@ -365,7 +367,7 @@ def print_model_label(console: Console, model) -> None:
     """
     line = provisional_line(model)
     if line is not None:
-        console.print(f"[bold yellow]{line}[/]", highlight=False, soft_wrap=True)
+        console.print(as_text(line, style="bold yellow"), highlight=False, soft_wrap=True)
 
 
 def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame, label: str,
@@ -405,7 +407,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     for _, r in expl[expl["order"] == 1].iterrows():
         flag = "[yellow]outside: clipped to the range[/]" if r["term"] in clipped else \
             "[yellow]outside: extrapolating[/]" if r["extrapolating"] else ""
-        ft.add_row(r["term"], f"{r['value']:.6g}", f"{r['train_min']:.6g}", f"{r['train_max']:.6g}", flag)
+        ft.add_row(as_text(r["term"]), f"{r['value']:.6g}", f"{r['train_min']:.6g}", f"{r['train_max']:.6g}", flag)
     console.print(ft)
     scale = {"log": "log speedup (each adds to log; exp(sum) = speedup)", "sqrt": "sqrt speedup",
              "none": "speedup"}[a["transform"]]
@@ -413,7 +415,7 @@ def print_prediction(console: Console, err_console: Console, expl: pd.DataFrame,
     for c in ("term", "coefficient", "z value", "contribution"):
         tt.add_column(c)
     for _, r in expl.iterrows():
-        tt.add_row(r["term"], f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
+        tt.add_row(as_text(r["term"]), f"{r['coefficient']:.4g}", f"{r['z_value']:.4g}", f"{r['contribution']:+.4g}")
     tt.add_row("[bold]sum[/]", "", "", f"{a['prediction_transformed']:+.4g}")
     console.print(tt)
     _print_range_warnings(err_console, a, label)
@@ -424,9 +426,9 @@ def _print_range_warnings(err_console: Console, a: dict, label: str) -> None:
     label = escape(label)
     if a.get("clipped"):
         what = ", ".join(f"{c} = {v:.4g} (used {b:.4g})" for c, v, b in a["clipped"])
-        err_console.print(f"[yellow]warning:[/] {label}: outside the training data, so clipped to its range: {what}; "
-                          "the region is unlike every training point in these respects", highlight=False,
-                          soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {label}: outside the training data, so clipped to its range: "
+                          f"{escape(what)}; the region is unlike every training point in these respects",
+                          highlight=False, soft_wrap=True)
     elif a["extrapolating"]:
         err_console.print(f"[yellow]warning:[/] {label}: features outside the training range; the prediction "
                           "extrapolates and may be far off", highlight=False)

@@ -92,12 +92,19 @@ def contributions_svg(rows: list) -> str | None:
     vals = [r["contribution"] / math.log(10) for r in rows]
     fig = _figure(5.6, 0.3 * len(rows) + 0.9)
     ax = fig.add_subplot()
-    ax.barh([r["column"] for r in rows], vals, color=[RED if v > 0 else GREEN for v in vals])
+    ax.barh([_plot_text(r["column"]) for r in rows], vals, color=[RED if v > 0 else GREEN for v in vals])
     ax.axvline(0, color="black", lw=0.6)
     ax.set_xlabel("log10 factor on the predicted time (right: slower)", fontsize=8)
     ax.set_title("what moves the predicted time", loc="left", fontsize=10)
     ax.tick_params(labelsize=8)
     return _svg(fig)
+
+
+def _plot_text(s: str) -> str:
+    """A user's string as a plot label: control characters written out, ``$`` not read as mathtext."""
+    from portcast.safe_text import visible
+
+    return visible(s).replace("$", r"\$")
 
 
 def position_svg(points, preset: str, region_roofline_s: float, region_kernel_s: float,
@@ -122,7 +129,7 @@ def position_svg(points, preset: str, region_roofline_s: float, region_kernel_s:
     hi = float(max(pts["roofline_s"].max(), region_roofline_s))
     ax1.plot([lo, hi], [lo, hi], color=GREY, lw=0.7, ls="--")
     ax1.scatter([region_roofline_s], [region_kernel_s], marker="*", s=220, color=RED, edgecolor="black",
-                zorder=5, label=f"{label} (predicted)")
+                zorder=5, label=f"{_plot_text(label)} (predicted)")
     ax1.set_xscale("log")
     ax1.set_yscale("log")
     ax1.set_xlabel("roofline time of the work (s)", fontsize=8)

@@ -7,11 +7,28 @@ Lives in ``profiler`` because every other package may import from it (see the la
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
+
+
+class OutputWriteError(OSError):
+    """An output that could not be written: ``path`` (its final name) and ``reason`` (the system's words for
+    ``errno``: "No space left on device", "Is a directory", ...); its message is one line naming both."""
+
+    def __init__(self, path: str | os.PathLike, cause: BaseException | str, what: str = "") -> None:
+        code = getattr(cause, "errno", None)
+        code = code if isinstance(code, int) and code else None
+        reason = os.strerror(code) if code else str(cause)
+        super().__init__(code if code else errno.EIO, reason)
+        self.errno, self.strerror = code if code else errno.EIO, reason
+        self.path, self.reason, self.what = Path(path), reason, what
+
+    def __str__(self) -> str:
+        return f"cannot write {f'the {self.what} ' if self.what else ''}{self.path}: {self.reason}"
 
 
 @contextlib.contextmanager
@@ -29,17 +46,28 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     ------
     pathlib.Path
         Where to write (an empty file that already exists).
+
+    Raises
+    ------
+    OutputWriteError
+        For an ``OSError`` while creating, writing or renaming (a full disk, a read-only folder, a directory
+        named ``path``): one line naming ``path`` and the cause.
     """
     path = Path(path)
-    fd, tmp = make_temp(path)
-    os.close(fd)
-    os.chmod(tmp, 0o666 & ~_umask())  # the permissions a plain open() would give, not mkstemp's 0600
+    try:
+        fd, tmp = make_temp(path)
+        os.close(fd)
+        os.chmod(tmp, 0o666 & ~_umask())  # the permissions a plain open() would give, not mkstemp's 0600
+    except OSError as exc:
+        raise OutputWriteError(path, exc) from exc
     try:
         yield Path(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, OutputWriteError):
+            raise OutputWriteError(path, exc) from exc  # a full disk, a directory of that name, ...
         raise
 
 

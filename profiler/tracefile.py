@@ -9,20 +9,27 @@ Layout of one file = one region invocation:
 Files are written atomically: records go to a hidden temporary file in the target folder, which is renamed
 over the target only when the region ends (also when it ended with an error: the file then says
 ``complete: false``), so a reader never sees a half-written file under the final name.
+
+File names cannot collide: each region name gets its own stem (:func:`region_stem`), and a run writes into a
+folder it has claimed (:func:`claim_run_folder`), so two runs at once never write the same file. A file that
+cannot be written raises :class:`TraceWriteError`, which names the file and the cause.
 """
 
 from __future__ import annotations
 
+import errno as _errno
+import hashlib
 import json
 import os
 import re
+import weakref
 from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import make_temp
+from .atomic import OutputWriteError, _umask, make_temp
 from .loops import LoopTable
 from .trace import (
     COLUMN_NAMES,
@@ -49,10 +56,42 @@ def _metadata_blob(info: RegionInfo, static: StaticTable) -> bytes:
     ).encode()
 
 
+#: the longest stem a region name keeps as it is; a longer name is cut to fit beside its hash
+STEM_MAX = 100
+#: hex digits of the hash that tells apart the names whose stems are not the name itself
+STEM_HASH = 10
+_PLAIN_STEM = re.compile(r"[a-z0-9_][a-z0-9_.-]*")
+_HASHED_STEM = re.compile(rf".*-[0-9a-f]{{{STEM_HASH}}}")
+
+
+def region_stem(name: str) -> str:
+    """The file-name stem of region ``name``, one per exact name.
+
+    A name of lower-case ASCII letters, digits, ``_``, ``.`` and ``-`` (not starting with ``.`` or ``-``), at
+    most :data:`STEM_MAX` characters long and not ending like a hashed stem, is its own stem (``saxpy``). Any
+    other name is made safe (each run of other characters becomes ``_``, at most 89 characters kept, ``region``
+    when nothing is left) and gets ``-`` and the first 10 hex digits of the SHA-256 of its exact UTF-8 bytes:
+    ``a/b`` -> ``a_b-c14cddc033``. So two names never share a stem, also on a file system that ignores case,
+    and no stem is ``.``, ``..``, empty or too long for a file name. The exact name stays in the file's
+    metadata (``region.name``)."""
+    if len(name) <= STEM_MAX and _PLAIN_STEM.fullmatch(name) and not _HASHED_STEM.fullmatch(name):
+        return name
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._-")[:STEM_MAX - STEM_HASH - 1].rstrip("._-")
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:STEM_HASH]
+    return f"{safe or 'region'}-{digest}"
+
+
 def region_file_name(info: RegionInfo) -> str:
-    """``<region>.<invocation>.parquet`` with the region name made safe for a file name."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", info.name).strip("._") or "region"
-    return f"{safe}.{info.invocation}.parquet"
+    """``<stem>.<invocation>.parquet``, the stem of the region's name by :func:`region_stem`."""
+    return f"{region_stem(info.name)}.{info.invocation}.parquet"
+
+
+class TraceWriteError(TraceError, OutputWriteError):
+    """A trace file or folder that could not be written: ``path`` (the file's final name, or the folder) and
+    ``reason`` (the system's words for ``errno``: "No space left on device", "Read-only file system", ...)."""
+
+    def __init__(self, path: str | os.PathLike, cause: BaseException | str, what: str = "trace") -> None:
+        OutputWriteError.__init__(self, path, cause, what)
 
 
 class ParquetTraceWriter:
@@ -70,6 +109,7 @@ class ParquetTraceWriter:
     def start_region(self, info: RegionInfo, static: StaticTable) -> None:
         fd, self._tmp = make_temp(self.path)
         os.close(fd)
+        os.chmod(self._tmp, 0o666 & ~_umask())  # the permissions a plain open() gives, not mkstemp's 0600
         self._writer = pq.ParquetWriter(self._tmp, ARROW_SCHEMA, compression="zstd")
         self.n_records = 0
 
@@ -122,43 +162,173 @@ class ParquetTraceWriter:
             os.unlink(self._tmp)
 
 
-def next_run_folder(folder: str | os.PathLike) -> Path:
-    """Where a run's traces go when ``folder`` is asked for: ``folder`` itself when it holds no trace yet,
-    else its first ``run-<k>`` subfolder (k = 2, 3, ...) that holds none, so that no earlier trace is
-    replaced."""
-    folder = Path(folder)
-    if not any(folder.glob("*.parquet")):
-        return folder
-    k = 2
-    while any((folder / f"run-{k}").glob("*.parquet")):
+def _holds_traces(folder: Path) -> bool:
+    return any(folder.glob("*.parquet"))
+
+
+def _lock(folder: Path) -> int | None:
+    """An open descriptor of ``folder`` holding an exclusive ``flock`` on it, or None when another process (or
+    another claim in this one) holds it. Where there is no ``flock`` (Windows), -1: the folder is taken
+    unlocked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on POSIX
+        return -1
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError:  # a file system without flock: taken unlocked
+        os.close(fd)
+        return -1
+    return fd
+
+
+def claim_run_folder(folder: str | os.PathLike) -> tuple[Path, int, bool, str]:
+    """Claim the folder a run writes its traces to when ``folder`` is asked for: ``folder`` itself when it
+    holds no trace and no other run has claimed it, else its first ``run-<k>`` subfolder (k = 2, 3, ...)
+    that holds none and is not claimed. A claim is an exclusive ``flock`` on the folder, taken before the
+    folder is looked at and held until the run ends (:meth:`TraceDirectorySink.close`, or the process
+    ending), so two runs at once never pick the same folder and no earlier trace is replaced.
+
+    Returns ``(folder, descriptor holding the lock (-1: none), whether this call created the folder, why
+    ``folder`` itself was not taken ("" when it was))``.
+    Raises :class:`TraceWriteError` for a folder that cannot be created or used (a file of that name, a
+    read-only file system, no permission, a name too long)."""
+    asked = Path(folder)
+    k, why = 1, ""
+    while True:
+        cand = asked if k == 1 else asked / f"run-{k}"
+        try:
+            created = not cand.is_dir()
+            if created:
+                try:
+                    cand.mkdir(parents=True)
+                except FileExistsError:
+                    created = False
+                    if not cand.is_dir():
+                        if k > 1:  # a file named run-<k>: not a folder of this run's
+                            k += 1
+                            continue
+                        raise NotADirectoryError(_errno.ENOTDIR, os.strerror(_errno.ENOTDIR)) from None
+            fd = _lock(cand)
+            if fd is None:
+                why = why or "busy"
+            elif _holds_traces(cand):
+                if fd >= 0:
+                    os.close(fd)
+                fd, why = None, why or "traces"
+            if fd is not None:
+                code = _not_writable(cand)
+                if code:
+                    if fd >= 0:
+                        os.close(fd)
+                    raise OSError(code, os.strerror(code))
+                return cand, fd, created, why
+        except TraceWriteError:
+            raise
+        except OSError as exc:
+            raise TraceWriteError(_failing_part(cand), exc, "trace folder") from None
         k += 1
-    return folder / f"run-{k}"
+
+
+def _not_writable(folder: Path) -> int:
+    """EROFS for a folder on a read-only file system, EACCES for one this process may not write to, else 0."""
+    if hasattr(os, "statvfs") and os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 1):
+        return _errno.EROFS
+    return 0 if os.access(folder, os.W_OK | os.X_OK) else _errno.EACCES
+
+
+def _failing_part(folder: Path) -> Path:
+    """``folder``, or its first ancestor that exists and is not a folder (the file that stops ``mkdir``)."""
+    for p in reversed([folder, *folder.parents]):
+        try:
+            if p.exists() and not p.is_dir():
+                return p
+        except OSError:  # a name too long: the folder itself is the one to name
+            break
+    return folder
 
 
 class TraceDirectorySink:
-    """Writes every region invocation to ``<folder>/<region>.<invocation>.parquet``. With ``replace=False``
-    a folder that already holds traces of an earlier run is left as it is and this run writes to its next
-    ``run-<k>`` subfolder (:func:`next_run_folder`; ``redirected`` says so)."""
+    """Writes every region invocation to ``<folder>/<stem>.<invocation>.parquet`` (:func:`region_file_name`).
+    With ``replace=False`` the run claims its folder (:func:`claim_run_folder`): a folder that holds traces of
+    an earlier run, or that another run is writing to, is left as it is and this run writes to its next
+    ``run-<k>`` subfolder (``redirected`` says so); :meth:`close` releases the claim. ``replace=True`` writes
+    into ``folder`` whatever it holds, replacing files of the same names.
+
+    A file that cannot be written raises :class:`TraceWriteError` (its temporary is removed); with
+    ``keep_going`` the sink instead keeps the error in ``failure``, writes nothing more, and lets the run go on
+    (the files written before stay; ``written`` lists only files that exist under their final names). The
+    folder is created (and claimed) here, so that a folder that cannot be used fails before anything runs."""
 
     def __init__(self, folder: str | os.PathLike, row_group_records: int = DEFAULT_CHUNK_RECORDS, *,
-                 replace: bool = True) -> None:
+                 replace: bool = True, keep_going: bool = False) -> None:
         self.asked = Path(folder)
-        self.folder = self.asked if replace else next_run_folder(folder)
-        self.redirected = self.folder != self.asked
         self.row_group_records = row_group_records
+        self.keep_going = keep_going
         self._writer: ParquetTraceWriter | None = None
         self.written: list[Path] = []
+        #: the error that stopped the writing (with ``keep_going``), else None
+        self.failure: TraceWriteError | None = None
+        self._fd, self._created = -1, False
+        #: why the asked folder was not taken: "traces" (it holds an earlier run's), "busy" (another run is
+        #: writing to it) or "" (it was)
+        self.redirect_reason = ""
+        if replace:
+            self.folder = self.asked
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise TraceWriteError(_failing_part(self.folder), exc, "trace folder") from None
+        else:
+            self.folder, self._fd, self._created, self.redirect_reason = claim_run_folder(self.asked)
+            if self._fd >= 0:
+                self._release = weakref.finalize(self, os.close, self._fd)
+        self.redirected = self.folder != self.asked
+
+    def close(self) -> None:
+        """Release the folder's claim; remove the folder when this sink created it and wrote nothing in it."""
+        if self._fd >= 0:
+            self._release()
+            self._fd = -1
+            if self._created and not self.written:
+                try:
+                    self.folder.rmdir()
+                except OSError:
+                    pass  # something else was put there meanwhile
+
+    def _guard(self, step, *args) -> None:
+        if self.failure is not None:
+            return
+        try:
+            step(*args)
+        except (OSError, pa.ArrowException) as exc:
+            path = self._writer.path if self._writer is not None else self.folder
+            if self._writer is not None:
+                self._writer.abort()
+                self._writer = None
+            err = exc if isinstance(exc, TraceWriteError) else TraceWriteError(path, exc)
+            if not self.keep_going:
+                raise err from None
+            self.failure = err
 
     def start_region(self, info: RegionInfo, static: StaticTable) -> None:
         self._writer = ParquetTraceWriter(self.folder / region_file_name(info), self.row_group_records)
-        self._writer.start_region(info, static)
+        self._guard(self._writer.start_region, info, static)
 
     def consume(self, chunk: TraceChunk) -> None:
-        self._writer.consume(chunk)
+        if self._writer is not None:
+            self._guard(self._writer.consume, chunk)
 
     def end_region(self, info: RegionInfo, static: StaticTable) -> None:
-        self._writer.end_region(info, static)
-        self.written.append(self._writer.path)
+        if self._writer is None:
+            return
+        self._guard(self._writer.end_region, info, static)
+        if self._writer is not None and self._writer.path.is_file():
+            self.written.append(self._writer.path)
         self._writer = None
 
 

@@ -74,6 +74,16 @@ class _Console(Console):
             out.append(t)
         return out
 
+    def _render_buffer(self, buffer) -> str:
+        """What goes to the file, with the control characters of every printed text written out
+        (:func:`portcast.safe_text.visible`): the last guard, should a string from a user or a file reach a
+        print without :mod:`portcast.safe_text` (Rich's own cursor and style codes are not text and stay)."""
+        from rich.segment import Segment
+
+        from portcast.safe_text import visible
+
+        return super()._render_buffer(Segment(t if c else visible(t, lines=True), s, c) for t, s, c in buffer)
+
 
 console = _Console()
 err_console = _Console(stderr=True)
@@ -86,6 +96,10 @@ def _plain(obj) -> str:
     """A printed object as plain text (markup removed; a table or panel rendered as a terminal would)."""
     from rich.text import Text
 
+    from portcast.safe_text import raw
+
+    if raw(obj) is not None:  # a string from a user or a file: the exact string
+        return raw(obj)
     if isinstance(obj, str):
         try:
             return Text.from_markup(obj).plain
@@ -164,13 +178,16 @@ def json_output(command: str, run) -> None:
 
 @contextlib.contextmanager
 def user_errors(*extra: type[BaseException]):
-    """Print known input errors as ``error: ...`` and exit 2 instead of a traceback."""
+    """Print known input errors, and outputs that cannot be written, as ``error: ...`` and exit 2 instead of a
+    traceback."""
+    from portcast.safe_text import escape
+    from profiler.atomic import OutputWriteError
     from profiler.trace import TraceError
 
     try:
         yield
-    except (UserError, TraceError, FileNotFoundError, *extra) as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    except (UserError, TraceError, FileNotFoundError, OutputWriteError, *extra) as exc:
+        err_console.print(f"[bold red]error:[/] {escape(exc)}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
 
 
@@ -204,5 +221,9 @@ def check_output(out, *, inputs=(), force: bool = False, what: str = "--out") ->
     for src in inputs:
         if src is not None and Path(src).exists() and out.exists() and os.path.samefile(out, src):
             raise UserError(f"{what} {out} is the input {src}: writing it would destroy the input; choose another file")
+    if out.is_dir():
+        raise UserError(f"{what} {out} is a directory: give a file name")
+    if out.exists() and not out.is_file():
+        raise UserError(f"{what} {out} is not a regular file: give a file name")
     if out.exists() and not force:
         raise UserError(f"{what} {out} exists: pass --force to replace it")

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
+from portcast.safe_text import as_text, escape, visible
 
 
 class ProgressSink:
@@ -33,7 +34,7 @@ class ProgressSink:
     def start_region(self, info, static) -> None:
         self._n = 0
         self._progress.start()
-        self._task = self._progress.add_task(f"tracing {info.name} #{info.invocation}: 0 records")
+        self._task = self._progress.add_task(f"tracing {escape(info.name)} #{info.invocation}: 0 records")
 
     def consume(self, chunk) -> None:
         self._n += len(chunk)
@@ -55,7 +56,7 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
 
     setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
-                    notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
+                    notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
     if features and not predict:
         from features import FeatureSink
 
@@ -89,8 +90,6 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
     """One region's prediction (a :class:`portcast.pipeline.RegionPrediction`), as every path prints it: its
     notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
     the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
-    from rich.markup import escape
-
     from portcast.bounds_report import print_bounds
     from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
@@ -116,8 +115,6 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
 
 def _print_speedup(rp, terms: bool) -> None:
     """An XAPP speedup model's prediction (``rp.speedup_model``), every line starting with the model's label."""
-    from rich.markup import escape
-
     from portcast.report import print_prediction as print_xapp
 
     sm, lead = rp.speedup_model, rp.model_label
@@ -126,8 +123,7 @@ def _print_speedup(rp, terms: bool) -> None:
     print_xapp(console, err_console, sm["explanation"], f"{lead}: {rp.label}", model=None, terms=terms,
                title_prefix=f"{lead}: ")
     if sm.get("provisional"):
-        console.print(f"[bold yellow]{escape(lead)}: {escape(sm['provisional'])}[/]", highlight=False,
-                      soft_wrap=True)
+        console.print(as_text(f"{lead}: {sm['provisional']}", style="bold yellow"), highlight=False, soft_wrap=True)
 
 
 def _print_inputs(out, model, p) -> None:
@@ -142,18 +138,18 @@ def _print_inputs(out, model, p) -> None:
 
         logs = [r for r in model.rates if r in ("ilp32", "warp_sectorsPerGroup")]
         t = Table(title="model inputs: per-launch estimates (seconds), the lower bound, launches, and the rates of "
-                        "the factor with their training ranges" + (f" ({' and '.join(logs)} as natural logs)"
+                        "the factor with their training ranges" + (f" ({escape(' and '.join(logs))} as natural logs)"
                                                                    if logs else ""), title_justify="left")
         for c in ("input", "value", "training min", "training max"):
             t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
         row = pd.DataFrame([p.inputs])
         for name in (*(f"term_{k}" for k in model.terms), "bound_s"):
-            t.add_row(name, format_seconds(p.inputs[name]), "", "")
+            t.add_row(as_text(name), format_seconds(p.inputs[name]), "", "")
         t.add_row("launches", f"{p.inputs['launches']:g}", "", "")
         x = rate_matrix(row, model.rates)[0]
         for i, r in enumerate(model.rates):
             lo, hi = model.training_ranges[r]
-            t.add_row(r, f"{x[i]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+            t.add_row(as_text(r), f"{x[i]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
         out.print(t)
         return
 
@@ -163,7 +159,7 @@ def _print_inputs(out, model, p) -> None:
         t.add_column(c, justify="left" if c == "input" else "right", no_wrap=True)
     for c in model.columns:
         lo, hi = model.training_ranges.get(c, [float("nan")] * 2)
-        t.add_row(c, f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
+        t.add_row(as_text(c), f"{d[c]:.3g}", f"{lo:.3g}", f"{hi:.3g}")
     out.print(t)
 
 
@@ -175,18 +171,19 @@ def print_region_summary(rows, written=()) -> None:
     if out.width < 110:
         for info, counts in rows:
             mix = mix_fractions(counts)
-            t = Table(title=f"traced region {info.name} #{info.invocation}", title_justify="left", show_header=False)
+            t = Table(title=f"traced region {escape(info.name)} #{info.invocation}", title_justify="left",
+                      show_header=False)
             t.add_column("field", no_wrap=True)
             t.add_column("value", overflow="fold")
             t.add_row("records", f"{info.n_records:,}")
             t.add_row("mix", "  ".join(f"{k} {mix[k]:.3f}" for k, _ in MIX_GROUPS))
             t.add_row("threads", str(info.n_threads))
             t.add_row("time (s)", f"{info.wall_time_s or 0.0:.3f}")
-            t.add_row("mode", info.mode)
-            t.add_row("complete", "yes" if info.complete else f"no ({info.error})")
+            t.add_row("mode", as_text(info.mode))
+            t.add_row("complete", "yes" if info.complete else as_text(f"no ({info.error})"))
             out.print(t)
         for p in written:
-            out.print(f"wrote {p}", highlight=False, soft_wrap=True)
+            out.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
         return
     table = Table(title="traced regions", show_lines=False)
     for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode",
@@ -195,20 +192,21 @@ def print_region_summary(rows, written=()) -> None:
     for info, counts in rows:
         mix = mix_fractions(counts)
         table.add_row(
-            info.name, str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
-            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", info.mode,
-            "yes" if info.complete else f"no ({info.error})",
+            as_text(info.name), str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
+            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", as_text(info.mode),
+            "yes" if info.complete else as_text(f"no ({info.error})"),
         )
     console.print(table)
     for p in written:
-        console.print(f"wrote {p}", highlight=False, soft_wrap=True)
+        console.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
 def report_if_interrupted(setup: ProfileSetup):
     """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
     written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
-    instead of a bare traceback or nothing at all."""
+    instead of a bare traceback or nothing at all. Either way the trace folder the run claimed is released
+    when the block ends (:meth:`ProfileSetup.close`)."""
     try:
         yield
     except KeyboardInterrupt:
@@ -219,6 +217,26 @@ def report_if_interrupted(setup: ProfileSetup):
         else:
             err_console.print("interrupted before any region was recorded", highlight=False)
         raise typer.Exit(130) from None
+    finally:
+        setup.close()
+
+
+def finish_traces(setup: ProfileSetup) -> None:
+    """At the end of a run: release the trace folder it claimed and, when a trace could not be written
+    (``setup.trace_failure``: a full disk, a read-only folder, ...), print one line naming the file and the
+    cause and exit with status 2; the run itself went on, and the traces written before stay."""
+    from rich.text import Text
+
+    setup.close()
+    failure = setup.trace_failure
+    if failure is None:
+        return
+    n = len(setup.written())
+    kept = f"the {n} written before it {'is' if n == 1 else 'are'} kept" if n else "none was written before it"
+    err_console.print(Text.assemble(("error:", "bold red"), f" {visible(failure)}; the run went on without writing "
+                                                            f"more traces, and {kept}"),
+                      highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
 
 
 def print_baseline(rows) -> None:
@@ -232,10 +250,11 @@ def print_baseline(rows) -> None:
         if t:
             how = Baseline.from_info(info).describe(uses_numpy(info))
             traced = info.wall_time_s or 0.0
-            console.print(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced {traced * 1e3:.4g} ms "
-                          f"= {traced / t:.1f}x slowdown", highlight=False, markup=False, soft_wrap=True)
+            console.print(visible(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced "
+                                  f"{traced * 1e3:.4g} ms = {traced / t:.1f}x slowdown"),
+                          highlight=False, markup=False, soft_wrap=True)
         else:
-            console.print(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})",
+            console.print(visible(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})"),
                           highlight=False, markup=False, soft_wrap=True)
 
 
@@ -290,14 +309,14 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
         if no_region_error is not None:
             status = f" (it exited with status {dec.exit_code})" if dec.exit_code else ""
             raise UserError(no_region_error + status)
-        hint = f" named {region!r}" if region else ""
+        hint = f" named {escape(repr(region))}" if region else ""
         console.print(f"no region{hint} was recorded: mark one with PORTCAST_REGION_START/END "
                       f"(#include \"portcast.h\", -I {_include_dir()}) or use --whole-program", highlight=False)
         script = _script_interpreter(program[0])
         if script:
-            console.print(f"{program[0]} is a script run by {script}: the tool traces that interpreter, not the "
-                          "programs the script starts (they run untraced); record the program itself",
-                          highlight=False)
+            console.print(f"{escape(program[0])} is a script run by {escape(script)}: the tool traces that "
+                          "interpreter, not the programs the script starts (they run untraced); record the program "
+                          "itself", highlight=False)
     preds = []
     if predict:
         from portcast.pipeline import predict_regions

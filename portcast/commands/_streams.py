@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.progress import Progress
 
 from portcast.commands._common import console
+from portcast.safe_text import as_text, escape
 
 
 def sweep_with_progress(streams, cfg, grid, name: str):
@@ -29,7 +30,7 @@ def sweep_with_progress(streams, cfg, grid, name: str):
     from gpu_models.simt.sweep import sweep as run_sweep
 
     with Progress(console=console, transient=True) as prog:
-        task = prog.add_task(f"sweeping {name}: {grid.size} configurations", total=grid.size)
+        task = prog.add_task(f"sweeping {escape(name)}: {grid.size} configurations", total=grid.size)
         return run_sweep(streams, cfg, grid, kernel=name,
                          progress=lambda done, total: prog.update(task, completed=done))
 
@@ -38,6 +39,6 @@ def load_streams(source: Path | None = None, block_size: int = 256, **options) -
     """:func:`portcast.pipeline.load_streams` with the command's status line."""
     from portcast.pipeline import load_streams as load
 
-    return load(source, block_size, status=console.status, **options)
+    return load(source, block_size, status=lambda text: console.status(as_text(text)), **options)
 
 

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from portcast.safe_text import escape
+
 from ._common import UserError, console, err_console, user_errors
 from ._common import progress_bar as _progress
 from ._common import split_list as _split
@@ -97,7 +99,7 @@ def calibrate_cmd(
             try:
                 backend = CudaBackend()
             except NoGpuError as exc:
-                err_console.print(f"[bold red]error:[/] no GPU: {exc}", highlight=False)
+                err_console.print(f"[bold red]error:[/] no GPU: {escape(exc)}", highlight=False)
                 raise typer.Exit(EXIT_NO_GPU) from None
         with _progress("calibrate") as progress:
             task = progress.add_task("", total=len(points))
@@ -111,12 +113,13 @@ def calibrate_cmd(
         csv_path, json_path = write_calibration(table, machine, out, kernels=names, sizes=size_names,
                                                 repeats=repeats, warmup=warmup)
     failed = table.loc[~table["check_ok"].astype(bool), ["kernel", "size", "check_message"]]
-    console.print(f"wrote {len(table)} points to {csv_path} (machine: {json_path})", highlight=False)
+    console.print(f"wrote {len(table)} points to {escape(csv_path)} (machine: {escape(json_path)})", highlight=False)
     if simulate is not None:
-        console.print(f"GPU times are SIMULATED ({machine['gpu_name']}), not measured on a GPU", highlight=False)
+        console.print(f"GPU times are SIMULATED ({escape(machine['gpu_name'])}), not measured on a GPU",
+                      highlight=False)
     for row in failed.itertuples(index=False):
-        err_console.print(f"[yellow]warning:[/] {row.kernel} {row.size}: GPU result differs: {row.check_message}",
-                          highlight=False)
+        err_console.print(f"[yellow]warning:[/] {row.kernel} {row.size}: GPU result differs: "
+                          f"{escape(row.check_message)}", highlight=False)
 
 
 def characterize_cmd(
@@ -152,7 +155,7 @@ def characterize_cmd(
                  "date": datetime.date.today().isoformat(), "portcast_version": portcast_version(),
                  "mode": "auto (compiled where Numba compiles the region)"}
         path = write_feature_table(table, out, seed=seed, extra=extra)
-    console.print(f"wrote {len(table)} rows x {table.shape[1] - 4} features to {path}")
+    console.print(f"wrote {len(table)} rows x {table.shape[1] - 4} features to {escape(path)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -12,6 +12,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from portcast.commands._common import UserError, console, user_errors
+from portcast.safe_text import as_text, escape
 
 dvfs_app = typer.Typer(
     help="Predict run time at other core clocks (STALL, MISS, LEAD, CRIT, CRISP, CRISP-L) and pick DVFS states.",
@@ -91,11 +92,12 @@ def predict_cmd(
                     rows.append({"record": rec.name or str(i), "model": m, "base_mhz": rec.base_mhz, "target_mhz": f,
                                  "base_time": rec.total, "pred_time": float(t), "ratio": float(t) / rec.total})
         df = pd.DataFrame(rows)
-        table = Table(title=f"predicted run time ({counters.name})")
+        table = Table(title=f"predicted run time ({escape(counters.name)})")
         for c in ("record", "model", "target MHz", "time", "x base"):
             table.add_column(c, justify="left" if c in ("record", "model") else "right")
         for r in rows:
-            table.add_row(r["record"], r["model"], f"{r['target_mhz']:g}", f"{r['pred_time']:.6g}", f"{r['ratio']:.3f}")
+            table.add_row(as_text(r["record"]), r["model"], f"{r['target_mhz']:g}", f"{r['pred_time']:.6g}",
+                          f"{r['ratio']:.3f}")
         console.print(table)
         if out is not None:
             if out.suffix.lower() == ".csv":
@@ -107,7 +109,7 @@ def predict_cmd(
                 atomic_write_text(out, json.dumps(doc, indent=2) + "\n")
             else:
                 raise UserError(f"{out}: --out must end in .csv or .json")
-            console.print(f"wrote {out}")
+            console.print(f"wrote {escape(out)}")
 
 
 def _pstates(text: Optional[str]):
@@ -201,7 +203,7 @@ def control_cmd(
             d = decide(rec, ps, pw, model, objective, slowdown)
             k = ps.index(d.chosen)
             table.add_row(
-                rec.name or str(i),
+                as_text(rec.name or str(i)),
                 f"{rec.base_mhz:g}",
                 f"{d.chosen.mhz:g}",
                 f"{d.chosen.volt:.3f}",
@@ -248,7 +250,7 @@ def evaluate_cmd(
         s = rep.summary()
         console.print("synthetic MAPE: " + ", ".join(f"{m} {v:.1f}%" for m, v in s["synthetic_mape"].items()))
         console.print(f"Titan X MAPE (top {top_k}): " + ", ".join(f"{m} {v:.1f}%" for m, v in s["titanx_mape"].items()))
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(out)}")
 
 
 @dvfs_app.command("plot")
@@ -276,7 +278,7 @@ def plot_cmd(
             plot_titanx_kernel(kernel, out, top_k)
         else:
             raise UserError(f"--source must be synthetic or titanx (got {source!r})")
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(out)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ from typing import List, Optional
 import typer
 
 from portcast.commands._common import UserError, console, err_console, progress_bar, user_errors
+from portcast.safe_text import as_text, escape, visible
 
 eiger_app = typer.Typer(help="Eiger: statistical performance models synthesised from a trials database.",
                         no_args_is_help=True)
@@ -121,16 +122,16 @@ def import_cmd(
                 _already_imported(source, record)
                 return
         console.print(f"imported {record['n']} {record['what']} into "
-                      f"{database.engine.url.render_as_string(hide_password=True)} "
+                      f"{escape(database.engine.url.render_as_string(hide_password=True))} "
                       f"({database.count_trials()} trials in all)")
     except KeyboardInterrupt:
         _interrupted(database, fingerprint, import_id, db or "the trials database")
 
 
 def _already_imported(source: str, earlier: dict) -> None:
-    console.print(f"{source} was already imported into this database with the same options "
+    console.print(f"{escape(source)} was already imported into this database with the same options "
                   f"({earlier.get('n')} {earlier.get('what')}, {earlier.get('date')}): nothing imported; "
-                  "--append imports it again", highlight=False, soft_wrap=True, markup=False)
+                  "--append imports it again", highlight=False, soft_wrap=True)
 
 
 def _interrupted(database, fingerprint: str | None, import_id: str, where_before_open: str) -> None:
@@ -145,10 +146,10 @@ def _interrupted(database, fingerprint: str | None, import_id: str, where_before
     where = database.where if database is not None else where_before_open
     if record is not None and record.get("id") == import_id:
         err_console.print(f"interrupted after the import was committed: {record.get('n')} {record.get('what')} "
-                          f"imported into {where}", highlight=False, soft_wrap=True, markup=False)
+                          f"imported into {escape(where)}", highlight=False, soft_wrap=True)
     else:
-        err_console.print(f"interrupted: nothing was imported into {where}", highlight=False, soft_wrap=True,
-                          markup=False)
+        err_console.print(f"interrupted: nothing was imported into {escape(where)}", highlight=False,
+                          soft_wrap=True)
     raise typer.Exit(130)
 
 
@@ -195,7 +196,7 @@ def _training_frame(database, result: str, application: list[str], machine: list
     feats = [c for c, k in kinds.items() if k in ("application", "machine") and c in df.columns]
     incomplete = [c for c in feats if df[c].isna().any()]
     if incomplete:
-        console.print(f"[yellow]note:[/] leaving out metrics missing on some trials: {', '.join(incomplete)}")
+        console.print(f"[yellow]note:[/] leaving out metrics missing on some trials: {escape(', '.join(incomplete))}")
         feats = [c for c in feats if c not in incomplete]
     if len(df) < 3 or not feats:
         raise UserError(f"too few trials ({len(df)}) or metrics ({len(feats)}) to fit a model")
@@ -242,9 +243,9 @@ def fit_cmd(
                                    "machines": sorted(df["machine"].unique().tolist()),
                                    "training_error": err})
         for line in est.describe():
-            console.print(line, highlight=False)
+            console.print(as_text(line), highlight=False)
         console.print(f"training error: MAPE {err['mape']:.2f} %, median APE {err['median_ape']:.2f} % on "
-                      f"{len(df)} trials; model written to {out}", highlight=False)
+                      f"{len(df)} trials; model written to {escape(out)}", highlight=False)
 
 
 @eiger_app.command("evaluate")
@@ -270,9 +271,9 @@ def evaluate_cmd(
             text = render_markdown(res, command=cmd)
             if out:
                 atomic_write_text(out, text)
-                console.print(f"wrote {out} ({res['seconds']:.0f} s)")
+                console.print(f"wrote {escape(out)} ({res['seconds']:.0f} s)")
             else:
-                console.print(text, highlight=False, markup=False)
+                console.print(visible(text, lines=True), highlight=False, markup=False)
             return
         from predictor.eiger.export import load_model
         from predictor.eiger.synthesis import error_metrics
@@ -322,7 +323,7 @@ def export_cmd(
             save_model(est, out, info=est.info_)
         else:
             raise UserError(f"--format must be c, python or json, got {fmt!r}")
-        console.print(f"wrote {out}")
+        console.print(f"wrote {escape(out)}")
 
 
 def register(app: typer.Typer) -> None:

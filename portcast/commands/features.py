@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 
+from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_text
 
 from ._common import UserError, check_output, console, user_errors
@@ -39,7 +40,7 @@ def _compute(paths: list[Path], chunk_records: int, quiet: bool):
                   console=console, disable=quiet or total < 1_000_000, transient=True) as progress:
         task = progress.add_task("features", total=total)
         for f in files:
-            progress.update(task, description=f"features {f.path.name}")
+            progress.update(task, description=f"features {escape(f.path.name)}")
             engines: list = []
             s = compute_features(f, chunk_records=chunk_records, engine_out=engines,
                                  progress=lambda n: progress.advance(task, n))
@@ -52,7 +53,6 @@ def _compute(paths: list[Path], chunk_records: int, quiet: bool):
 
 def _list_catalogue(fmt: Format, out: Optional[Path]) -> None:
     from rich.table import Table
-    from rich.text import Text
 
     from features import catalogue
 
@@ -62,7 +62,7 @@ def _list_catalogue(fmt: Format, out: Optional[Path]) -> None:
         for col in cat.columns:
             table.add_column(col, overflow="fold")
         for row in cat.itertuples(index=False):
-            table.add_row(*[Text(str(v)) for v in row])
+            table.add_row(*[as_text(v) for v in row])
         console.print(table)
         return
     _write_frame(cat, fmt, out, index=False, extra={"kind": "catalogue"})
@@ -122,17 +122,17 @@ def features_command(
             table = Table(title="features")
             table.add_column("feature")
             for name, path in zip(regions, df.index):
-                table.add_column(Text(f"{name}\n{Path(path).name}"), justify="right")
+                table.add_column(Text("\n").join([as_text(name), as_text(Path(path).name)]), justify="right")
             for feat in df.columns:
-                table.add_row(Text(feat), *[Text(f"{v:.6g}") for v in df[feat]])
+                table.add_row(as_text(feat), *[Text(f"{v:.6g}") for v in df[feat]])
             console.print(table)
             if explain:
                 for path, ex in zip(df.index, explanations):
-                    et = Table(title=f"what makes {Path(path).name} GPU-unfriendly")
+                    et = Table(title=f"what makes {escape(Path(path).name)} GPU-unfriendly")
                     for col in ex.columns:
                         et.add_column(col)
                     for row in ex.itertuples(index=False):
-                        et.add_row(*[Text(f"{v:.6g}" if isinstance(v, float) else str(v)) for v in row])
+                        et.add_row(*[Text(f"{v:.6g}") if isinstance(v, float) else as_text(v) for v in row])
                     console.print(et)
             return
         _write_frame(df, fmt, out, index=True, extra={"kind": "features"},

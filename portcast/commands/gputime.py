@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from portcast.safe_text import escape
+
 from ._common import UserError, check_output, console, progress_bar, user_errors
 
 app = typer.Typer(help="The GPU-time model: train it on the measured kernels, evaluate it on held-out ones.",
@@ -51,8 +53,8 @@ def train_cmd(
             from portcast.gputime_training import training_points, write_training_points
 
             write_training_points(training_points(frame), points)
-            console.print(f"wrote {points}: {len(frame)} training rows", highlight=False)
-    console.print(f"wrote {out}: {family} on {len(frame)} measured rows "
+            console.print(f"wrote {escape(points)}: {len(frame)} training rows", highlight=False)
+    console.print(f"wrote {escape(out)}: {family} on {len(frame)} measured rows "
                   f"({frame['application'].nunique()} applications, {frame['preset'].nunique()} GPU models)",
                   highlight=False)
 

@@ -7,6 +7,8 @@ from typing import List, Optional
 
 import typer
 
+from portcast.safe_text import escape
+
 from ._common import UserError, console, progress_bar, split_list, user_errors
 
 app = typer.Typer(help="Ports of the GPU kernels others timed: trace them, compare their work with the data.",
@@ -67,7 +69,7 @@ def trace_cmd(
                + (f" --seed {seed}" if seed else "") + f" --out {out}")
         path = write_points_table(table, out, extra={"command": cmd, "date": datetime.date.today().isoformat(),
                                                      "portcast_version": portcast_version()})
-    console.print(f"wrote {len(table)} traced points to {path}")
+    console.print(f"wrote {len(table)} traced points to {escape(path)}")
 
 
 @app.command("merge")
@@ -90,7 +92,7 @@ def merge_cmd(
                  "parts": [points_table_extra(p).get("command", str(p)) for p in parts],
                  "date": datetime.date.today().isoformat(), "portcast_version": portcast_version()}
         path = write_points_table(table, out, extra=extra)
-    console.print(f"wrote {len(table)} traced points from {len(parts)} tables to {path}")
+    console.print(f"wrote {len(table)} traced points from {len(parts)} tables to {escape(path)}")
 
 
 @app.command("report")
@@ -245,7 +247,7 @@ def tables_cmd(
                          shown(summarize(above)[1])]
         write("correlation.md", "\n".join(text))
     console.print(f"wrote faithfulness.csv, faithfulness.md, correlation.md, pairs.csv and correlation.png "
-                  f"to {out_dir}")
+                  f"to {escape(out_dir)}")
 
 
 @app.command("cpu-times")
@@ -302,7 +304,8 @@ def cpu_times_cmd(
         csv_path, sidecar = write_cpu_times(table, out, host, extra={
             "command": cmd, "seed": seed, "wall_s": round(wall, 1), "portcast_version": portcast_version(),
             "load_average_end": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None})
-    console.print(f"wrote CPU times of {len(table)} points to {csv_path} (+ {sidecar.name}) in {wall:.0f} s")
+    console.print(f"wrote CPU times of {len(table)} points to {escape(csv_path)} (+ {escape(sidecar.name)}) in "
+                  f"{wall:.0f} s")
 
 
 def register(root: typer.Typer) -> None:

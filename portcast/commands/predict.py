@@ -13,6 +13,7 @@ import pandas as pd
 import typer
 
 from portcast.commands._common import UserError, check_output, console, err_console, progress_bar, user_errors
+from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_text
 
 
@@ -92,7 +93,7 @@ def train(
             df, unmatched = training_table(df, cal, target, source=str(calibration))
             if unmatched:
                 console.print(f"{len(unmatched)} calibration point(s) have no feature row and are left out: "
-                              + ", ".join(f"{k} {s}" for k, s in unmatched), highlight=False)
+                              + escape(", ".join(f"{k} {s}" for k, s in unmatched)), highlight=False)
             drop_keys = set(KEY_COLUMNS)
             gpu = str(cal["gpu_name"].iloc[0])
             cpu = str(cal["cpu_model"].iloc[0]) if "cpu_model" in cal.columns else "cpu"
@@ -120,7 +121,7 @@ def train(
             if "n_points" in meta_extra:
                 meta_extra["n_points"] = int(len(df))
                 meta_extra["points"] = [f"{a} {b}" for a, b in zip(df["kernel"], df["size"])]
-            console.print(f"left out {int(gone.sum())} row(s) of {', '.join(names)}", highlight=False)
+            console.print(f"left out {int(gone.sum())} row(s) of {escape(', '.join(map(str, names)))}", highlight=False)
         if target not in df.columns:
             raise UserError(f"{data}: no target column {target!r} (columns: {', '.join(map(str, df.columns))})")
         if cv is not None and cv not in df.columns:
@@ -136,7 +137,8 @@ def train(
                     and not pd.api.types.is_bool_dtype(df[c])]
             skipped = [str(c) for c in df.columns if c not in drop and c not in cand]
             if skipped:
-                console.print(f"non-numeric columns not used as features: {', '.join(skipped)}", highlight=False)
+                console.print(f"non-numeric columns not used as features: {escape(', '.join(skipped))}",
+                              highlight=False)
         yv = pd.to_numeric(df[target], errors="coerce")
         if yv.isna().any():
             row = int(np.flatnonzero(yv.isna().to_numpy())[0])
@@ -167,14 +169,14 @@ def train(
 
             est.fit(df[cand], yv.to_numpy(), progress=cb)
         for w in caught:
-            err_console.print(f"[yellow]warning:[/] {w.message}", highlight=False)
+            err_console.print(f"[yellow]warning:[/] {escape(w.message)}", highlight=False)
         meta = {"target": target, "data": str(data), "platform": platform, **meta_extra}
         cv_summary = None
         if cv is not None:
             with progress_bar("", transient=True) as prog, warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
                 n_groups = int(df[cv].nunique())
-                task = prog.add_task(f"cross-validation, one {cv} out at a time", total=n_groups)
+                task = prog.add_task(f"cross-validation, one {escape(cv)} out at a time", total=n_groups)
                 from predictor.cross_validation import grouped_cross_validation, summarize_cv
 
                 table = grouped_cross_validation(make, df[cand], yv.to_numpy(), df[cv].to_numpy(),
@@ -189,18 +191,18 @@ def train(
                 atomic_write_text(cv_out, table.to_csv(index=False))
         save_model(est, out, metadata=meta)
     top = est.scores_.head(5)
-    console.print(f"chosen features: {', '.join(est.subset_)}  (validation score {est.best_score_:.3f}, "
+    console.print(f"chosen features: {escape(', '.join(est.subset_))}  (validation score {est.best_score_:.3f}, "
                   f"{len(est.scores_)} subsets scored)", highlight=False)
     for _, r in top.iterrows():
-        console.print(f"  {r['score']:.4f}  {', '.join(r['features'])}", highlight=False)
+        console.print(f"  {r['score']:.4f}  {escape(', '.join(r['features']))}", highlight=False)
     if cv_summary is not None:
-        console.print(f"leave-one-{cv}-out: mean |relative error| {cv_summary['mean_abs_relative_error']:.1%}, "
+        console.print(f"leave-one-{escape(cv)}-out: mean |relative error| {cv_summary['mean_abs_relative_error']:.1%}, "
                       f"median {cv_summary['median_abs_relative_error']:.1%}, weighted error "
                       f"{cv_summary['weighted_error']:.1%}, decision accuracy {cv_summary['decision_accuracy']:.1%} "
                       f"({cv_summary['n_points']} points, {cv_summary['n_groups']} groups)", highlight=False)
     if meta.get("provisional"):
-        console.print(f"model marked PROVISIONAL: GPU times {meta['gpu_times']}", highlight=False)
-    console.print(f"wrote {out}", highlight=False)
+        console.print(f"model marked PROVISIONAL: GPU times {escape(meta['gpu_times'])}", highlight=False)
+    console.print(f"wrote {escape(out)}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- predict
@@ -262,11 +264,11 @@ def predict(
         if quiet or len(res) > 1:
             from rich.table import Table
 
-            t = Table(title=f"predicted speedup ({', '.join(m.subset_)})", title_justify="left")
+            t = Table(title=f"predicted speedup ({escape(', '.join(m.subset_))})", title_justify="left")
             for c in ("id", "predicted speedup", "extrapolating"):
                 t.add_column(c)
             for _, r in res.iterrows():
-                t.add_row(r["id"], f"{r['predicted_speedup']:.4g}", "yes" if r["extrapolating"] else "")
+                t.add_row(as_text(r["id"]), f"{r['predicted_speedup']:.4g}", "yes" if r["extrapolating"] else "")
             console.print(t)
             if quiet:
                 from portcast.report import print_model_label
@@ -274,7 +276,7 @@ def predict(
                 print_model_label(console, m)
         if out is not None:
             atomic_write_text(out, res.to_csv(index=False))
-            console.print(f"wrote {out}", highlight=False)
+            console.print(f"wrote {escape(out)}", highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------- evaluate
@@ -323,10 +325,10 @@ def evaluate_aiwc_cmd(
     s = aiwc.summarize(res)
     fin = s[s["model"] == aiwc.FINAL]
     for _, r in fin.iterrows():
-        console.print(f"{r['platform']} {r['protocol']}: final model weighted error "
+        console.print(f"{escape(r['platform'])} {escape(r['protocol'])}: final model weighted error "
                       f"{r['weighted_error_mean'] * 100:.0f}%"
                       f" ± {r['weighted_error_std'] * 100:.0f}%", highlight=False)
-    console.print(f"wrote {out}", highlight=False)
+    console.print(f"wrote {escape(out)}", highlight=False)
 
 
 def _nondefault_args(argv: list[str]) -> list[str]:

@@ -14,6 +14,7 @@ from rich.table import Table
 from portcast.commands._common import UserError, check_output, console, err_console, user_errors
 from portcast.commands._regions import (
     ProgressSink,
+    finish_traces,
     print_baseline,
     print_features_and_prediction,
     print_prediction,
@@ -22,6 +23,7 @@ from portcast.commands._regions import (
     report_if_interrupted,
 )
 from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
+from portcast.safe_text import as_text, escape, visible
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -56,9 +58,10 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
         rep = pipeline.build_report(run.setup, run.predictions, target=str(script), exit_code=run.decoder.exit_code)
         if report is not None:
             rep.write_html(report)
-            err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+            err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
         if json_out:
             sys.stdout.write(rep.to_json() + "\n")
+    finish_traces(run.setup)
 
 
 _PORTCAST_DIRS = tuple(str(Path(__file__).resolve().parents[2] / d) + os.sep
@@ -73,18 +76,26 @@ class UserOutcome:
     def __init__(self, exit_code: int = 0, error: BaseException | None = None, frames=()) -> None:
         self.exit_code, self.error, self.frames = exit_code, error, list(frames)
 
-    def finish(self, rows) -> None:
-        """After the report: say what happened to the traces, and exit with the script's status."""
+    def finish(self, rows, setup=None) -> None:
+        """After the report: say what happened to the traces (``setup``'s trace folder is released; a trace
+        that could not be written is one line and status 2, when the script's own status is 0), and exit with
+        the script's status."""
+        status = self.exit_code
+        if setup is not None:
+            try:
+                finish_traces(setup)
+            except typer.Exit as exc:
+                status = status or exc.exit_code
         if self.error is not None:
             open_ = [f"{i.name} #{i.invocation}" for i, _ in rows if not i.complete]
             kept = (f"; {', '.join(open_)} marked incomplete (the records before the exception are kept)"
                     if open_ else "")
-            err_console.print(f"the script raised {type(self.error).__name__}: the report above covers what ran "
-                              f"before it{kept}", highlight=False, soft_wrap=True)
+            err_console.print(f"the script raised {escape(type(self.error).__name__)}: the report above covers "
+                              f"what ran before it{escape(kept)}", highlight=False, soft_wrap=True)
         elif self.exit_code:
             err_console.print(f"the script exited with status {self.exit_code}", highlight=False)
-        if self.exit_code:
-            raise typer.Exit(self.exit_code)
+        if status:
+            raise typer.Exit(status)
 
 
 def _user_frames(tb, user_file: str | None) -> list:
@@ -107,6 +118,7 @@ def run_user_code(run, user_file: str | None) -> UserOutcome:
     Portcast: ``sys.exit(n)`` gives status n; an exception raised by the user's code (one with a frame of the
     user's code in its traceback) gives status 1 and the exception. Portcast's own input errors propagate."""
     from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+    from profiler.tracefile import TraceWriteError
 
     try:
         run()
@@ -116,9 +128,9 @@ def run_user_code(run, user_file: str | None) -> UserOutcome:
             return UserOutcome(0)
         if isinstance(code, int):
             return UserOutcome(code)
-        err_console.print(str(code), highlight=False, soft_wrap=True)
+        err_console.print(as_text(code, lines=True), highlight=False, soft_wrap=True)
         return UserOutcome(1)
-    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt):
+    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt, TraceWriteError):
         raise
     except Exception as exc:
         frames = _user_frames(exc.__traceback__, user_file)
@@ -134,7 +146,7 @@ def print_user_traceback(exc: BaseException, frames) -> None:
 
     text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames)) + \
         "".join(traceback.format_exception_only(type(exc), exc))
-    err_console.print(text.rstrip("\n"), highlight=False, markup=False, soft_wrap=True)
+    err_console.print(visible(text.rstrip("\n"), lines=True), highlight=False, markup=False, soft_wrap=True)
 
 
 def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, baseline, verbose, native, args,
@@ -164,13 +176,13 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
     except ValueError:
         raise UserError(f"--sizes must be integers separated by commas, got {sizes!r}") from None
     ladder = at_size_ladder(make, at_size, given)
-    console.print(f"tracing {qual} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
+    console.print(f"tracing {escape(qual)} at sizes {', '.join(map(str, ladder))} to extrapolate to {at_size:,}",
                   highlight=False)
     res = predict_at_size(fn, make, at_size, ladder, chosen=chosen, gpu=gpu, mode=mode, baseline=baseline,
                           label=f"{qual} at n = {at_size:,}", baseline_kind=baseline_kind,
                           baseline_rule=baseline_rule)
     at, out = res.extrapolation, console
-    t = Table(title=f"work of {qual} at n = {at_size:,} (extrapolated)", title_justify="left")
+    t = Table(title=f"work of {escape(qual)} at n = {at_size:,} (extrapolated)", title_justify="left")
     for c in ("quantity", "fit", f"at n = {ladder[-1]:,}", f"at n = {at_size:,}"):
         t.add_column(c, justify="left" if c in ("quantity", "fit") else "right")
     table = at.table()
@@ -315,7 +327,7 @@ def register(app: typer.Typer) -> None:
             setup = pipeline.prepare(
                 trace_dir=trace_dir, features=features, model=model, gpu=gpu, replace=force,
                 progress=ProgressSink() if not no_progress else None,
-                notify=lambda m: err_console.print(m, highlight=False, soft_wrap=True))
+                notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
             sinks, summary = setup.sinks, setup.summary
             # with --json stdout carries the report only: the user's own prints go to stderr
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
@@ -352,22 +364,22 @@ def register(app: typer.Typer) -> None:
                                             error=outcome.error, no_baseline="not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)
-                err_console.print(f"wrote the report {report}", highlight=False, soft_wrap=True)
+                err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
             if json_out:
                 sys.stdout.write(rep.to_json() + "\n")
-                outcome.finish(summary.rows)
+                outcome.finish(summary.rows, setup)
                 return
             if not summary.rows:
                 console.print("no marked region was executed (mark one with @portcast.region, with "
                               "portcast.region(...), "
                               "or portcast.region_start/region_end)")
-                outcome.finish([])
+                outcome.finish([], setup)
                 return
             print_region_summary(summary.rows, setup.written())
             if baseline:
                 print_baseline(summary.rows)
             print_features_and_prediction(setup, preds, verbose=verbose)
-        outcome.finish(summary.rows)
+        outcome.finish(summary.rows, setup)
 
     @app.command("trace-info")
     def trace_info_cmd(
@@ -383,7 +395,7 @@ def register(app: typer.Typer) -> None:
             counts = op_counts(tf.chunks())
             n = int(counts.sum())
         info = tf.info
-        table = Table(title=str(file), show_header=False)
+        table = Table(title=escape(file), show_header=False)
         table.add_column("field")
         table.add_column("value")
         for k, v in (
@@ -395,7 +407,7 @@ def register(app: typer.Typer) -> None:
             ("parallel loop", info.parallel_loop), ("threads", info.n_threads), ("source", info.source),
             ("portcast version", info.portcast_version), ("static instructions", len(tf.static)),
         ):
-            table.add_row(k, str(v))
+            table.add_row(k, as_text(str(v)))
         mix = mix_fractions(counts)
         table.add_row("mix", "  ".join(f"{k} {v:.3f}" for k, v in mix.items()))
         table.add_row("classes", "  ".join(f"{Op(i).name} {int(c):,}" for i, c in enumerate(counts) if c))

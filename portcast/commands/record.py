@@ -10,7 +10,8 @@ from typing import List, Optional
 import typer
 
 from portcast.commands._common import UserError, console, user_errors
-from portcast.commands._regions import record_and_report
+from portcast.commands._regions import finish_traces, record_and_report
+from portcast.safe_text import escape
 
 import_app = typer.Typer(help="Convert traces recorded by other tools into Portcast trace files (.parquet).",
                          no_args_is_help=True)
@@ -39,8 +40,9 @@ def record_command(
     with _native_errors():
         if region is not None and whole:
             raise UserError("--region and --whole-program exclude each other")
-        record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
-                          progress=progress and console.is_terminal)
+        run = record_and_report(program, region=region, whole=whole, trace_dir=trace_dir, features=features,
+                                progress=progress and console.is_terminal)
+    finish_traces(run.setup)
 
 
 def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records: int, **kw) -> None:
@@ -61,7 +63,7 @@ def _import(kind: str, file: Path, out: Path, name: Optional[str], chunk_records
             if out.exists():
                 os.unlink(out)
             raise
-        console.print(f"wrote {out}: {info.n_records:,} records from {info.extra.get('instructions', 0):,} "
+        console.print(f"wrote {escape(out)}: {info.n_records:,} records from {info.extra.get('instructions', 0):,} "
                       f"instructions ({kind})", highlight=False, soft_wrap=True)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from portcast.commands._common import UserError, console, user_errors
+from portcast.safe_text import as_text, escape
 
 scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scaling taxonomy (Greathouse & Loh).",
                         no_args_is_help=True)
@@ -100,7 +101,7 @@ def train(
         cu = "" if model.cu_set_ is None else f", CU set {len(model.cu_set_.centroids)} clusters"
         console.print(f"trained {target} model on {len(ds.kernels)} kernels x {ds.grid().n_configs} configurations, "
                       f"base {b[0]}/{b[1]:g}/{b[2]:g}: {len(sizes)} frequency set(s) of {max(sizes)} clusters{cu} "
-                      f"-> {out}")
+                      f"-> {escape(out)}")
 
 
 @scale_app.command("predict")
@@ -160,10 +161,10 @@ def predict(
             p, mm = sub[f"predicted_{model.target}"].to_numpy(), sub[f"measured_{model.target}"].to_numpy()
             ok = np.isfinite(mm)
             err = f"{100 * np.mean(np.abs(p[ok] - mm[ok]) / mm[ok]):.1f} %" if ok.any() else "-"
-            t.add_row(k, f"{at.loc[k, model.target]:.4g}", f"{p.min():.4g}", f"{p.max():.4g}", err)
+            t.add_row(as_text(k), f"{at.loc[k, model.target]:.4g}", f"{p.min():.4g}", f"{p.max():.4g}", err)
         console.print(t)
         if out is not None:
-            console.print(f"wrote {len(table)} predictions -> {out}")
+            console.print(f"wrote {len(table)} predictions -> {escape(out)}")
 
 
 @scale_app.command("place")
@@ -201,9 +202,9 @@ def place(
         mix = ", ".join(f"{n} {v:.2f}" for n, v in zip(COUNTER_NAMES, x))
         chosen = ", ".join(str(int(c[0])) for c in cl[0])
         col = table[f"predicted_{model.target}"]
-        console.print(f"region {tf.info.name!r}: mix {mix}; cluster(s) {chosen}; predicted {model.target} "
-                      f"{col.min():.4g} .. {col.max():.4g} over {grid.n_configs} configurations"
-                      + (f" -> {out}" if out is not None else ""))
+        console.print(f"region {escape(repr(tf.info.name))}: mix {mix}; cluster(s) {chosen}; predicted "
+                      f"{model.target} {col.min():.4g} .. {col.max():.4g} over {grid.n_configs} configurations"
+                      + (f" -> {escape(out)}" if out is not None else ""))
 
 
 @scale_app.command("evaluate")
@@ -235,8 +236,8 @@ def evaluate(
                 prog.update(task, completed=done, total=total, description=label)
 
             summary = run_evaluation(out, s, progress=cb)
-        console.print((out / "errors.md").read_text())
-        console.print(f"figures and tables -> {out}")
+        console.print(as_text((out / "errors.md").read_text(), lines=True))
+        console.print(f"figures and tables -> {escape(out)}")
         _ = summary
 
 
@@ -275,8 +276,8 @@ def taxonomy(
         write_csv(table, Path(out) / f"taxonomy_{stem}_{target}.csv")
         summary = table.groupby("behaviour").size().sort_values(ascending=False)
         console.print(f"PCA kept {tax.n_components} components; clusters: "
-                      + ", ".join(f"{n} ({c})" for n, c in summary.items()))
-        console.print(f"dendrogram -> {fig}")
+                      + escape(", ".join(f"{n} ({c})" for n, c in summary.items())))
+        console.print(f"dendrogram -> {escape(fig)}")
 
 
 @scale_app.command("synthetic")
@@ -294,7 +295,7 @@ def synthetic(
         ds = generate(n_per_archetype=per_archetype, random_state=seed)
         ds.write(out)
         console.print(f"wrote SYNTHETIC dataset: {len(ds.kernels)} kernels x {ds.grid().n_configs} "
-                      f"configurations -> {out}")
+                      f"configurations -> {escape(out)}")
 
 
 def register(app: typer.Typer) -> None:

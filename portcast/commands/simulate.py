@@ -10,6 +10,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, user_errors
 from portcast.commands._streams import load_streams, sweep_with_progress
+from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_json
 
 
@@ -29,7 +30,8 @@ def _write_json(path: Path, doc: dict) -> None:
 
 
 def _print_run(name, streams, cfg, res) -> None:
-    t = Table(title=f"{name} on {cfg.name}: {res.sm_count} SMs, {res.core_mhz:g} MHz core, {res.mem_mhz:g} MHz memory")
+    t = Table(title=f"{escape(name)} on {escape(cfg.name)}: "
+                    f"{res.sm_count} SMs, {res.core_mhz:g} MHz core, {res.mem_mhz:g} MHz memory")
     t.add_column("quantity")
     t.add_column("value", justify="right")
     t.add_row("threads / warps / blocks", f"{streams.n_threads} / {streams.n_warps} / {streams.n_blocks}")
@@ -101,14 +103,14 @@ def simulate_cmd(
                               script_args=script_args or (), mode=mode, trace_dir=trace_dir)
         runs = []
         for name, streams in loaded:
-            with console.status(f"simulating {name} on {cfg.name}"):
+            with console.status(as_text(f"simulating {name} on {cfg.name}")):
                 res = simulate(streams, cfg, sm_count=sm_count, core_mhz=core_mhz, mem_mhz=mem_mhz, crisp=True,
                                name=name)
             _print_run(name, streams, cfg, res)
             runs.append((name, res))
         if counters_out is not None:
             save_counters([res.crisp for _, res in runs], counters_out)
-            console.print(f"wrote DVFS counters to {counters_out}")
+            console.print(f"wrote DVFS counters to {escape(counters_out)}")
         if grid is None:
             if out is not None:
                 docs = []
@@ -119,18 +121,19 @@ def simulate_cmd(
                 if len(docs) > 1:  # several region invocations: one document listing their runs
                     docs = [{"schema": "portcast.simt.runs", "schema_version": 1, "runs": docs}]
                 _write_json(out, docs[0])
-                console.print(f"wrote {out}")
+                console.print(f"wrote {escape(out)}")
             return
         ds = concat_datasets([sweep_with_progress(streams, cfg, grid, name) for name, streams in loaded])
         f = ds.frame
         for name in ds.kernels:
             fk = f[f["kernel"] == name]
             best = fk.loc[fk["time"].idxmin()]
-            console.print(f"sweep of {name}: {grid.size} configurations, fastest {best['time'] * 1e6:.3f} us at "
-                          f"{int(best['sm_count'])} SMs, {best['core_mhz']:g} MHz core, {best['mem_mhz']:g} MHz memory")
+            console.print(f"sweep of {escape(name)}: {grid.size} configurations, fastest {best['time'] * 1e6:.3f} us "
+                          f"at {int(best['sm_count'])} SMs, {best['core_mhz']:g} MHz core, "
+                          f"{best['mem_mhz']:g} MHz memory")
         if out is not None:
             ds.write(out)
-            console.print(f"wrote {out}")
+            console.print(f"wrote {escape(out)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -345,8 +345,10 @@ def test_threads_keep_their_own_registers_and_logical_thread(tool_env):
         t = toks[:, k == kk]
         t = t[(t != 0) & ((t < 65536) | (t >= 2 * 65536))]  # registers, not the per-instruction temporaries
         owners.append(set(np.unique(t >> 16).tolist()))
-    # main thread (Valgrind thread 1): tokens below 65536; the others offset by 65536 x their thread id
-    assert owners[0] == {0} and len(owners[1]) == len(owners[2]) == 1 and owners[1] | owners[2] == {2, 3}
+    # main thread (Valgrind thread 1): tokens below 65536; the others offset by 65536 x their thread id (2 and
+    # 3, or 2 for both when Valgrind reuses the first pthread's slot because it ended before the second began:
+    # seen on a loaded 2-core machine)
+    assert owners[0] == {0} and len(owners[1]) == len(owners[2]) == 1 and owners[1] | owners[2] <= {2, 3}
     ilp = IlpAnalyzer()
     ilp.consume(c)
     assert ilp.direct  # the threads' tokens stay in ILP's direct table

@@ -92,7 +92,7 @@ def test_directory_sink_and_memory_sink(tmp_path):
             s.start_region(info, _static())
             s.consume(_sample(10))
             s.end_region(info, _static())
-    assert [p.name for p in sink.written] == ["r_x.0.parquet", "r_x.1.parquet"]
+    assert [p.name for p in sink.written] == ["r_x-ce8400d9f0.0.parquet", "r_x-ce8400d9f0.1.parquet"]
     assert len(mem.regions) == 2 and mem.regions[1][2].records() == _sample(10).records()
 
 
