@@ -1285,7 +1285,8 @@ def _prec(t) -> int:
     return rt.numba_precision(t)
 
 
-_GEN_NS = {"np": np, "data_ptr": data_ptr, "dev_ptr": dev_ptr, "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
+_GEN_NS = {"np": np, "data_ptr": data_ptr, "dev_ptr": dev_ptr,
+           "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
            "work_flops": work_flops, "fp64_code": rt.fp64_code,
            **{f"c_{name}": fn for name, fn in _C_EXTERNAL.items()}}
 _GEN_CACHE: dict = {}

@@ -438,9 +438,9 @@ class InterpretedBuffer:
     def mem(self, code: int, obj, idx) -> None:
         """Record the LOAD/STORE ``code`` of ``obj[idx]`` (after the access happened).
 
-        NumPy element: its address in the trace's address space (:func:`device_address`) and itemsize. Sub-array (view) result: one OTHER record. List element:
-        synthetic address, 8 bytes. Tuple element: nothing (tuples are values, kept in registers). Dict or
-        other container: synthetic address per key, 8 bytes.
+        NumPy element: its address in the trace (:func:`device_address`) and itemsize. Sub-array (view) result:
+        one OTHER record. List element: synthetic address, 8 bytes. Tuple element: nothing (tuples are values,
+        kept in registers). Dict or other container: synthetic address per key, 8 bytes.
         """
         if isinstance(obj, np.ndarray):
             info = self._arrays.get(id(obj))
