@@ -134,10 +134,21 @@ def to_device(addr, n, low, high, delta):
     m = low.shape[0]
     if m == 0:
         return
+    first, end = low[0], high[m - 1]
+    if m <= 8:  # a few arguments: count the allocations starting at or below a (no branch to mispredict)
+        for j in range(n):
+            a = addr[j]
+            if a >= first and a < end:
+                k = 0
+                for i in range(1, m):
+                    k += numba.int64(low[i] <= a)
+                if a < high[k]:
+                    addr[j] = a + delta[k]
+        return
     last = 0
     for j in range(n):
         a = addr[j]
-        if a < low[0] or a >= DEVICE_BASE:
+        if a < first or a >= end:
             continue
         if not (low[last] <= a < high[last]):
             lo, hi = 0, m  # the last allocation starting at or below a
