@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import array
 import threading
+import weakref
 
 import numba
 import numpy as np
@@ -81,12 +82,24 @@ def _lowest_byte(a: np.ndarray) -> tuple[int, int]:
     return lo, hi
 
 
+#: id(owner) -> (weak reference to the owner, low, high): the interpreted mode meets the views of one array
+#: again and again (a row per iteration)
+_OWNERS: dict[int, tuple] = {}
+
+
 def allocation_of(a: np.ndarray) -> tuple[int, int]:
     """The CPU bytes ``[low, high)`` of the allocation that holds ``a``: its owner's (``.base`` followed to the
     array that owns the memory, or to the last array before a buffer of another kind)."""
     while isinstance(a.base, np.ndarray):
         a = a.base
-    return _lowest_byte(a)
+    hit = _OWNERS.get(id(a))
+    if hit is not None and hit[0]() is a:
+        return hit[1], hit[2]
+    lo, hi = _lowest_byte(a)
+    if len(_OWNERS) > 4096:
+        _OWNERS.clear()
+    _OWNERS[id(a)] = (weakref.ref(a), lo, hi)
+    return lo, hi
 
 
 def device_address(a: np.ndarray) -> int:
