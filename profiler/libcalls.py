@@ -248,6 +248,20 @@ def data_ptr(typingctx, arr):
     return types.int64(arr), codegen
 
 
+@intrinsic
+def dev_ptr(typingctx, arr):
+    """The trace's address of an array's first element (:func:`profiler.runtime.device_addr`): the base
+    address of a descriptor."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
+        return rt.device_addr(context, builder, ary, builder.ptrtoint(ary.data, context.get_value_type(types.int64)))
+
+    return types.int64(arr), codegen
+
+
 @numba.njit(cache=True, inline="always")
 def _views(sp):
     """``(B, S)`` of the compiled buffer whose state array is at address ``sp`` (its head says where the
@@ -746,7 +760,7 @@ def _variant(code_int: int, code_fp: int, precision: int) -> int:
 def _slot_py(D, o, a, nd):
     """Fill the map-descriptor slot at ``o`` for array ``a`` broadcast to ``nd`` dimensions."""
     D[o] = 1
-    D[o + 1] = a.__array_interface__["data"][0]
+    D[o + 1] = rt.device_address(a)
     D[o + 2] = a.itemsize
     off = nd - a.ndim
     for d in range(a.ndim):
@@ -768,7 +782,7 @@ def map_descriptor(out, ops):
 def _acc_base(D, s, a):
     q = _aslot(s)
     D[q] = 1
-    D[q + 1] = a.__array_interface__["data"][0]
+    D[q + 1] = rt.device_address(a)
     D[q + 2] = a.itemsize
     return q
 
@@ -857,13 +871,13 @@ def gather_descriptor(x, idx, out):
     _slot_py(D, _dslot(0), out, nd)
     o = _dslot(1)
     D[o] = 1
-    D[o + 1] = idx.__array_interface__["data"][0]
+    D[o + 1] = rt.device_address(idx)
     D[o + 2] = idx.itemsize
     for d in range(idx.ndim):
         D[o + 3 + d] = idx.strides[d] if idx.shape[d] != 1 else 0
     o = _dslot(2)
     D[o] = 1
-    D[o + 1] = x.__array_interface__["data"][0]
+    D[o + 1] = rt.device_address(x)
     D[o + 2] = x.itemsize
     for d in range(1, x.ndim):
         D[o + 3 + idx.ndim + d - 1] = x.strides[d] if x.shape[d] != 1 else 0
@@ -877,7 +891,7 @@ def mask_descriptor(x, mask, out):
     D[1:1 + nd] = x.shape
     o = _dslot(0)
     D[o] = 1
-    D[o + 1] = out.__array_interface__["data"][0]
+    D[o + 1] = rt.device_address(out)
     D[o + 2] = out.itemsize
     D[o + 3] = out.strides[0]
     _slot_py(D, _dslot(1), mask, nd)
@@ -1271,7 +1285,8 @@ def _prec(t) -> int:
     return rt.numba_precision(t)
 
 
-_GEN_NS = {"np": np, "data_ptr": data_ptr, "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
+_GEN_NS = {"np": np, "data_ptr": data_ptr, "dev_ptr": dev_ptr,
+           "_rec_s": _rec_s, "_add_s": _add_s, "_reraise": _reraise, "_keep": _keep,
            "work_flops": work_flops, "fp64_code": rt.fp64_code,
            **{f"c_{name}": fn for name, fn in _C_EXTERNAL.items()}}
 _GEN_CACHE: dict = {}
@@ -1367,7 +1382,7 @@ def _gen(params: str, body: list[str]):
 def _slot_src(o: int, var: str, ndim: int, nd: int) -> list[str]:
     """Statements filling the map-descriptor slot at ``o`` for array ``var`` broadcast to ``nd`` dims
     (the compiled twin of :func:`_slot_py`)."""
-    lines = [f"D[{o}] = 1", f"D[{o + 1}] = data_ptr({var})", f"D[{o + 2}] = {var}.itemsize"]
+    lines = [f"D[{o}] = 1", f"D[{o + 1}] = dev_ptr({var})", f"D[{o + 2}] = {var}.itemsize"]
     off = nd - ndim
     for d in range(ndim):
         lines.append(f"D[{o + 3 + off + d}] = {var}.strides[{d}] if {var}.shape[{d}] != 1 else 0")
@@ -1438,7 +1453,7 @@ def _ol_xcopy(B, S, p, k, P, out, src):
 
 def _acc_slot_src(s: int, var: str) -> tuple[int, list[str]]:
     q = _aslot(s)
-    return q, [f"D[{q}] = 1", f"D[{q + 1}] = data_ptr({var})", f"D[{q + 2}] = {var}.itemsize"]
+    return q, [f"D[{q}] = 1", f"D[{q + 1}] = dev_ptr({var})", f"D[{q + 2}] = {var}.itemsize"]
 
 
 def _acc_full_src(x, xv: str, out, ov: str | None, scan: bool) -> list[str]:
@@ -1619,10 +1634,10 @@ def _ol_xsub(B, S, p, k, P, code, x, idx, out):
         body += [f"D[{1 + d}] = out.shape[{d}]" for d in range(nd)]
         body += _slot_src(_dslot(0), "out", nd, nd)
         o = _dslot(1)
-        body += [f"D[{o}] = 1", f"D[{o + 1}] = data_ptr(idx)", f"D[{o + 2}] = idx.itemsize"]
+        body += [f"D[{o}] = 1", f"D[{o + 1}] = dev_ptr(idx)", f"D[{o + 2}] = idx.itemsize"]
         body += [f"D[{o + 3 + d}] = idx.strides[{d}] if idx.shape[{d}] != 1 else 0" for d in range(idx.ndim)]
         o = _dslot(2)
-        body += [f"D[{o}] = 1", f"D[{o + 1}] = data_ptr(x)", f"D[{o + 2}] = x.itemsize", "rest = 1"]
+        body += [f"D[{o}] = 1", f"D[{o + 1}] = dev_ptr(x)", f"D[{o + 2}] = x.itemsize", "rest = 1"]
         for d in range(1, x.ndim):
             body += [f"D[{o + 3 + idx.ndim + d - 1}] = x.strides[{d}] if x.shape[{d}] != 1 else 0",
                      f"rest *= x.shape[{d}]"]
@@ -1637,7 +1652,7 @@ def _ol_xsub(B, S, p, k, P, code, x, idx, out):
         body = ["if idx.shape != x.shape:", f"    return _rec_s(S, p, P[{P_SCALAR_I}]), k",
                 f"D = np.zeros({D_LEN}, np.int64)", f"D[0] = {nd}"]
         body += [f"D[{1 + d}] = x.shape[{d}]" for d in range(nd)]
-        body += [f"D[{o}] = 1", f"D[{o + 1}] = data_ptr(out)", f"D[{o + 2}] = out.itemsize",
+        body += [f"D[{o}] = 1", f"D[{o + 1}] = dev_ptr(out)", f"D[{o + 2}] = out.itemsize",
                  f"D[{o + 3}] = out.strides[0]"]
         body += _slot_src(_dslot(1), "idx", nd, nd) + _slot_src(_dslot(2), "x", nd, nd)
         body += ["mask = np.ascontiguousarray(idx).ravel()",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import array
 import threading
+import weakref
 
 import numba
 import numpy as np
@@ -54,6 +55,127 @@ SYNTHETIC_SPAN = 1 << 24  # bytes reserved per container object
 #: the largest size an allocation record carries (the code's size field has 23 bits); a larger array's record
 #: says this many bytes
 MAX_ALLOC_SIZE = (1 << (63 - SIZE_SHIFT)) - 1
+
+#: where the trace puts NumPy arrays (docs/trace-format.md, "Addresses"): the allocation whose lowest byte is
+#: at CPU address ``low`` starts at ``DEVICE_BASE + DEVICE_SPREAD * low`` (4 KiB-aligned, and apart from every
+#: other allocation by at least its own size: allocations never share a page), so a byte at ``a`` is at
+#: ``a + device_delta(low)``
+DEVICE_BASE = 1 << 60
+DEVICE_SPREAD = 1 << 12
+
+
+def device_delta(low: int) -> int:
+    """What to add to a CPU address inside the allocation whose lowest byte is at ``low``."""
+    return DEVICE_BASE + (DEVICE_SPREAD - 1) * int(low)
+
+
+def _lowest_byte(a: np.ndarray) -> tuple[int, int]:
+    """The lowest and one past the highest byte address an array spans (its data pointer for no elements)."""
+    lo = hi = a.__array_interface__["data"][0]
+    if a.size:
+        for n, st in zip(a.shape, a.strides):
+            if st < 0:
+                lo += (n - 1) * st
+            else:
+                hi += (n - 1) * st
+        hi += a.itemsize
+    return lo, hi
+
+
+#: id(owner) -> (weak reference to the owner, low, high): the interpreted mode meets the views of one array
+#: again and again (a row per iteration)
+_OWNERS: dict[int, tuple] = {}
+
+
+def allocation_of(a: np.ndarray) -> tuple[int, int]:
+    """The CPU bytes ``[low, high)`` of the allocation that holds ``a``: its owner's (``.base`` followed to the
+    array that owns the memory, or to the last array before a buffer of another kind)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    hit = _OWNERS.get(id(a))
+    if hit is not None and hit[0]() is a:
+        return hit[1], hit[2]
+    lo, hi = _lowest_byte(a)
+    if len(_OWNERS) > 4096:
+        _OWNERS.clear()
+    _OWNERS[id(a)] = (weakref.ref(a), lo, hi)
+    return lo, hi
+
+
+def device_address(a: np.ndarray) -> int:
+    """The trace's address of ``a``'s first element (``a.ctypes.data`` in the trace's address space)."""
+    return a.__array_interface__["data"][0] + device_delta(allocation_of(a)[0])
+
+
+def allocation_table(objs, depth: int = 4) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The allocations of the arrays among ``objs`` (and in tuples, lists and dict values in them, ``depth``
+    levels deep): ``(low, high, delta)`` sorted by ``low``, one entry per allocation (an allocation that
+    overlaps an earlier one is left out)."""
+    seen: dict[int, int] = {}
+
+    def walk(o, d):
+        if isinstance(o, np.ndarray):
+            lo, hi = allocation_of(o)
+            if hi > lo:
+                seen[lo] = max(seen.get(lo, hi), hi)
+        elif d > 0 and isinstance(o, (tuple, list)):
+            for v in o:
+                walk(v, d - 1)
+        elif d > 0 and isinstance(o, dict):
+            for v in o.values():
+                walk(v, d - 1)
+
+    for o in objs:
+        walk(o, depth)
+    low, high = [], []
+    for lo in sorted(seen):
+        if not high or lo >= high[-1]:
+            low.append(lo)
+            high.append(seen[lo])
+    low_a = np.array(low, np.int64)
+    return low_a, np.array(high, np.int64), np.array([device_delta(v) for v in low], np.int64)
+
+
+_NO_ALLOCATIONS = allocation_table(())
+
+
+@numba.njit(cache=True, nogil=True)
+def to_device(addr, n, low, high, delta):
+    """Map the CPU addresses among ``addr[:n]`` that lie in one of the allocations ``[low[i], high[i])``
+    (sorted, disjoint) to the trace's addresses (``+ delta[i]``); others (0, addresses already mapped,
+    synthetic addresses) stay."""
+    m = low.shape[0]
+    if m == 0:
+        return
+    first, end = low[0], high[m - 1]
+    if m <= 8:  # a few arguments: count the allocations starting at or below a (no branch to mispredict)
+        for j in range(n):
+            a = addr[j]
+            if a >= first and a < end:
+                k = 0
+                for i in range(1, m):
+                    k += numba.int64(low[i] <= a)
+                if a < high[k]:
+                    addr[j] = a + delta[k]
+        return
+    last = 0
+    for j in range(n):
+        a = addr[j]
+        if a < first or a >= end:
+            continue
+        if not (low[last] <= a < high[last]):
+            lo, hi = 0, m  # the last allocation starting at or below a
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if low[mid] <= a:
+                    lo = mid
+                else:
+                    hi = mid
+            if a >= high[lo]:
+                continue
+            last = lo
+        addr[j] = a + delta[last]
+
 
 #: ndarray attributes that are metadata (registers on a real machine), not memory reads
 ARRAY_META = frozenset({"shape", "size", "ndim", "strides", "dtype", "itemsize", "nbytes", "T", "flags", "ctypes"})
@@ -278,7 +400,7 @@ class InterpretedBuffer:
                 if type(obj) is np.ndarray and obj.ndim == 1 and type(i) is int:
                     if len(arrays) > 4096:
                         arrays.clear()
-                    arrays[id(obj)] = (obj, obj.__array_interface__["data"][0], obj.strides[0], obj.shape[0],
+                    arrays[id(obj)] = (obj, device_address(obj), obj.strides[0], obj.shape[0],
                                        HAS_ADDR | (obj.itemsize << SIZE_SHIFT))
                 else:
                     return slow(code, obj, i)
@@ -301,7 +423,7 @@ class InterpretedBuffer:
                 if type(obj) is np.ndarray and obj.ndim == 2 and type(i) is int and type(j) is int:
                     if len(arrays) > 4096:
                         arrays.clear()
-                    arrays[id(obj)] = (obj, obj.__array_interface__["data"][0], obj.strides[0], obj.strides[1],
+                    arrays[id(obj)] = (obj, device_address(obj), obj.strides[0], obj.strides[1],
                                        obj.shape[0], obj.shape[1], HAS_ADDR | (obj.itemsize << SIZE_SHIFT))
                 else:
                     return slow(code, obj, (i, j))
@@ -319,7 +441,7 @@ class InterpretedBuffer:
     def _array_info(self, a):
         if len(self._arrays) > 4096:
             self._arrays.clear()
-        info = (a, a.__array_interface__["data"][0], a.strides, a.shape, a.itemsize, a.ndim)
+        info = (a, device_address(a), a.strides, a.shape, a.itemsize, a.ndim)
         self._arrays[id(a)] = info
         return info
 
@@ -340,9 +462,9 @@ class InterpretedBuffer:
     def mem(self, code: int, obj, idx) -> None:
         """Record the LOAD/STORE ``code`` of ``obj[idx]`` (after the access happened).
 
-        NumPy element: true address and itemsize. Sub-array (view) result: one OTHER record. List element:
-        synthetic address, 8 bytes. Tuple element: nothing (tuples are values, kept in registers). Dict or
-        other container: synthetic address per key, 8 bytes.
+        NumPy element: its address in the trace (:func:`device_address`) and itemsize. Sub-array (view) result:
+        one OTHER record. List element: synthetic address, 8 bytes. Tuple element: nothing (tuples are values,
+        kept in registers). Dict or other container: synthetic address per key, 8 bytes.
         """
         if isinstance(obj, np.ndarray):
             info = self._arrays.get(id(obj))
@@ -391,7 +513,7 @@ class InterpretedBuffer:
         (at most :data:`MAX_ALLOC_SIZE`); of anything else the plain record."""
         if type(obj) is np.ndarray:
             self.L.append(code | HAS_ADDR | (min(obj.nbytes, MAX_ALLOC_SIZE) << SIZE_SHIFT))
-            self.A.append(obj.__array_interface__["data"][0])
+            self.A.append(device_address(obj))
         else:
             self.L.append(code)
 
@@ -586,6 +708,9 @@ class CompiledBuffer:
         self.S[:S_HEAD] = head
         self.tid = -1
         self._out = None
+        #: the allocations of the arrays compiled code got from Python (:func:`allocation_table`): their CPU
+        #: addresses become the trace's when decoded (arrays compiled code allocates are mapped where recorded)
+        self.allocations = _NO_ALLOCATIONS
         self.generation = 0  # chunks handed over so far (see CodedChunk)
         self.decode_lock = threading.Lock()  # one decoding of a CodedChunk's column group at a time
 
@@ -606,6 +731,7 @@ class CompiledBuffer:
         out = self._out
         self.tid, _ = expand_codes(self.B[0], self.B[1], n, self.B[2], self.B[3], k, self._regs, tid0,
                                    *(out[name] for name in COLUMN_NAMES))
+        to_device(out["addr"], n, *self.allocations)
         for start in range(0, n, self.chunk):
             stop = min(n, start + self.chunk)
             self.tracer.deliver(TraceChunk(**{name: arr[start:stop] for name, arr in out.items()}))
@@ -672,6 +798,7 @@ class CodedChunk(TraceChunk):
             n, out, codes = d["_n"], buf._out, buf.B[0]
             if name in _FIELD_GROUP:  # the five columns held in the code word: one pass
                 decode_fields(codes, buf.B[1], n, out["pc"], out["op"], out["taken"], out["addr"], out["size"])
+                to_device(out["addr"], n, *buf.allocations)
                 group = _FIELD_GROUP
             elif name == "tid":
                 walk_tids(buf.B[2], buf.B[3], d["_k"], n, d["_tid0"], out["tid"])
@@ -914,6 +1041,24 @@ def _full():
         _flush_active()
 
 
+def device_addr(context, builder, ary, addr):
+    """The trace's address of CPU address ``addr`` inside array ``ary`` (a ``context.make_array`` value): an
+    array Numba allocated (no parent object, a MemInfo) is an allocation starting at its MemInfo's data
+    (:func:`device_delta`, computed in place); an array from Python keeps its CPU address, which
+    :func:`to_device` maps when decoding (:attr:`CompiledBuffer.allocations`), and so does a constant."""
+    if not context.enable_nrt:
+        return addr
+    null = llvm_ir.Constant(ary.meminfo.type, None)
+    own = builder.and_(builder.icmp_unsigned("!=", ary.meminfo, null),
+                       builder.icmp_unsigned("==", ary.parent, llvm_ir.Constant(ary.parent.type, None)))
+    slot = cgutils.alloca_once_value(builder, addr)
+    with builder.if_then(own):
+        low = builder.ptrtoint(context.nrt.meminfo_data(builder, ary.meminfo), _I64)
+        builder.store(builder.add(addr, builder.add(_I64(DEVICE_BASE), builder.mul(low, _I64(DEVICE_SPREAD - 1)))),
+                      slot)
+    return builder.load(slot)
+
+
 def _is_int(t) -> bool:
     return isinstance(t, (types.Integer, types.Boolean))
 
@@ -954,7 +1099,7 @@ def _mem_part(obj, idx):
             addr = builder.add(addr, builder.mul(i, strides[k]))
         itemsize = context.get_abi_sizeof(context.get_data_type(aryty.dtype))
         _store_row(builder, base0, row, builder.or_(c, _I64(HAS_ADDR | (itemsize << SIZE_SHIFT))))
-        _store_row(builder, base1, row, addr)
+        _store_row(builder, base1, row, device_addr(context, builder, ary, addr))
 
     return emit
 
@@ -1003,7 +1148,7 @@ def recalloc(typingctx, c0, c1, p, code, obj):
         nbytes = builder.select(big, _I64(MAX_ALLOC_SIZE), nbytes)
         code = builder.or_(builder.or_(c, _I64(HAS_ADDR)), builder.shl(nbytes, _I64(SIZE_SHIFT)))
         _store_row(builder, base0, row, code)
-        _store_row(builder, base1, row, builder.ptrtoint(ary.data, _I64))
+        _store_row(builder, base1, row, device_addr(context, builder, ary, builder.ptrtoint(ary.data, _I64)))
         return builder.add(row, _I64(1))
 
     return sig, codegen

@@ -108,6 +108,7 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
     fn = prog.root.fn
     if mode == "compiled":
         buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites, _lib.SLOT_WIDTH * prog.n_lib_slots)
+        buf.allocations = rt.allocation_table(positional)  # the arrays from Python, mapped when decoded
         args = (*buf.entry_args(), *positional)
     else:
         buf = rt.InterpretedBuffer(tracer, chunk_records)

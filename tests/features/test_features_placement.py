@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from features import FeatureSink
+from profiler.runtime import device_address
 from profiler.session import trace_function
 
 #: features defined on 64-byte blocks, 4 KiB pages or 32-byte sectors: their values may follow the alignment
@@ -66,8 +67,8 @@ def _inputs():
 
 def _place(buf, values, offsets):
     """Copies of ``values`` inside ``buf``: array k at byte ``k * SLOT + offsets[k]`` of the buffer's first
-    page boundary."""
-    start = (-buf.ctypes.data) % PAGE
+    page boundary in the trace's addresses (the allocation's own start: docs/trace-format.md, "Addresses")."""
+    start = (-device_address(buf)) % PAGE
     out = []
     for k, (v, off) in enumerate(zip(values, offsets)):
         assert off % v.itemsize == 0

@@ -9,8 +9,9 @@ least k launch overheads; more DRAM bandwidth is never slower; float64 code is n
 rate, and float32 code does not care. The streaming law (time grows within 0.8-1.25x of the bytes once past
 the launch floor) is checked on sizes too large to trace through ``--at-size``'s extrapolation.
 
-Each size is a trace of its own, so its rate features are measured again: the coalescing moves with where
-NumPy puts the arrays (0.92-0.96 for the same saxpy), the ILP with the records at a trace's ends, and so do
+Each size is a trace of its own, so its rate features are measured again: the ILP moves with the records
+at a trace's ends (the coalescing no longer moves with where NumPy puts the arrays, docs/trace-format.md,
+"Addresses"; it did: 0.92-0.96 for the same saxpy), and so do
 the model's factor and its estimates, a little, and so do the records a trace counts per thread (setup records
 of a launch spread over more threads). So across separate traces the time may move by what re-measuring moves
 it (checked: never down by 2% or more, sizes drawn at least 1.5x apart in work). Strictly, the same program

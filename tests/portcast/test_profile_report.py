@@ -27,9 +27,10 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     assert res.exit_code == 0, res.output
     # saxpy: 6400 iterations = 6400 threads, unit-stride float64 accesses
     assert _table_value(res.output, "warp_threads") == "6,400"
-    # 32 float64 accesses = 256 B = 8 ideal sectors; NumPy aligns arrays to 16 B, so each of x (1 load) and
-    # y (load + store) spans 8 or 9 sectors per warp depending on where the allocator put it: 24/(24+0..3)
-    assert _table_value(res.output, "warp_coalescing") in {f"{24 / (24 + k):.3f}" for k in range(4)}
+    # 32 float64 accesses = 256 B = 8 ideal sectors; the trace starts every allocation at a page boundary
+    # (docs/trace-format.md, "Addresses"), so x (1 load) and y (load + store) span 8 sectors per warp, wherever
+    # the CPU's allocator put them (on the CPU's addresses: 8 or 9 each, 24/(24+0..3))
+    assert _table_value(res.output, "warp_coalescing") == "1.000"
     assert _table_value(res.output, "locStrideOther") == "0.000"
     # 2 loads (x, y) of 8 B and 1 store per iteration: FP ops (mul + add = 2) per 24 bytes
     assert _table_value(res.output, "warp_arithIntensity") == f"{2 / 24:.3f}"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from profiler_testing import ChunkSizes
 
 from profiler import runtime as rt
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, RECORD_COLUMNS, MemorySink, Op, TraceChunk
 
@@ -32,7 +33,7 @@ def _relative(chunk, args):
     addr = chunk.addr.copy()
     for a in args:
         if isinstance(a, np.ndarray):
-            base = a.ctypes.data
+            base = _dev(a)
             span = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides)) if a.size else 1
             inside = (chunk.size > 0) & (chunk.addr >= base) & (chunk.addr < base + span)
             addr[inside] -= base
@@ -165,7 +166,7 @@ def test_interpreted_two_index_fast_path_and_its_fallbacks():
     res, chunk, _ = _trace(CK.two_index_forms, (a, c, d, ii), "interpreted")
     assert res.value == 9.0 + 10.0 + 1.0 + 10.0 + 7.0 + 0.0
     mem = chunk.op == Op.LOAD
-    base = a.ctypes.data
+    base = _dev(a)
     in_a = mem & (chunk.addr >= base) & (chunk.addr < base + a.nbytes)
     # per iteration: a[ii[k], 1] then a[-1, -2] = a[2, 2]
     assert (chunk.addr[in_a] - base).tolist() == [(2 * 4 + 1) * 8, (2 * 4 + 2) * 8, (0 * 4 + 1) * 8, (2 * 4 + 2) * 8]

@@ -9,6 +9,7 @@ import pytest
 from profiler_testing import trace_rows
 
 from profiler import runtime as rt
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink, Op
 
@@ -26,7 +27,7 @@ def test_scalar_parts_conjugate_abs_and_construction(mode):
     out = np.zeros(2, np.complex128)
     z, w = 1.0 + 2.0j, np.complex64(3.0 - 1.0j)
     res, rows, _ = trace(CK.parts, (z, w, out), mode)
-    p = out.ctypes.data
+    p = _dev(out)
     # z=1 w=2 out=3 (ret 4), r=5, i=6, c=7, m=8, u=9, -i -> 10, exp sites 11, 12, their sum 13,
     # np.conj(w) -> 14, np.conjugate(w) -> 15, product 16, + c -> 17, np.real(w) -> 18, sum 19, np.imag(w) -> 20, 21
     # z (a Python complex) computes in double, w (complex64) in single; a sum of a Python number and a
@@ -64,7 +65,7 @@ def test_parts_of_complex64_arrays_are_views_and_elements_are_8_bytes(mode):
     a = np.array([1.0 + 2.0j, 3.0 - 4.0j], np.complex64)
     re, mag = np.zeros(2, np.float32), np.zeros(2, np.float32)
     res, rows, _ = trace(CK.array_parts, (a, re, mag), mode)
-    pa, pr, pm = a.ctypes.data, re.ctypes.data, mag.ctypes.data
+    pa, pr, pm = _dev(a), _dev(re), _dev(mag)
     # a=1 re=2 mag=3 (ret 4), ar=5, k=8, ar[k] -> 9, a.imag -> 10, a.imag[k] -> 11, sum 12, a[k] -> 13, abs 14
     body = lambda k: [  # noqa: E731
         ("load", L, 0, 8, 5, 0, 9, pa + 8 * k, 4, k),  # the real part: the element's first 4 bytes
@@ -88,8 +89,8 @@ def test_parts_of_complex64_arrays_are_views_and_elements_are_8_bytes(mode):
 def _relative(chunk, arrays):
     addr = chunk.addr.copy()
     for a in arrays:
-        inside = (chunk.size > 0) & (chunk.addr >= a.ctypes.data) & (chunk.addr < a.ctypes.data + a.nbytes)
-        addr[inside] -= a.ctypes.data
+        inside = (chunk.size > 0) & (chunk.addr >= _dev(a)) & (chunk.addr < _dev(a) + a.nbytes)
+        addr[inside] -= _dev(a)
     return {name: (addr if name == "addr" else getattr(chunk, name)) for name in COLUMN_NAMES}
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kernels.registry import all_kernels, get_kernel
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
 
@@ -50,8 +51,8 @@ def test_kernel_records_identical_in_both_modes(name):
     def where(addr, arrays):
         out = []
         for a in addr.tolist():
-            hit = [(k, a - arr.ctypes.data) for k, arr in enumerate(arrays)
-                   if isinstance(arr, np.ndarray) and arr.ctypes.data <= a < arr.ctypes.data + arr.nbytes]
+            hit = [(k, a - _dev(arr)) for k, arr in enumerate(arrays)
+                   if isinstance(arr, np.ndarray) and _dev(arr) <= a < _dev(arr) + arr.nbytes]
             out.append(hit[0] if hit else None)
         return out
 

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from profiler_testing import ChunkSizes, trace_rows
 
 from profiler.instrument import instrument
+from profiler.runtime import DEVICE_BASE
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, N_OPS, MemorySink, Op
 
@@ -42,7 +44,7 @@ def latch(site, ind, taken, tid):
 @pytest.mark.parametrize("mode", MODES)
 def test_l2_norm_exact_records(mode):
     x = np.array([3.0, 4.0, 12.0])
-    px = x.ctypes.data
+    px = _dev(x)
     res, rows, static, _ = trace(K.l2, (x,), mode)
     assert res.value == 13.0
     t = rows[3][7]  # the temporary x * x: its first element's address, from the first STORE
@@ -123,10 +125,10 @@ def test_broadcast_operand_is_loaded_by_every_element_thread(mode):
     for e in range(6):
         i, j = divmod(e, 3)
         want += [
-            ("a * b: load a", L, 0, 5, 1, 0, 6, a.ctypes.data + 8 * i, 8, e),
-            ("a * b: load b", L, 0, 5, 2, 0, 7, b.ctypes.data + 8 * j, 8, e),
+            ("a * b: load a", L, 0, 5, 1, 0, 6, _dev(a) + 8 * i, 8, e),
+            ("a * b: load b", L, 0, 5, 2, 0, 7, _dev(b) + 8 * j, 8, e),
             ("a * b: *", FM, 0, 6, 7, 0, 8, 0, 0, e),
-            ("a * b: store", S, 0, 8, 5, 4, 0, out.ctypes.data + 8 * e, 8, e),
+            ("a * b: store", S, 0, 8, 5, 4, 0, _dev(out) + 8 * e, 8, e),
         ]
         want += latch("a * b", 5, int(e < 5), e)
     assert rows == want
@@ -143,8 +145,8 @@ def test_broadcast_operand_inside_a_thread_is_loaded_when_its_element_changes(mo
     want = []
     for i in range(2):
         for r in range(2):
-            want.append(("a[i] * b: load a[i]", a.ctypes.data + 16 * i + 8 * r, i))
-            want += [("a[i] * b: load b", b.ctypes.data + 8 * j, i) for j in range(3)]
+            want.append(("a[i] * b: load a[i]", _dev(a) + 16 * i + 8 * r, i))
+            want += [("a[i] * b: load b", _dev(b) + 8 * j, i) for j in range(3)]
     assert [(r[0], r[7], r[9]) for r in rows if r[0].startswith("a[i] * b: load")] == want
 
 
@@ -156,9 +158,9 @@ def test_array_scalar_operand_is_a_register(mode):
     assert out.tolist() == [3, 6]
     # mask "a array, b scalar": the operation reads b's own register (2), no load of b
     assert [(t, op, s1, s2, addr) for t, op, _, s1, s2, _, _, addr, _, _ in rows if "latch" not in t][:3] == [
-        ("a * b: load a", L, 5, 1, x.ctypes.data),
+        ("a * b: load a", L, 5, 1, _dev(x)),
         ("a * b: *", IM, 6, 2, 0),
-        ("a * b: store", S, 8, 5, out.ctypes.data),
+        ("a * b: store", S, 8, 5, _dev(out)),
     ]
     assert [r[1] for r in rows].count(L) == 2 and [r[1] for r in rows].count(IM) == 2
 
@@ -170,8 +172,8 @@ def test_different_shapes_broadcast_a_row_vector(mode):
     res, rows, _, _ = trace(K.mul, (A, v), mode)
     loads = [(t, addr) for t, op, *_, addr, size, tid in rows if op == L]
     assert loads == [x for i in range(2) for j in range(3) for x in
-                     (("a * b: load a", A.ctypes.data + 24 * i + 8 * j), ("a * b: load b", v.ctypes.data + 8 * j))]
-    assert [r[7] for r in rows if r[1] == S] == [res.value.ctypes.data + 8 * e for e in range(6)]
+                     (("a * b: load a", _dev(A) + 24 * i + 8 * j), ("a * b: load b", _dev(v) + 8 * j))]
+    assert [r[7] for r in rows if r[1] == S] == [_dev(res.value) + 8 * e for e in range(6)]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -180,14 +182,14 @@ def test_views_strided_and_transposed_have_their_real_addresses(mode):
     v = base[::2, 1::2]  # (2, 3), strides (96, 16)
     res, rows, _, _ = trace(K.neg, (v,), mode)
     assert [r[7] for r in rows if r[1] == L] == [
-        base.ctypes.data + 96 * i + 8 * (1 + 2 * j) for i in range(2) for j in range(3)
+        _dev(base) + 96 * i + 8 * (1 + 2 * j) for i in range(2) for j in range(3)
     ]
     assert res.value.tolist() == (-v).tolist()
     t = base[:3, :2].T  # (2, 3), strides (8, 48)
     res, rows, _, _ = trace(K.mul, (t, 2.0), mode)
-    assert [r[7] for r in rows if r[1] == L] == [base.ctypes.data + 8 * i + 48 * j for i in range(2) for j in range(3)]
+    assert [r[7] for r in rows if r[1] == L] == [_dev(base) + 8 * i + 48 * j for i in range(2) for j in range(3)]
     out = res.value  # NumPy keeps the operand's (Fortran) layout, Numba makes C order: the real addresses
-    assert [r[7] for r in rows if r[1] == S] == [out.ctypes.data + out.strides[0] * i + out.strides[1] * j
+    assert [r[7] for r in rows if r[1] == S] == [_dev(out) + out.strides[0] * i + out.strides[1] * j
                                                  for i in range(2) for j in range(3)]
 
 
@@ -222,7 +224,7 @@ def test_dtypes_choose_the_class_and_size(mode):
 def test_inplace_update_loads_and_stores_the_target(mode):
     a = np.array([[1.0, 2.0], [3.0, 4.0]])
     b = np.array([10.0, 20.0])
-    pa = a.ctypes.data
+    pa = _dev(a)
     res, rows, _, _ = trace(K.inplace_add, (a, b), mode)
     assert res.value is a and a.tolist() == [[11.0, 22.0], [13.0, 24.0]]
     # a=1 b=2 (ret 3); induction 4, loads 5 and 6, result 7; the result is a itself (register 1)
@@ -230,7 +232,7 @@ def test_inplace_update_loads_and_stores_the_target(mode):
     for e in range(4):
         want += [
             ("a += b: load a", L, 0, 4, 1, 0, 5, pa + 8 * e, 8, e),
-            ("a += b: load b", L, 0, 4, 2, 0, 6, b.ctypes.data + 8 * (e % 2), 8, e),
+            ("a += b: load b", L, 0, 4, 2, 0, 6, _dev(b) + 8 * (e % 2), 8, e),
             ("a += b: +=", FA, 0, 5, 6, 0, 7, 0, 0, e),
             ("a += b: store", S, 0, 7, 4, 1, 0, pa + 8 * e, 8, e),
         ]
@@ -242,8 +244,8 @@ def test_inplace_update_loads_and_stores_the_target(mode):
 def test_rebinding_an_operand_reads_the_old_array(mode):
     a = np.array([1.0, 2.0])
     res, rows, _, _ = trace(K.rebind, (a,), mode)
-    assert [r[7] for r in rows if r[1] == L] == [a.ctypes.data, a.ctypes.data + 8]
-    assert [r[7] for r in rows if r[1] == S] == [res.value.ctypes.data, res.value.ctypes.data + 8]
+    assert [r[7] for r in rows if r[1] == L] == [_dev(a), _dev(a) + 8]
+    assert [r[7] for r in rows if r[1] == S] == [_dev(res.value), _dev(res.value) + 8]
     assert rows[2][1] == S and rows[2][5] == 1  # the store's array register is a's: a = a * 2.0 writes it
 
 
@@ -332,7 +334,7 @@ def test_reduction_method_forms_over_a_2d_array(mode):
     res, rows, _, _ = trace(K.methods, (a,), mode)
     assert res.value == (15.0, 5.0, 5, 2.5)
     loads = [r[7] for r in rows if r[0] == "x.sum(): load x"]
-    assert loads == [a.ctypes.data + 8 * e for e in range(6)]
+    assert loads == [_dev(a) + 8 * e for e in range(6)]
     sums = [r for r in rows if r[0].startswith("x.sum()")]
     assert [r[9] for r in sums] == [-1] + [e for e in range(6) for _ in range(4)] + [-1]  # a thread per element
 
@@ -362,7 +364,7 @@ def test_dot_1d_1d_is_a_reduction_with_a_multiply(mode):
     a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
     res, rows, _, _ = trace(K.dot, (a, b), mode)
     assert res.value == 11.0
-    pa, pb = a.ctypes.data, b.ctypes.data
+    pa, pb = _dev(a), _dev(b)
     want = [("set up the accumulator", MV, 0, -1)]
     for k in range(2):
         want += [
@@ -393,11 +395,11 @@ def test_dot_matrix_cases_thread_per_output_element_with_inner_k_loop(mode, shap
         for k in range(3):
             ia = (idx[0], k) if a.ndim == 2 else (k,)
             ib = (k, idx[-1]) if b.ndim == 2 else (k,)
-            want += [("load a", L, a.ctypes.data + sum(i * s for i, s in zip(ia, a.strides)), o),
-                     ("load b", L, b.ctypes.data + sum(i * s for i, s in zip(ib, b.strides)), o),
+            want += [("load a", L, _dev(a) + sum(i * s for i, s in zip(ia, a.strides)), o),
+                     ("load b", L, _dev(b) + sum(i * s for i, s in zip(ib, b.strides)), o),
                      ("multiply", FM, 0, o), ("accumulate", FA, 0, o), ("next k", IA, 0, o),
                      ("loop over k", B, 0, o)]
-        want += [("store", S, out.ctypes.data + sum(i * s for i, s in zip(idx, out.strides)), o),
+        want += [("store", S, _dev(out) + sum(i * s for i, s in zip(idx, out.strides)), o),
                  ("next output element", IA, 0, o), ("loop over output elements", B, 0, o)]
     assert got == want
     taken = [r[2] for r in rows if r[0] == "np.dot(a, b): loop over k"]
@@ -416,7 +418,7 @@ def test_vdot_flattens_equal_shapes():
     a = np.arange(4.0).reshape(2, 2)
     res, rows, _, _ = trace(K.vdot, (a, a), "interpreted")  # np.vdot does not compile with Numba
     assert res.value == 14.0
-    assert [r[7] for r in rows if r[0] == "np.vdot(a, b): load a"] == [a.ctypes.data + 8 * e for e in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.vdot(a, b): load a"] == [_dev(a) + 8 * e for e in range(4)]
     assert [r[9] for r in rows if r[0] == "np.vdot(a, b): multiply"] == [0, 1, 2, 3]
 
 
@@ -434,9 +436,9 @@ def test_gather_loads_index_then_element(mode):
     # x=1 idx=2 (ret 3), x[idx] -> 4; induction 5, index load 6, element load 7
     want = []
     for e, i in enumerate([3, 0, 3]):
-        want += [("x[idx]: load index", L, 0, 5, 2, 0, 6, idx.ctypes.data + 8 * e, 8, e),
-                 ("x[idx]: load element", L, 0, 6, 1, 0, 7, x.ctypes.data + 8 * i, 8, e),
-                 ("x[idx]: store", S, 0, 7, 5, 4, 0, out.ctypes.data + 8 * e, 8, e)]
+        want += [("x[idx]: load index", L, 0, 5, 2, 0, 6, _dev(idx) + 8 * e, 8, e),
+                 ("x[idx]: load element", L, 0, 6, 1, 0, 7, _dev(x) + 8 * i, 8, e),
+                 ("x[idx]: store", S, 0, 7, 5, 4, 0, _dev(out) + 8 * e, 8, e)]
         want += latch("x[idx]", 5, int(e < 2), e)
     assert rows == want
 
@@ -448,14 +450,14 @@ def test_gather_rows_load_the_index_in_every_element_thread(mode):
     res, rows, _, _ = trace(K.gather, (A, idx), mode)
     assert res.value.tolist() == [[4.0, 5.0], [0.0, 1.0]]
     assert [(r[0][8:], r[7], r[8], r[9]) for r in rows if r[1] == L] == [
-        ("load index", idx.ctypes.data, 4, 0),
-        ("load element", A.ctypes.data + 32, 8, 0),
-        ("load index", idx.ctypes.data, 4, 1),
-        ("load element", A.ctypes.data + 40, 8, 1),
-        ("load index", idx.ctypes.data + 4, 4, 2),
-        ("load element", A.ctypes.data, 8, 2),
-        ("load index", idx.ctypes.data + 4, 4, 3),
-        ("load element", A.ctypes.data + 8, 8, 3),
+        ("load index", _dev(idx), 4, 0),
+        ("load element", _dev(A) + 32, 8, 0),
+        ("load index", _dev(idx), 4, 1),
+        ("load element", _dev(A) + 40, 8, 1),
+        ("load index", _dev(idx) + 4, 4, 2),
+        ("load element", _dev(A), 8, 2),
+        ("load index", _dev(idx) + 4, 4, 3),
+        ("load element", _dev(A) + 8, 8, 3),
     ]
 
 
@@ -472,12 +474,12 @@ def test_boolean_mask_read_branches_per_element(mode):
     k = 0
     for e in range(4):
         want += [
-            ("x[m]: load mask", L, 0, 5, 2, 0, 8, m.ctypes.data + e, 1, e),
+            ("x[m]: load mask", L, 0, 5, 2, 0, 8, _dev(m) + e, 1, e),
             ("x[m]: selected?", B, int(m[e]), 8, 0, 0, 0, 0, 0, e),
         ]
         if m[e]:
-            want += [("x[m]: load selected element", L, 0, 5, 1, 0, 9, x.ctypes.data + 8 * e, 8, e),
-                     ("x[m]: store selected", S, 0, 9, 10, 4, 0, out.ctypes.data + 8 * k, 8, e),
+            want += [("x[m]: load selected element", L, 0, 5, 1, 0, 9, _dev(x) + 8 * e, 8, e),
+                     ("x[m]: store selected", S, 0, 9, 10, 4, 0, _dev(out) + 8 * k, 8, e),
                      ("x[m]: next output position", IA, 0, 10, 0, 0, 10, 0, 0, e)]
             k += 1
         want += latch("x[m]", 5, int(e < 3), e)
@@ -488,7 +490,7 @@ def test_boolean_mask_read_branches_per_element(mode):
 def test_integer_index_keeps_the_single_load(mode):
     x = np.array([10.0, 20.0])
     res, rows, _, _ = trace(K.gather, (x, 1), mode)
-    assert res.value == 20.0 and rows == [("x[idx]", L, 0, 2, 1, 0, 4, x.ctypes.data + 8, 8, -1)]
+    assert res.value == 20.0 and rows == [("x[idx]", L, 0, 2, 1, 0, 4, _dev(x) + 8, 8, -1)]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -504,7 +506,7 @@ def test_for_over_a_1d_array_loads_each_element(mode):
     want = [("s = 0.0", MV, 0, 0, 0, 0, 3, 0, 0, -1)]
     for e in range(3):
         want += [
-            ("v = next element of x", L, 0, 5, 1, 0, 4, x.ctypes.data + 8 * e, 8, e),
+            ("v = next element of x", L, 0, 5, 1, 0, 4, _dev(x) + 8 * e, 8, e),
             ("s += v", FA, 0, 3, 4, 0, 3, 0, 0, e),
             ("next v", IA, 0, 5, 0, 0, 5, 0, 0, e),
             ("for v in x", B, int(e < 2), 5, 0, 0, 0, 0, 0, e),
@@ -520,9 +522,9 @@ def test_enumerate_uses_the_counter_as_induction(mode):
     assert out.tolist() == [2.0, 3.0]
     # x=1 out=2 (ret 3), i=4, v=5, v + 1.0 -> 6
     assert rows[:5] == [
-        ("v = next element of x", L, 0, 4, 1, 0, 5, x.ctypes.data, 8, 0),
+        ("v = next element of x", L, 0, 4, 1, 0, 5, _dev(x), 8, 0),
         ("v + 1.0", FA, 0, 5, 0, 0, 6, 0, 0, 0),
-        ("out[i]", S, 0, 6, 4, 2, 0, out.ctypes.data, 8, 0),
+        ("out[i]", S, 0, 6, 4, 2, 0, _dev(out), 8, 0),
         ("next (i, v)", IA, 0, 4, 0, 0, 4, 0, 0, 0),
         ("for (i, v) in enumerate(x)", B, 1, 4, 0, 0, 0, 0, 0, 0),
     ]
@@ -535,7 +537,7 @@ def test_rows_of_a_2d_array_are_views(mode):
     res, rows, _, _ = trace(K.iterate_rows, (a,), mode)
     assert res.value == 6.0
     assert [(r[0], r[1]) for r in rows if "element of" in r[0]] == [("row = next element of a", Op.OTHER)] * 3
-    assert [r[7] for r in rows if r[1] == L] == [a.ctypes.data + 16 * e for e in range(3)]  # row[0]
+    assert [r[7] for r in rows if r[1] == L] == [_dev(a) + 16 * e for e in range(3)]  # row[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -544,7 +546,7 @@ def test_crc_over_bytes_has_its_loads(mode):
     table = np.array([(k * 2654435761) & 0xFFFFFFFF for k in range(256)], dtype=np.int64)
     res, rows, _, chunk = trace(K.crc_bytes, (data, table), mode)
     byte_loads = [r for r in rows if r[0] == "v = next element of data"]
-    assert [(r[7], r[8]) for r in byte_loads] == [(data.ctypes.data + e, 1) for e in range(8)]
+    assert [(r[7], r[8]) for r in byte_loads] == [(_dev(data) + e, 1) for e in range(8)]
     assert sum(r[1] == L for r in rows) == 16  # each byte and its table entry
     assert np.isin(chunk.op, [Op.LOAD, Op.STORE]).mean() == 16 / len(chunk) > 0.1
     crc = 0xFFFFFFFF
@@ -576,8 +578,8 @@ def _relative(chunk, arrays):
     done = np.zeros(len(addr), bool)
     for k, a in enumerate(arrays):
         span = a.itemsize + sum((n - 1) * abs(s) for n, s in zip(a.shape, a.strides)) if a.size else 1
-        inside = (chunk.size > 0) & (chunk.addr >= a.ctypes.data) & (chunk.addr < a.ctypes.data + span) & ~done
-        addr[inside] += (k + 1) * (1 << 50) - a.ctypes.data
+        inside = (chunk.size > 0) & (chunk.addr >= _dev(a)) & (chunk.addr < _dev(a) + span) & ~done
+        addr[inside] += (k + 1) * (1 << 50) - _dev(a)
         done |= inside
     return addr
 
@@ -612,7 +614,7 @@ def test_compiled_records_do_not_depend_on_chunk_size_and_match_interpreted(name
         for col in COLUMN_NAMES:
             if col != "addr":
                 assert np.array_equal(getattr(c, col), getattr(ci, col)), (name, mode, chunk_records, col)
-        known = want >= (1 << 50)  # temporaries: same offsets from the first address of their pc
+        known = want < DEVICE_BASE  # the inputs and results (temporaries: elsewhere in each mode)
         assert np.array_equal(got[known], want[known]), (name, mode, chunk_records)
         assert res.info.n_threads == res_i.info.n_threads and res.info.extra == res_i.info.extra
 
@@ -693,13 +695,13 @@ def _reference_map(a, b, out, threads=True):
             if not isinstance(v, np.ndarray):
                 continue
             off = out.ndim - v.ndim
-            addr = v.ctypes.data + sum((idx[off + d] if v.shape[d] != 1 else 0) * v.strides[d] for d in range(v.ndim))
+            addr = _dev(v) + sum((idx[off + d] if v.shape[d] != 1 else 0) * v.strides[d] for d in range(v.ndim))
             if threads or e == 0 or addr != prev[j]:
                 recs.append((Op.LOAD, addr, v.itemsize, 0, e))
             prev[j] = addr
         fp = out.dtype.kind in "fc"
         recs.append((_float_class(Op.FP_MUL, out.dtype) if fp else Op.INT_MUL, 0, 0, 0, e))
-        recs.append((Op.STORE, out.ctypes.data + sum(i * s for i, s in zip(idx, out.strides)), out.itemsize, 0, e))
+        recs.append((Op.STORE, _dev(out) + sum(i * s for i, s in zip(idx, out.strides)), out.itemsize, 0, e))
         recs.append((Op.INT_ALU, 0, 0, 0, e))
         recs.append((Op.BRANCH, 0, 0, int(e < n - 1), e))
     return recs
@@ -759,10 +761,10 @@ def test_slice_assignment_copies_the_computed_temporary(mode):
     want = []
     for e in range(2):
         want += [("a[1:-1]: load b[:-2] + b[2:]", L, 0, 11, 6, 0, 12, t[e], 8, e),
-                 ("a[1:-1]: store", S, 0, 12, 11, 1, 0, a.ctypes.data + 8 * (1 + e), 8, e)]
+                 ("a[1:-1]: store", S, 0, 12, 11, 1, 0, _dev(a) + 8 * (1 + e), 8, e)]
         want += latch("a[1:-1]", 11, int(e < 1), e)
     assert copy == want
-    assert rows[-1] == ("a[0]", S, 0, 1, 0, 0, 0, a.ctypes.data, 8, -1)
+    assert rows[-1] == ("a[0]", S, 0, 1, 0, 0, 0, _dev(a), 8, -1)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -773,7 +775,7 @@ def test_filling_a_slice_with_a_scalar_stores_only(mode):
     # a=1 (ret 2); induction 3; the constant has no register
     want = []
     for e in range(3):
-        want += [("a[:]: store", S, 0, 3, 1, 0, 0, a.ctypes.data + 8 * e, 8, e)] + latch("a[:]", 3, int(e < 2), e)
+        want += [("a[:]: store", S, 0, 3, 1, 0, 0, _dev(a) + 8 * e, 8, e)] + latch("a[:]", 3, int(e < 2), e)
     assert rows == want
 
 
@@ -786,7 +788,7 @@ def test_augmented_slice_updates_in_place(mode):
     assert [(r[1], r[7]) for r in rows if r[1] in (L, S)] == [
         x
         for e in range(2)
-        for x in ((L, a.ctypes.data + 8 + 8 * e), (L, b.ctypes.data + 8 * e), (S, a.ctypes.data + 8 + 8 * e))
+        for x in ((L, _dev(a) + 8 + 8 * e), (L, _dev(b) + 8 * e), (S, _dev(a) + 8 + 8 * e))
     ]
     assert [r[1] for r in rows if r[0] in ("a[1:]",)] == [Op.OTHER, Op.OTHER]  # the view and its write-back
 
@@ -797,10 +799,10 @@ def test_copies_of_views_read_the_view(mode):
     v = base[:, ::2]  # (3, 2), strides (32, 16): not contiguous
     res, rows, _, _ = trace(K.copies, (v,), mode)
     b, c, d = res.value
-    src = [base.ctypes.data + 32 * i + 16 * j for i in range(3) for j in range(2)]
+    src = [_dev(base) + 32 * i + 16 * j for i in range(3) for j in range(2)]
     for call, out in (("a.copy()", b), ("np.copy(a)", c), ("np.ascontiguousarray(a)", d)):
         assert [r[7] for r in rows if r[0] == f"{call}: load a"] == src
-        assert [r[7] for r in rows if r[0] == f"{call}: store"] == [out.ctypes.data + 8 * e for e in range(6)]
+        assert [r[7] for r in rows if r[0] == f"{call}: store"] == [_dev(out) + 8 * e for e in range(6)]
         np.testing.assert_array_equal(out, v)
     # a contiguous array is returned as it is: no copy, one OTHER record
     a = np.arange(3.0)
@@ -819,14 +821,14 @@ def test_constructors_store_each_element(mode):
     assert rows[:6] == [
         x
         for k in range(2)
-        for x in [("np.zeros(n): store", S, 0, 10, 3, 0, 0, z.ctypes.data + 8 * k, 8, k)]
+        for x in [("np.zeros(n): store", S, 0, 10, 3, 0, 0, _dev(z) + 8 * k, 8, k)]
         + latch("np.zeros(n)", 10, int(k < 1), k)
     ]
     ones = [r for r in rows if r[0].startswith("np.ones")]
-    assert [(r[7], r[8], r[9]) for r in ones if r[1] == S] == [(o.ctypes.data + 4 * k, 4, k) for k in range(4)]
-    assert [r[7] for r in rows if r[0] == "np.full(n, 7.0): store"] == [f.ctypes.data, f.ctypes.data + 8]
+    assert [(r[7], r[8], r[9]) for r in ones if r[1] == S] == [(_dev(o) + 4 * k, 4, k) for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.full(n, 7.0): store"] == [_dev(f), _dev(f) + 8]
     assert [(r[0], r[1], r[6]) for r in rows if r[0].startswith("np.empty")] == [("np.empty(n)", Op.OTHER, 7)]
-    assert [r[7] for r in rows if r[0] == "np.arange(n): store"] == [r.ctypes.data, r.ctypes.data + 8]
+    assert [r[7] for r in rows if r[0] == "np.arange(n): store"] == [_dev(r), _dev(r) + 8]
     assert len(rows) == 6 + 12 + 6 + 1 + 6 and not any(x[1] == L for x in rows)
 
 
@@ -835,16 +837,16 @@ def test_like_constructors_linspace_and_array():
     res, rows, _, _ = trace(K.more_constructors, (3, a), "interpreted")  # np.array(a) of an array is a copy
     lin, arr, ones = res.value
     assert [r[7] for r in rows if r[0] == "np.linspace(0.0, 1.0, n): store"] == [
-        lin.ctypes.data + 8 * k for k in range(3)
+        _dev(lin) + 8 * k for k in range(3)
     ]
-    assert [r[7] for r in rows if r[0] == "np.array(a): load a"] == [a.ctypes.data + 8 * k for k in range(4)]
-    assert [r[7] for r in rows if r[0] == "np.array(a): store"] == [arr.ctypes.data + 8 * k for k in range(4)]
-    assert [r[7] for r in rows if r[0] == "np.ones_like(a): store"] == [ones.ctypes.data + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.array(a): load a"] == [_dev(a) + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.array(a): store"] == [_dev(arr) + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.ones_like(a): store"] == [_dev(ones) + 8 * k for k in range(4)]
     res, rows, _, _ = trace(K.likes, (a,), "compiled")
     z, f = res.value
-    assert [r[7] for r in rows if r[0] == "np.zeros_like(a): store"] == [z.ctypes.data + 8 * k for k in range(4)]
+    assert [r[7] for r in rows if r[0] == "np.zeros_like(a): store"] == [_dev(z) + 8 * k for k in range(4)]
     fill = [r for r in rows if r[0] == "np.full_like(a, 3.0): store"]
-    assert [r[7] for r in fill] == [f.ctypes.data + 8 * k for k in range(4)] and f.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    assert [r[7] for r in fill] == [_dev(f) + 8 * k for k in range(4)] and f.tolist() == [[3.0, 3.0], [3.0, 3.0]]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -856,7 +858,7 @@ def test_fill_method_stores_the_value_register(mode):
     assert rows == [
         x
         for k in range(2)
-        for x in [("a.fill(v): store", S, 0, 2, 5, 1, 0, a.ctypes.data + 8 * k, 8, k)]
+        for x in [("a.fill(v): store", S, 0, 2, 5, 1, 0, _dev(a) + 8 * k, 8, k)]
         + latch("a.fill(v)", 5, int(k < 1), k)
     ]
 
@@ -873,16 +875,16 @@ def test_reductions_along_an_axis_thread_per_output_element(mode):
         want.append(("set up the accumulator", MV, 0, j))
         for i in range(2):
             want += [
-                ("load a", L, a.ctypes.data + 24 * i + 8 * j, j),
+                ("load a", L, _dev(a) + 24 * i + 8 * j, j),
                 ("accumulate", FA, 0, j),
                 ("next element", IA, 0, j),
                 ("loop over elements", B, 0, j),
             ]
-        want += [("store", S, s0.ctypes.data + 8 * j, j), ("next output element", IA, 0, j), ("loop over output "
+        want += [("store", S, _dev(s0) + 8 * j, j), ("next output element", IA, 0, j), ("loop over output "
                                                                                               "elements", B, 0, j)]
     assert col == want
-    assert [r[7] for r in rows if r[0] == "a.sum(1): load a"] == [a.ctypes.data + 8 * k for k in range(6)]
-    assert [r[7] for r in rows if r[0] == "a.sum(1): store"] == [s1.ctypes.data, s1.ctypes.data + 8]
+    assert [r[7] for r in rows if r[0] == "a.sum(1): load a"] == [_dev(a) + 8 * k for k in range(6)]
+    assert [r[7] for r in rows if r[0] == "a.sum(1): store"] == [_dev(s1), _dev(s1) + 8]
     assert not any(r[0].endswith(": result") for r in rows)  # array results: no MOVE of a scalar
 
 
@@ -904,9 +906,9 @@ def test_cumsum_stores_every_running_value(mode):
     want = [("np.cumsum(x): set up the accumulator", MV, 0, 0, 0, 0, 6, 0, 0, -1)]
     for e in range(4):
         want += [
-            ("np.cumsum(x): load x", L, 0, 4, 1, 0, 7, a.ctypes.data + 8 * e, 8, e),
+            ("np.cumsum(x): load x", L, 0, 4, 1, 0, 7, _dev(a) + 8 * e, 8, e),
             ("np.cumsum(x): accumulate", FA, 0, 6, 7, 0, 6, 0, 0, e),
-            ("np.cumsum(x): store", S, 0, 6, 4, 3, 0, out.ctypes.data + 8 * e, 8, e),
+            ("np.cumsum(x): store", S, 0, 6, 4, 3, 0, _dev(out) + 8 * e, 8, e),
         ] + latch("np.cumsum(x)", 4, int(e < 3), e)
     assert rows == want
     res, rows, _, _ = trace(K.scan_axis, (a,), mode)
@@ -1051,7 +1053,7 @@ def test_report_table_of_unexpanded_calls():
 
 
 def _addr(arr, idx):
-    return arr.ctypes.data + sum(i * s for i, s in zip(idx, arr.strides))
+    return _dev(arr) + sum(i * s for i, s in zip(idx, arr.strides))
 
 
 def _reference_dot(a, b, out):

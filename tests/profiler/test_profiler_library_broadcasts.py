@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import features
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
 
@@ -122,6 +123,6 @@ def test_broadcast_expressions_expand_to_independent_element_threads(case):
         assert np.array_equal(a[k], b[k]), (src, k)
     # addresses inside the operands are the same; temporaries may be allocated elsewhere
     for arr in (x for x in args if isinstance(x, np.ndarray)):
-        lo, hi = arr.ctypes.data, arr.ctypes.data + arr.nbytes
+        lo, hi = _dev(arr), _dev(arr) + arr.nbytes
         ina, inb = (a["addr"] >= lo) & (a["addr"] < hi), (b["addr"] >= lo) & (b["addr"] < hi)
         assert np.array_equal(ina, inb) and np.array_equal(a["addr"][ina], b["addr"][inb]), src

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from profiler_testing import load_source
 
 from profiler.instrument import merge_records
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import COLUMN_NAMES, MemorySink
 
@@ -30,8 +31,8 @@ def _records(fn, mode):
     chunk = sink.regions[0][2]
     cols = {name: getattr(chunk, name).copy() for name in COLUMN_NAMES}
     for arr in (x, y):
-        inside = (chunk.size > 0) & (chunk.addr >= arr.ctypes.data) & (chunk.addr < arr.ctypes.data + arr.nbytes)
-        cols["addr"][inside] -= arr.ctypes.data
+        inside = (chunk.size > 0) & (chunk.addr >= _dev(arr)) & (chunk.addr < _dev(arr) + arr.nbytes)
+        cols["addr"][inside] -= _dev(arr)
     return res.value, x, y, cols
 
 

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from profiler_testing import load_source
 
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
 
@@ -119,7 +120,7 @@ def test_generated_programs_compute_the_same_interpreted(tmp_path_factory, lines
     chunk.validate()
     # every memory record points into x, 8 bytes, 8-aligned
     mem = (chunk.op == Op.LOAD) | (chunk.op == Op.STORE)
-    base = x_tr.ctypes.data
+    base = _dev(x_tr)
     assert np.all((chunk.addr[mem] >= base) & (chunk.addr[mem] < base + 32) & ((chunk.addr[mem] - base) % 8 == 0)), src
     assert np.all(chunk.size[mem] == 8)
 
@@ -141,4 +142,4 @@ def test_generated_programs_same_records_in_both_modes(tmp_path_factory, lines, 
     for col in ("pc", "op", "taken", "src1", "src2", "src3", "dst", "size", "tid"):
         assert np.array_equal(getattr(ci, col), getattr(cc, col)), (col, src)
     mem = ci.size > 0
-    assert np.array_equal(ci.addr[mem] - x_i.ctypes.data, cc.addr[mem] - x_c.ctypes.data), src
+    assert np.array_equal(ci.addr[mem] - _dev(x_i), cc.addr[mem] - _dev(x_c)), src

@@ -10,6 +10,7 @@ import numpy as np
 import profiler_test_kernels as K
 import pytest
 
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import MemorySink, Op
 
@@ -31,7 +32,7 @@ def trace(fn, args, mode, **kw):
 def test_saxpy_records(mode):
     x = np.array([1.0, 2.0])
     y = np.array([10.0, 20.0])
-    px, py = x.ctypes.data, y.ctypes.data
+    px, py = _dev(x), _dev(y)
     res, rows, static = trace(K.saxpy, (3.0, x, y), mode)
     # registers: a=1 x=2 y=3 (ret 4), i=7; x[i] -> 8, a*x[i] -> 9, y[i] -> 10, sum -> 11
     body = lambda i: [  # noqa: E731
@@ -77,7 +78,7 @@ def test_a_python_float_with_float32_data_follows_each_mode():
 def test_stencil_2d_records_addresses_and_threads(mode):
     a = np.arange(12.0).reshape(3, 4)
     b = np.zeros((3, 4))
-    pa, pb = a.ctypes.data, b.ctypes.data
+    pa, pb = _dev(a), _dev(b)
     res, rows, _ = trace(K.stencil, (a, b), mode)
     # a=1 b=2, i=7, j=11; a.shape[0]-1 -> 6, a.shape[1]-1 -> 10, i-1 -> 12, a[i-1,j] -> 13, j+1 -> 14,
     # a[i,j+1] -> 15, sum -> 16. The prange loop and the j loop perfectly nested in it (no dependence
@@ -108,7 +109,7 @@ def test_stencil_2d_records_addresses_and_threads(mode):
 def test_branchy_loop_outcomes_and_jumps(mode):
     x = np.array([1.0, -2.0, -0.5])
     out = np.zeros(3, np.int32)
-    px, po = x.ctypes.data, out.ctypes.data
+    px, po = _dev(x), _dev(out)
     res, rows, _ = trace(K.branchy, (x, out), mode)
     # x=1 out=2 (ret 3), n=4, i=7, x[i] -> 9, cmp -> 8, second x[i] -> 11, cmp2 -> 10
     latch = lambda i, t: [("loop:next", Op.INT_ALU, 0, 7, 0, 0, 7, 0, 0, i), ("branch:loop", B, t, 7, 0, 0, 0, 0, 0, i)]  # noqa: E731
@@ -142,7 +143,7 @@ def test_branchy_loop_outcomes_and_jumps(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_pointer_chasing_dependences(mode):
     nxt = np.array([2, 0, 1], dtype=np.int64)
-    p = nxt.ctypes.data
+    p = _dev(nxt)
     res, rows, _ = trace(K.chase, (nxt, 0, 3), mode)
     # nxt=1 start=2 steps=3 (ret 4), k=5, s=6: each load's index is the previous load's destination. The
     # loop carries k from one iteration to the next, so it is no thread space: every tid is -1.
@@ -162,7 +163,7 @@ def test_pointer_chasing_dependences(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_reduction_carries_accumulator(mode):
     x = np.array([1.0, 2.0])
-    p = x.ctypes.data
+    p = _dev(x)
     res, rows, _ = trace(K.reduce_sum, (x,), mode)
     # x=1 (ret 2), total=3, i=6, x[i] -> 7
     assert rows == [
@@ -182,12 +183,12 @@ def test_call_into_njit_helper(mode):
     res, rows, static = trace(K.call_helper, (x, out), mode)
     # caller x=1 out=2 (ret 3), i=6, x[i] -> 10; callee sq: v=7 (ret 8), v*v -> 9
     assert rows == [
-        ("load", L, 0, 6, 1, 0, 10, x.ctypes.data, 8, 0),
+        ("load", L, 0, 6, 1, 0, 10, _dev(x), 8, 0),
         ("arg:v", Op.MOVE, 0, 10, 0, 0, 7, 0, 0, 0),
         ("call", Op.CALL, 0, 0, 0, 0, 0, 0, 0, 0),
         ("binop:*", Op.FP64_MUL, 0, 7, 7, 0, 9, 0, 0, 0),
         ("ret", Op.RET, 0, 9, 0, 0, 8, 0, 0, 0),
-        ("store", S, 0, 8, 6, 2, 0, out.ctypes.data, 8, 0),
+        ("store", S, 0, 8, 6, 2, 0, _dev(out), 8, 0),
         ("loop:next", Op.INT_ALU, 0, 6, 0, 0, 6, 0, 0, 0),
         ("branch:loop", B, 0, 6, 0, 0, 0, 0, 0, 0),
     ]
@@ -244,7 +245,7 @@ def test_negative_index_on_strided_fortran_view(mode):
     out = np.zeros(2)
     res, rows, _ = trace(K.strided, (v, out), mode)
     loads = [r for r in rows if r[1] == L]
-    expect = [v.ctypes.data + i * v.strides[0] + 2 * v.strides[1] for i in range(2)]
+    expect = [_dev(v) + i * v.strides[0] + 2 * v.strides[1] for i in range(2)]
     assert [r[7] for r in loads] == expect
     assert out.tolist() == [v[0, -1], v[1, -1]]
 
@@ -254,7 +255,7 @@ def test_float32_and_int16_sizes():
     y = np.zeros(2, dtype=np.float32)
     _, rows, _ = trace(K.saxpy, (np.float32(2.0), x, y), "interpreted")
     assert {r[8] for r in rows if r[1] in (L, S)} == {4}
-    assert [r[7] for r in rows if r[1] == S] == [y.ctypes.data, y.ctypes.data + 4]
+    assert [r[7] for r in rows if r[1] == S] == [_dev(y), _dev(y) + 4]
     _, rows_c, _ = trace(K.saxpy, (np.float32(2.0), x, np.zeros(2, np.float32)), "compiled")
     assert [r[:7] + r[8:] for r in rows_c] == [r[:7] + r[8:] for r in rows]
 
@@ -314,7 +315,7 @@ def test_modes_agree_on_every_record():
     def strip(rows, base_o):
         return [r[:7] + ((r[7] - base_o) if r[7] >= base_o and r[7] < base_o + 64 else r[7],) + r[8:] for r in rows]
 
-    assert strip(ri, out_i.ctypes.data) == strip(rc, out_c.ctypes.data)
+    assert strip(ri, _dev(out_i)) == strip(rc, _dev(out_c))
     assert out_i.tolist() == out_c.tolist()
 
 

@@ -10,6 +10,7 @@ import pytest
 import portcast
 from profiler.instrument import UnsupportedConstruct
 from profiler.markers import _state
+from profiler.runtime import device_address as _dev
 from profiler.session import profile_script, trace_function
 from profiler.trace import MemorySink, Op
 from profiler.tracefile import TraceDirectorySink, TraceFile
@@ -140,7 +141,7 @@ def test_exception_keeps_partial_trace_and_reraises_with_note(tmp_path, mode):
     assert not info.complete and info.error.startswith("ZeroDivisionError")
     # iterations 0 and 1 completed (5 records each: 2 ALU ops, the store, the latch); iteration 2 divides by 0
     stores = chunk.addr[chunk.op == Op.STORE]
-    assert stores.tolist() == [x.ctypes.data, x.ctypes.data + 8]
+    assert stores.tolist() == [_dev(x), _dev(x) + 8]
     assert x.tolist() == [5, 10, 0, 0]
     tf = TraceFile(files.written[0])
     assert not tf.info.complete and tf.n_records == len(chunk)

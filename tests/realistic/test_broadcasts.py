@@ -12,6 +12,7 @@ import realistic_programs as P
 
 import features
 from portcast.report import no_prediction_reason
+from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
 from profiler.trace import MemorySink
 
@@ -159,6 +160,6 @@ def test_broadcast_records_are_the_same_in_both_modes(fn, args):
     for k in ("pc", "op", "taken", "src1", "src2", "src3", "dst", "size", "tid"):
         assert np.array_equal(a[k], b[k]), k
     for arr in (x for x in args if isinstance(x, np.ndarray)):  # the inputs' addresses; temporaries may differ
-        lo, hi = arr.ctypes.data, arr.ctypes.data + arr.nbytes
+        lo, hi = _dev(arr), _dev(arr) + arr.nbytes
         ina, inb = (a["addr"] >= lo) & (a["addr"] < hi), (b["addr"] >= lo) & (b["addr"] < hi)
         assert np.array_equal(ina, inb) and np.array_equal(a["addr"][ina], b["addr"][inb])
