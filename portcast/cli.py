@@ -45,6 +45,23 @@ def _root(
                                  callback=_print_version, is_eager=True),
 ) -> None:
     """Estimate how much faster a region of CPU code would run on a GPU, and why."""
+    _quiet_library_warnings()
+
+
+#: Portcast's own packages: warnings raised from their lines are Portcast's business, not the user's
+OWN_MODULES = r"(portcast|profiler|features|predictor|gpu_models|kernels)(\.|$)"
+
+
+def _quiet_library_warnings() -> None:
+    """Keep the libraries' warnings about the user's data out of the output where Portcast's own code triggers
+    them: NumPy's RuntimeWarnings (overflow, division by zero, invalid values: what comes out is checked, and
+    reported in Portcast's words where it matters) and Matplotlib's missing-glyph warnings (a region name in a
+    script the plot font cannot draw). Filtered by the module whose line raised them, so the warnings of the
+    user's own script, while it runs, still reach stderr."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module=OWN_MODULES)
+    warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning, module=OWN_MODULES)
 
 
 def _plain_flags() -> None:
@@ -159,8 +176,70 @@ def _force_everywhere() -> None:
             wrap(info)
 
 
+#: (command, parameter) -> the extensions of the one format that output is written in; any other is refused
+#: before the command runs (commands that choose the format by the extension check their own: features,
+#: simulate, dvfs predict --counters-out, the measured and import commands)
+OUT_SUFFIXES = {
+    ("train", "out"): (".json",), ("predict", "out"): (".csv", ".json"),
+    ("evaluate aiwc", "out"): (".md",), ("evaluate aiwc", "csv"): (".csv",),
+    ("gpu-time train", "out"): (".json",), ("gpu-time train", "points"): (".csv",),
+    ("eiger fit", "out"): (".json",), ("eiger evaluate", "out"): (".md",),
+    ("scale train", "out"): (".json",), ("scale predict", "out"): (".csv",), ("scale place", "out"): (".csv",),
+    ("scale synthetic", "out"): (".csv", ".parquet"),
+    ("dvfs predict", "out"): (".csv", ".json"), ("dvfs evaluate", "out"): (".md",),
+    ("dvfs plot", "out"): (".png", ".svg"),
+    ("measured report", "csv"): (".csv",), ("measured correlate", "csv"): (".csv",),
+    ("measured correlate", "plot"): (".png",),
+}
+
+
+def _out_suffixes_everywhere() -> None:
+    """Refuse, with one line and before any work, an output file (:data:`OUT_SUFFIXES`) whose extension names
+    another format than the one the command writes there (``predict f.json --out p.parquet`` would otherwise
+    write CSV into a file whose name says Parquet)."""
+    import functools
+    import inspect
+    from pathlib import Path
+
+    from portcast.commands._common import UserError, check_output, user_errors
+
+    def wrap(info, name: str) -> None:
+        params = {p: sfx for (c, p), sfx in OUT_SUFFIXES.items() if c == name}
+        if not params:
+            return
+        fn = info.callback
+        sig = inspect.signature(fn, eval_str=True)
+
+        @functools.wraps(fn)
+        def checked(*args, **kwargs):
+            bound = sig.bind_partial(*args, **kwargs)
+            inputs = [v for n, v in bound.arguments.items() if n not in params and isinstance(v, Path)]
+            with user_errors():
+                for param, suffixes in params.items():
+                    out = bound.arguments.get(param)
+                    # an output that is one of the inputs is refused first, as that (whatever its name)
+                    check_output(out, inputs=inputs, force=True, what=f"--{param}")
+                    if out is not None and Path(out).suffix.lower() not in suffixes:
+                        got = Path(out).suffix or "no extension"
+                        raise UserError(f"--{param} {out}: {name} writes {' or '.join(suffixes)} there, not {got}")
+            return fn(*args, **kwargs)
+
+        checked.__signature__ = sig
+        info.callback = checked
+
+    def command_name(info) -> str:
+        return info.name or info.callback.__name__.replace("_", "-")
+
+    for info in app.registered_commands:
+        wrap(info, command_name(info))
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:
+            wrap(info, f"{group.name} {command_name(info)}")
+
+
 _plain_flags()
 _register_all()
+_out_suffixes_everywhere()
 _force_everywhere()
 _json_everywhere()
 

@@ -221,7 +221,11 @@ def check_gpu(gpu: str) -> None:
 
     try:
         load_config(gpu)
-    except (ConfigError, FileNotFoundError, ValueError):
+    except ConfigError as exc:
+        if gpu.endswith(".json") or Path(gpu).exists():  # a description file: what is wrong with it, and where
+            raise UserError(f"--gpu {gpu}: {exc}" if not str(exc).startswith(gpu) else str(exc)) from None
+        raise UserError(f"--gpu {gpu!r}: not a described GPU; choose one of {', '.join(preset_names())}") from None
+    except (FileNotFoundError, ValueError):
         raise UserError(f"--gpu {gpu!r}: not a described GPU; choose one of {', '.join(preset_names())}") from None
 
 

@@ -70,8 +70,10 @@ def read_json(path: str | os.PathLike, *, what: str = "JSON file", max_bytes: in
               max_depth: int = MAX_DEPTH) -> Any:
     """Decode the JSON file ``path``. Raises FileNotFoundError for a missing file and :class:`JsonFileError`
     (``"<path>: not a valid <what> (...)"``) for one that is not UTF-8 JSON, larger than ``max_bytes`` or
-    nested deeper than ``max_depth``."""
+    nested deeper than ``max_depth``, or a folder."""
     path = Path(path)
+    if path.is_dir():
+        raise JsonFileError(f"{path}: is a folder, not {_a(what)}")
     size = path.stat().st_size
     if size > max_bytes:
         raise JsonFileError(f"{path}: not {_a(what)} ({size:,} bytes; at most {max_bytes:,} are read)")

@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import math
 from typing import Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
@@ -300,6 +301,9 @@ class StaticTable:
     def from_json(cls, data: list[dict]) -> "StaticTable":
         """The table of a trace file's ``static`` list; raises :class:`TraceError` naming the entry and field of a
         malformed entry (the loop fields' consistency is checked by :func:`profiler.loops.LoopTable.of`)."""
+        if not isinstance(data, list):
+            shown = "null" if data is None else repr(data)
+            raise TraceError(f"the static table must be a list of entries, not {shown}")
         fields = {f.name for f in dataclasses.fields(StaticInstruction)}
         table = cls()
         for i, item in enumerate(data):
@@ -341,10 +345,34 @@ class RegionInfo:
 
     @classmethod
     def from_json(cls, data: dict) -> "RegionInfo":
+        """The region metadata of a trace file; a :class:`TraceError` naming the field whose value is not of its
+        type (a file written by hand or damaged: ``region: null``, ``extra: "zz"``)."""
+        if not isinstance(data, dict):
+            raise TraceError(f"region metadata must be an object, not {'null' if data is None else repr(data)}")
         fields = {f.name for f in dataclasses.fields(cls)}
         missing = {"name"} - set(data)
         if missing:
             raise TraceError(f"region metadata lacks field(s) {sorted(missing)}")
+        number, count, text = (int, float), (int,), (str,)
+        kinds = {"name": (text, False), "invocation": (count, False), "n_records": (count, False),
+                 "complete": ((bool,), False), "error": (text, True), "mode": (text, False),
+                 "portcast_version": (text, False), "wall_time_s": (number, True),
+                 "uninstrumented_time_s": (number, True), "parallel_loop": (text, True),
+                 "n_threads": (count, False), "source": (text, False), "extra": ((dict,), False)}
+        words = {number: "a finite number >= 0", count: "an integer >= 0", text: "a string", (bool,): "true or false",
+                 (dict,): "an object"}
+        for k, (types, nullable) in kinds.items():
+            if k not in data or (nullable and data[k] is None):
+                continue
+            v = data[k]
+            ok = isinstance(v, types) and (types == (bool,) or not isinstance(v, bool))
+            if ok and types is count:
+                ok = v >= 0
+            if ok and types is number:
+                ok = math.isfinite(v) and v >= 0
+            if not ok:
+                also = " or null" if nullable else ""
+                raise TraceError(f"region metadata field {k!r} = {v!r} is not {words[types]}{also}")
         return cls(**{k: v for k, v in data.items() if k in fields})
 
 

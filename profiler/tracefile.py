@@ -366,6 +366,8 @@ class TraceFile:
             blob = json.loads(meta[METADATA_KEY])
         except json.JSONDecodeError as exc:
             raise TraceError(f"{self.path}: trace metadata is not valid JSON ({exc})") from None
+        if not isinstance(blob, dict):
+            raise TraceError(f"{self.path}: trace metadata must be a JSON object, not {type(blob).__name__}")
         version = blob.get("schema_version")
         if isinstance(version, bool) or version not in READABLE_SCHEMA_VERSIONS:
             readable = ", ".join(str(v) for v in READABLE_SCHEMA_VERSIONS)
@@ -376,8 +378,8 @@ class TraceFile:
         missing = [c for c in COLUMN_NAMES if c not in names]
         if missing:
             raise TraceError(f"{self.path}: trace file lacks column(s) {missing}")
-        self.info = RegionInfo.from_json(blob.get("region", {}))
         try:
+            self.info = RegionInfo.from_json(blob.get("region", {}))
             self.static = StaticTable.from_json(blob.get("static", []))
             self.loops = LoopTable.of(self.static)  # checks the loop fields (docs/trace-format.md, "Loops")
         except TraceError as exc:

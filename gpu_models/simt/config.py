@@ -266,9 +266,40 @@ _INT_FIELDS = ("sm_count", "bus_bits", "schedulers_per_sm", "max_warps_per_sm", 
 _FLOAT_FIELDS = ("core_mhz", "mem_mhz", "transfers_per_clock", "l2_latency_ns", "l2_bytes_per_ns", "dram_latency_ns")
 
 
+#: The largest value each numeric field may take (a field path as in the error messages; ``ops.*`` for each
+#: operation class's latency and repeat). Far above any GPU built (the presets' largest values are 10 to 1000
+#: times smaller), low enough that the timing model's cycle counts, cache arrays and sweeps stay within memory
+#: and 64-bit integers: a description beyond them is a typing error, named with the file and the field.
+MAX_VALUE = {
+    "sm_count": 4096, "core_mhz": 100_000.0, "mem_mhz": 100_000.0, "bus_bits": 65_536, "transfers_per_clock": 64.0,
+    "schedulers_per_sm": 64, "max_warps_per_sm": 4096, "max_blocks_per_sm": 4096, "lanes": 1024,
+    "lsu_sectors_per_cycle": 1024, "l1_bytes": 1 << 30, "l1_ways": 1024, "l1_latency_cycles": 1_000_000,
+    "shared_latency_cycles": 1_000_000, "mshr_per_sm": 1_000_000, "store_queue_per_sm": 1_000_000,
+    "l2_bytes": 1 << 32, "l2_ways": 1024, "l2_latency_ns": 1e6, "l2_bytes_per_ns": 1e7, "dram_latency_ns": 1e6,
+    "link_gb_per_s": 1e6, "ops.*": 1_000_000, "power.v_min": 10.0, "power.v_max": 10.0,
+    "power.f_v_min_mhz": 100_000.0, "power.f_v_max_mhz": 100_000.0, "power.pj": 1e9,
+    "sweep.sm_counts": 4096, "sweep.core_mhz": 100_000.0, "sweep.mem_mhz": 100_000.0,
+}
+
+
+def _limit(field: str):
+    """The :data:`MAX_VALUE` entry of a field path (``lanes.fp`` -> ``lanes``, ``ops.FP_ADD[1]`` -> ``ops.*``,
+    ``sweep.core_mhz[3]`` -> ``sweep.core_mhz``)."""
+    base = field.split("[")[0]
+    if base.startswith("ops."):
+        return MAX_VALUE["ops.*"]
+    if base.startswith(("lanes.", "power.pj.")):
+        return MAX_VALUE[base.rsplit(".", 1)[0]]
+    return MAX_VALUE.get(base)
+
+
 def _pos(source: str, field: str, v, integer: bool):
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
         raise ConfigError(f"{source}: field {field!r} must be a positive number, got {v!r}")
+    top = _limit(field)
+    if top is not None and v > top:
+        shown = f"{top:g}" if isinstance(top, float) else str(top)
+        raise ConfigError(f"{source}: field {field!r} = {v!r} is out of range: at most {shown}")
     if integer:
         if v != int(v):
             raise ConfigError(f"{source}: field {field!r} must be an integer, got {v!r}")
@@ -351,6 +382,8 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         if k not in power:
             raise ConfigError(f"{source}: field 'power.{k}' is missing")
         pw[k] = _pos(source, f"power.{k}", power[k], False)
+    if pw["v_min"] > pw["v_max"]:
+        raise ConfigError(f"{source}: field 'power.v_min' = {pw['v_min']:g} is above 'power.v_max' = {pw['v_max']:g}")
     pj = power.get("pj")
     if not isinstance(pj, dict) or set(pj) != set(PJ_KEYS):
         raise ConfigError(f"{source}: field 'power.pj' must map exactly {', '.join(PJ_KEYS)} to energies")
@@ -359,6 +392,9 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         v = pj[k]
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
             raise ConfigError(f"{source}: field 'power.pj.{k}' must be a finite number >= 0, got {v!r}")
+        if v > MAX_VALUE["power.pj"]:
+            raise ConfigError(f"{source}: field 'power.pj.{k}' = {v!r} is out of range: "
+                              f"at most {MAX_VALUE['power.pj']:g}")
         pw["pj"][k] = float(v)
     kw["power"] = pw
     sweep = data["sweep"]
@@ -427,6 +463,8 @@ def load_config(name_or_path: str | Path) -> GPUConfig:
         path = PRESET_DIR / f"{text}.json"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such GPU description file")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a GPU description file (.json)")
     try:
         data = read_json(path, what="GPU description")
     except JsonFileError as exc:

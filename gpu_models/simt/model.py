@@ -41,7 +41,7 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 
 from gpu_models.dvfs.counter_record import CounterRecord
 from gpu_models.dvfs.timeline import Execution, derive_counters
-from gpu_models.simt.config import N_PIPES, SECTOR_BYTES, UNIT_FP, UNIT_FP64, UNIT_INT, UNIT_LSU, GPUConfig
+from gpu_models.simt.config import MAX_VALUE, N_PIPES, SECTOR_BYTES, UNIT_FP, UNIT_FP64, UNIT_INT, UNIT_LSU, GPUConfig
 from gpu_models.simt.threads import WarpStreams
 
 _INF = np.int64(1) << np.int64(62)
@@ -946,6 +946,8 @@ def simulate(streams: WarpStreams, cfg: GPUConfig, sm_count: int | None = None, 
     for label, v in (("sm_count", sm), ("core_mhz", f), ("mem_mhz", fm)):
         if not (v > 0 and math.isfinite(v)):
             raise ValueError(f"{label} must be positive, got {v}")
+        if v > MAX_VALUE[label]:
+            raise ValueError(f"{label} = {v:g} is out of range: at most {MAX_VALUE[label]:g}")
     args = _kernel_args(streams, cfg, sm, f, fm)
     stats, sm_end, *_ = _run(*args, -1)
     rec = None

@@ -176,6 +176,35 @@ def json_output(command: str, run) -> None:
 
 
 
+def warn(text: str) -> None:
+    """A warning line on stderr (``warning: ...``); while a command runs with ``--json`` it is also one of the
+    document's messages, so that a program reading the JSON sees it too."""
+    from rich.text import Text
+
+    line = f"warning: {text}"
+    if console.collected is not None:
+        console.collected.append(Text(line))
+    err_console.print(Text(line), highlight=False, soft_wrap=True)
+
+
+def warn_if_incomplete(*sources, info=None) -> None:
+    """Warn about every source that is a Portcast trace file of a region invocation that did not complete (it
+    raised, or was interrupted: metadata ``complete`` false): the numbers computed from it cover only the records
+    before it stopped. Other sources (scripts, tables, names) pass silently; ``info``: the one source's metadata
+    when the caller has read it already."""
+    from pathlib import Path
+
+    from profiler.tracefile import TraceFile, is_trace_file
+
+    for src in sources:
+        if src is None or not (info is not None or is_trace_file(src)):
+            continue
+        got = info if info is not None else TraceFile(src).info
+        if not got.complete:
+            warn(f"{Path(src)}: incomplete trace: region {got.name!r} #{got.invocation} did not complete "
+                 f"({got.error or 'no reason recorded'}); the numbers cover only what it recorded before it stopped")
+
+
 @contextlib.contextmanager
 def user_errors(*extra: type[BaseException]):
     """Print known input errors, and outputs that cannot be written, as ``error: ...`` and exit 2 instead of a

@@ -163,11 +163,11 @@ def _print_inputs(out, model, p) -> None:
     out.print(t)
 
 
-def print_region_summary(rows, written=()) -> None:
+def print_region_summary(rows, written=(), out=None) -> None:
     """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete (in a
     terminal narrower than the table, one small field/value table per invocation instead, so that no number
-    is cut)."""
-    out = console
+    is cut); on ``out`` (default: stdout's console)."""
+    out = out or console
     if out.width < 110:
         for info, counts in rows:
             mix = mix_fractions(counts)
@@ -196,22 +196,23 @@ def print_region_summary(rows, written=()) -> None:
             str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", as_text(info.mode),
             "yes" if info.complete else as_text(f"no ({info.error})"),
         )
-    console.print(table)
+    out.print(table)
     for p in written:
-        console.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
+        out.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
-def report_if_interrupted(setup: ProfileSetup):
+def report_if_interrupted(setup: ProfileSetup, json_out: bool = False):
     """On Ctrl-C (KeyboardInterrupt) inside the block: print the regions recorded so far and the files
     written (the region open at the interrupt is among them, marked incomplete), then exit with status 130
-    instead of a bare traceback or nothing at all. Either way the trace folder the run claimed is released
-    when the block ends (:meth:`ProfileSetup.close`)."""
+    instead of a bare traceback or nothing at all. With ``json_out`` all of it goes to stderr: stdout, which
+    carries the JSON document when a run ends, carries nothing when it is interrupted. Either way the trace
+    folder the run claimed is released when the block ends (:meth:`ProfileSetup.close`)."""
     try:
         yield
     except KeyboardInterrupt:
         if setup.summary.rows:
-            print_region_summary(setup.summary.rows, setup.written())
+            print_region_summary(setup.summary.rows, setup.written(), out=err_console if json_out else None)
             err_console.print("interrupted: the traces above are what was recorded; the region open at the "
                               "interrupt is marked incomplete", highlight=False, soft_wrap=True)
         else:
@@ -302,7 +303,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     from profiler.native.record import record_program
 
     setup = build_sinks(trace_dir, progress=progress, features=features, predict=predict, model=model, gpu=gpu)
-    with report_if_interrupted(setup):
+    with report_if_interrupted(setup, json_out=quiet):
         dec = record_program(program, setup.sinks, region=region, whole_program=whole, chunk_records=chunk_records,
                              stdout=2 if quiet else None)
     if not dec.regions:

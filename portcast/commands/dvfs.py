@@ -11,7 +11,7 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._common import UserError, console, user_errors, warn_if_incomplete
 from portcast.safe_text import as_text, escape
 
 dvfs_app = typer.Typer(
@@ -24,6 +24,7 @@ def _load(counters, base_mhz, gpu, block_size, regions):
     """:func:`portcast.pipeline.load_counter_records` with this command's status line."""
     from portcast.pipeline import load_counter_records
 
+    warn_if_incomplete(counters)
     return load_counter_records(counters, base_mhz, gpu, block_size, regions, status=console.status)
 
 

@@ -11,7 +11,7 @@ import typer
 from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_text
 
-from ._common import UserError, check_output, console, user_errors
+from ._common import UserError, check_output, console, user_errors, warn_if_incomplete
 
 
 class Format(str, Enum):
@@ -34,6 +34,7 @@ def _compute(paths: list[Path], chunk_records: int, quiet: bool):
         if not p.exists():
             raise UserError(f"{p}: no such trace file")
         files.append(TraceFile(p))
+        warn_if_incomplete(p, info=files[-1].info)
     rows, explanations = [], []
     total = sum(f.n_records for f in files)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -90,9 +91,30 @@ def _write_frame(df, fmt: Format, out: Optional[Path], index: bool, extra: dict,
     write_feature_table(frame, out, fmt.value, extra=extra)
 
 
+def _format_of(fmt: Optional[Format], out: Optional[Path]) -> Format:
+    """The format to write: ``--format``, else the one ``--out``'s extension names (.csv, .csv.gz, .json,
+    .parquet; any other extension: a text table), else a table on the terminal. A ``--format`` the extension
+    contradicts is refused (a text table in ``f.json`` would not read back as one)."""
+    if out is None:
+        return fmt or Format.table
+    from features.table import FeatureTableError, table_format
+
+    try:
+        named = Format(table_format(out))
+    except FeatureTableError:
+        named = Format.table
+    if fmt is None:
+        return named
+    if fmt is not named:
+        says = "a text table" if named is Format.table else named.value
+        raise UserError(f"--out {out}: the file name says {says}, --format says {fmt.value}")
+    return fmt
+
+
 def features_command(
     traces: List[Path] = typer.Argument(None, help="Portcast trace files (.parquet)."),
-    fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+    fmt: Optional[Format] = typer.Option(None, "--format", "-f", help="Output format (default: table; with --out, "
+                                         "the one its extension names: .csv, .json, .parquet, else a text table)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write to FILE instead of the terminal."),
     explain: bool = typer.Option(False, "--explain", help="Show the source lines behind locStrideOther, "
                                  "Lbdiv_32, warp_bdiv, warp_coalescing and footprint."),
@@ -104,11 +126,7 @@ def features_command(
     """Compute XAPP's, MICA's and the warp-level features of trace files (definitions: docs/features.md)."""
     with user_errors(ValueError):
         check_output(out, inputs=traces or (), force=force)
-        if out is not None and fmt is not Format.table:
-            from features.table import table_format
-
-            if table_format(out) != fmt.value:
-                raise UserError(f"--out {out}: the file name says {table_format(out)}, --format says {fmt.value}")
+        fmt = _format_of(fmt, out)
         if list_:
             _list_catalogue(fmt, out)
             return

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 import typer
 
-from portcast.commands._common import UserError, check_output, console, err_console, progress_bar, user_errors
+from portcast.commands._common import (
+    UserError,
+    check_output,
+    console,
+    err_console,
+    progress_bar,
+    user_errors,
+    warn_if_incomplete,
+)
 from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_text
 
@@ -219,7 +227,7 @@ def predict(
                                          "shipped speedup model, docs/predictor.md)."),
     id_column: Optional[str] = typer.Option(None, "--id-column", help="Column naming each row (default: "
                                                                       "region/name/kernel if present)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Also write predictions to this CSV."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write predictions to this file (.csv, or .json)."),
     quiet: bool = typer.Option(False, "--quiet", help="Only the table of predictions, no explanation."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
 ) -> None:
@@ -236,6 +244,7 @@ def predict(
         m = load_model(model)
         from portcast.pipeline import features_of_file
 
+        warn_if_incomplete(input)
         df = features_of_file(input)
         if df.empty:
             raise UserError(f"{input}: no rows")
@@ -275,7 +284,15 @@ def predict(
 
                 print_model_label(console, m)
         if out is not None:
-            atomic_write_text(out, res.to_csv(index=False))
+            if out.suffix.lower() == ".json":
+                import json
+
+                doc = {"format": "portcast.predictions", "schema_version": 1,
+                       "rows": [{"id": r["id"], "predicted_speedup": float(r["predicted_speedup"]),
+                                 "extrapolating": bool(r["extrapolating"])} for r in rows]}
+                atomic_write_text(out, json.dumps(doc, indent=2, allow_nan=False) + "\n")
+            else:
+                atomic_write_text(out, res.to_csv(index=False))
             console.print(f"wrote {escape(out)}", highlight=False)
 
 

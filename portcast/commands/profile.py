@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from portcast.commands._common import UserError, check_output, console, err_console, user_errors
+from portcast.commands._common import UserError, check_output, console, err_console, user_errors, warn_if_incomplete
 from portcast.commands._regions import (
     ProgressSink,
     finish_traces,
@@ -331,7 +331,7 @@ def register(app: typer.Typer) -> None:
             sinks, summary = setup.sinks, setup.summary
             # with --json stdout carries the report only: the user's own prints go to stderr
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
-            with report_if_interrupted(setup), quiet:
+            with report_if_interrupted(setup, json_out=json_out), quiet:
                 if function:
                     if script is not None:
                         raise UserError("give either SCRIPT or --function, not both")
@@ -392,6 +392,7 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             tf = TraceFile(file)
+            warn_if_incomplete(file, info=tf.info)
             counts = op_counts(tf.chunks())
             n = int(counts.sum())
         info = tf.info

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._common import UserError, console, user_errors, warn_if_incomplete
 from portcast.safe_text import as_text, escape
 
 scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scaling taxonomy (Greathouse & Loh).",
@@ -27,6 +27,7 @@ def _load(data, gpu, sweep, block_size, regions):
     from portcast.commands._streams import sweep_with_progress
     from portcast.pipeline import load_scaling_data
 
+    warn_if_incomplete(*([data] if isinstance(data, str) else data))
     return load_scaling_data(data, gpu, sweep, block_size, regions, status=console.status,
                              run_sweep=sweep_with_progress)
 
@@ -189,6 +190,7 @@ def place(
         if not base_value > 0:
             raise UserError(f"--base-value must be positive, got {base_value:g}")
         tf = TraceFile(trace)
+        warn_if_incomplete(trace, info=tf.info)
         x = counters_from_trace_chunks(tf.chunks())
         cl = model.choose_clusters(x[None])
         surf = model.predict_surface(x, base_value)

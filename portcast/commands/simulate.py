@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from portcast.commands._common import UserError, console, user_errors
+from portcast.commands._common import UserError, console, user_errors, warn_if_incomplete
 from portcast.commands._streams import load_streams, sweep_with_progress
 from portcast.safe_text import as_text, escape
 from profiler.atomic import atomic_write_json
@@ -99,6 +99,7 @@ def simulate_cmd(
         if counters_out is not None and counters_out.suffix.lower() not in (".json", ".csv"):
             raise UserError(f"--counters-out {counters_out}: use .json or .csv")
         grid = SweepGrid.parse(sweep, cfg) if sweep is not None else None
+        warn_if_incomplete(source)
         loaded = load_streams(source, block_size, regions=region, function=function, args=args,
                               script_args=script_args or (), mode=mode, trace_dir=trace_dir)
         runs = []
