@@ -314,6 +314,10 @@ def export_cmd(
     from profiler.atomic import atomic_write_text
 
     with _errors():
+        suffixes = {"c": (".c", ".h"), "python": (".py",), "json": (".json",)}.get(fmt)
+        if suffixes and out.suffix.lower() not in suffixes:
+            raise UserError(f"--out {out}: eiger export --format {fmt} writes {' or '.join(suffixes)} there, not "
+                            f"{out.suffix or 'no extension'}")
         est = load_model(model)
         if fmt == "c":
             atomic_write_text(out, export_c(est, name or "eiger_predict"))

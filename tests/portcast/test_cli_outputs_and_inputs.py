@@ -128,6 +128,8 @@ def test_predict_out_json_is_json(work):
     (["dvfs", "predict", "--counters", "tr/saxpy.0.parquet", "--targets", "700", "--out"], "d4.parquet",
      "dvfs predict writes .csv or .json there, not .parquet"),
     (["dvfs", "plot", "--kernel", "overlap-0", "--out"], "plot4.pdf", "dvfs plot writes .png or .svg there, not .pdf"),
+    (["eiger", "export", "m4.json", "-f", "python", "-o"], "m4.c",
+     "eiger export --format python writes .py there, not .c"),
 ])
 def test_an_out_in_a_format_the_command_does_not_write_is_refused_before_any_work(work, args, out, line):
     res = portcast(work, *args, out)
