@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from gpu_models.scaling.dataset import ScalingDataset
-from gpu_models.simt.config import GPUConfig
+from gpu_models.simt.config import MAX_VALUE, GPUConfig
 from gpu_models.simt.model import N_STATS, _kernel_args, _result, _run
 from gpu_models.simt.threads import WarpStreams
 
@@ -93,8 +93,9 @@ class SweepGrid:
         if len(parts) != 3:
             raise ValueError(f"--sweep must be 'default' or SM_COUNTS;CORE_MHZ;MEM_MHZ (comma lists), got {text!r}")
         out = []
-        for name, part, dflt, cast in zip(("SM counts", "core clocks", "memory clocks"), parts,
-                                          (d.sm_counts, d.core_mhz, d.mem_mhz), (int, float, float)):
+        for name, key, part, dflt, cast in zip(("SM counts", "core clocks", "memory clocks"),
+                                               ("sm_count", "core_mhz", "mem_mhz"), parts,
+                                               (d.sm_counts, d.core_mhz, d.mem_mhz), (int, float, float)):
             part = part.strip()
             if part in ("", "default"):
                 out.append(dflt)
@@ -103,6 +104,10 @@ class SweepGrid:
                 vals = tuple(cast(v) for v in part.split(","))
             except ValueError:
                 raise ValueError(f"--sweep: {name} must be a comma-separated list of numbers, got {part!r}") from None
+            top = MAX_VALUE[key]
+            bad = [v for v in vals if not (0 < v <= top)]
+            if bad:
+                raise ValueError(f"--sweep: {name} must be in (0, {top:g}], got {bad[0]:g}")
             out.append(vals)
         return cls(*out)
 

@@ -252,6 +252,14 @@ def test_an_sm_count_override_out_of_range_is_one_line(work):
     assert one_line(res) == "error: sm_count = 1e+12 is out of range: at most 4096"
 
 
+@pytest.mark.parametrize("sweep, line", [("1000000000000;700;924", "SM counts must be in (0, 4096], got 1e+12"),
+                                         ("8;1e300;924", "core clocks must be in (0, 100000], got 1e+300")])
+def test_a_sweep_out_of_range_is_one_line(work, sweep, line):
+    res = portcast(work, "simulate", "tr/saxpy.0.parquet", "--sweep", sweep)
+    assert res.returncode == 2
+    assert one_line(res) == f"error: --sweep: {line}"
+
+
 @pytest.mark.parametrize("args", [["simulate", "tr/saxpy.0.parquet", "--gpu", "gdir"],
                                   ["profile", ROOT / "examples" / "saxpy.py", "--gpu", "gdir", "--no-progress"]])
 def test_a_folder_as_the_gpu_file_is_one_line(work, args):
