@@ -145,7 +145,8 @@ def table_record(table) -> dict:
 def json_output(command: str, run) -> None:
     """Run a command with ``--json``: what it would print on stdout is kept (tables as records, other lines as
     messages) and printed as one JSON document when it ends normally; stdout carries nothing else (prints of
-    a profiled script go to stderr). Warnings and errors still go to stderr; a failing command prints no JSON."""
+    a profiled script go to stderr). Warnings and errors still go to stderr; a failing or interrupted command
+    prints no JSON (Ctrl-C: one line saying so on stderr, status 130)."""
     import json
     import sys
 
@@ -159,6 +160,10 @@ def json_output(command: str, run) -> None:
     except typer.Exit as exc:
         if exc.exit_code:
             raise
+    except KeyboardInterrupt:  # Ctrl-C: no document, and a line saying why
+        err_console.print(f"interrupted: portcast {command} stopped before it finished; nothing was printed",
+                          highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(130) from None
     finally:
         got, console.collected = console.collected, None
     tables, messages = [], []

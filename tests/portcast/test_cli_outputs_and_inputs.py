@@ -151,6 +151,14 @@ def test_ctrl_c_with_json_leaves_stdout_empty_and_says_what_was_recorded_on_stde
                          "is marked incomplete")
 
 
+def test_ctrl_c_in_a_script_simulate_runs_with_json_leaves_stdout_empty(work):
+    (work / "stopped.py").write_text(STOPS.replace('raise ValueError("bad row 40")', "raise KeyboardInterrupt"))
+    res = portcast(work, "simulate", "stopped.py", "--mode", "interpreted", "--json")
+    assert res.returncode == 130 and res.stdout == ""
+    assert res.stderr.splitlines()[-1] == ("interrupted: portcast simulate stopped before it finished; nothing was "
+                                           "printed")
+
+
 def test_a_failing_command_with_json_prints_nothing_on_stdout(work):
     res = portcast(work, "simulate", "tr/saxpy.0.parquet", "--gpu", "nope", "--json")
     assert res.returncode == 2 and res.stdout == ""
