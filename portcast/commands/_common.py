@@ -184,12 +184,12 @@ def json_output(command: str, run) -> None:
 def warn(text: str) -> None:
     """A warning line on stderr (``warning: ...``); while a command runs with ``--json`` it is also one of the
     document's messages, so that a program reading the JSON sees it too."""
-    from rich.text import Text
+    from portcast.safe_text import as_text
 
-    line = f"warning: {text}"
+    line = as_text(f"warning: {text}")  # never markup, control characters written out
     if console.collected is not None:
-        console.collected.append(Text(line))
-    err_console.print(Text(line), highlight=False, soft_wrap=True)
+        console.collected.append(line)
+    err_console.print(line, highlight=False, soft_wrap=True)
 
 
 def warn_if_incomplete(*sources, info=None) -> None:
