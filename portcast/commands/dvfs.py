@@ -25,7 +25,8 @@ def _load(counters, base_mhz, gpu, block_size, regions):
     from portcast.pipeline import load_counter_records
 
     warn_if_incomplete(counters)
-    return load_counter_records(counters, base_mhz, gpu, block_size, regions, status=console.status)
+    return load_counter_records(counters, base_mhz, gpu, block_size, regions,
+                                status=lambda text: console.status(as_text(text)))
 
 
 def _errors():

@@ -28,8 +28,8 @@ def _load(data, gpu, sweep, block_size, regions):
     from portcast.pipeline import load_scaling_data
 
     warn_if_incomplete(*([data] if isinstance(data, str) else data))
-    return load_scaling_data(data, gpu, sweep, block_size, regions, status=console.status,
-                             run_sweep=sweep_with_progress)
+    return load_scaling_data(data, gpu, sweep, block_size, regions,
+                             status=lambda text: console.status(as_text(text)), run_sweep=sweep_with_progress)
 
 
 def _errors():

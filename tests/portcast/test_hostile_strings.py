@@ -255,3 +255,13 @@ def test_the_console_writes_out_control_characters():
     c = _Console(file=buf, force_terminal=True, color_system="standard", width=80)
     c.print(Text("x\x1by"), "[bold]z[/]")
     assert "x\\x1by" in buf.getvalue() and "\x1b[1mz" in buf.getvalue()
+
+
+def test_dvfs_and_scale_of_a_hostile_trace(evil_trace, tmp_path):
+    """The other commands that read a trace: the DVFS models (counters from the SIMT model of the trace) and a
+    scaling model trained on the trace's sweep print and show the region's name as text too (their status
+    lines read it as markup before)."""
+    out, _ = _clean(_portcast("dvfs", "predict", "--counters", evil_trace, "--targets", "700"))
+    assert "r" + EVIL_SHOWN in out
+    _, err = _clean(_portcast("scale", "train", evil_trace, "--sweep", "4,8;700,1000;924", "-o", tmp_path / "m.json"))
+    assert "incomplete trace: region 'r\\x1b[31m" in err
