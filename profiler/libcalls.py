@@ -1003,12 +1003,23 @@ class InterpretedLib:
     def _scalar(self, P, fp) -> None:
         self.ibuf.L.append(int(P[P_SCALAR_F] if fp else P[P_SCALAR_I]))
 
+    def _typed_scalar(self, P, out, ops) -> None:
+        """An elementwise site the kernels do not expand (a 0-d operand among scalars gives a NumPy scalar): its
+        one record of the precision compiled code gives it (:class:`_ScalarRecord`: the operands' for a
+        comparison, else the result's); the integer record for values of no numeric type."""
+        try:
+            prec = _precision(*ops) if P[P_BYOPS] else _precision(out)
+        except (KeyError, TypeError):
+            self._scalar(P, False)
+            return
+        self.ibuf.L.append(int(P[(P_SCALAR_I, P_SCALAR_F, M_SCALAR_D)[prec]]))
+
     # -- elementwise ----------------------------------------------------------------------------------------
     def map(self, P, out, *ops) -> None:
         """Record an elementwise site whose result ``out`` is an ndarray (operands ``ops``)."""
         ok = _expandable(out) and all(_expandable(a) and a.ndim <= out.ndim or _is_number(a) for a in ops)
         if not ok:
-            self._scalar(P, False)
+            self._typed_scalar(P, out, ops)
             return
         mask = 0
         for j, a in enumerate(ops):

@@ -10,7 +10,7 @@ import linecache
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import features
@@ -94,6 +94,9 @@ def _trace(fn, args, mode):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(_cases())
+# a comparison of a float with a 0-d array gives a NumPy scalar: the interpreted site's one record took the
+# integer class where compiled code takes the operands' (FP64) one
+@example(("def f(a0, a1, a2):\n    return np.where(a0 > a1, a1, a2)\n", (0.5, np.array(2.0), np.array([[1.0]]))))
 def test_broadcast_expressions_expand_to_independent_element_threads(case):
     src, args = case
     fn = _function(src)
