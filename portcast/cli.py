@@ -52,6 +52,19 @@ def _root(
 OWN_MODULES = r"(portcast|profiler|features|predictor|gpu_models|kernels)(\.|$)"
 
 
+def _registered_commands():
+    """Every registered command: ``(typer's CommandInfo, its name as typed, "group command" in a group)``."""
+
+    def command_name(info) -> str:
+        return info.name or info.callback.__name__.replace("_", "-")
+
+    for info in app.registered_commands:
+        yield info, command_name(info)
+    for group in app.registered_groups:
+        for info in group.typer_instance.registered_commands:
+            yield info, f"{group.name} {command_name(info)}"
+
+
 def _quiet_library_warnings() -> None:
     """Keep the libraries' warnings about the user's data out of the output where Portcast's own code triggers
     them: NumPy's RuntimeWarnings (overflow, division by zero, invalid values: what comes out is checked, and
@@ -104,14 +117,8 @@ def _json_everywhere() -> None:
         with_json.__annotations__ = {**getattr(fn, "__annotations__", {}), "json_out": bool}
         info.callback = with_json
 
-    def command_name(info) -> str:
-        return info.name or info.callback.__name__.replace("_", "-")
-
-    for info in app.registered_commands:
-        wrap(info, command_name(info))
-    for group in app.registered_groups:
-        for info in group.typer_instance.registered_commands:
-            wrap(info, f"{group.name} {command_name(info)}")
+    for info, name in _registered_commands():
+        wrap(info, name)
 
 
 #: parameters that name files or folders a command writes
@@ -169,11 +176,8 @@ def _force_everywhere() -> None:
         checked.__annotations__ = {**getattr(fn, "__annotations__", {}), "force": bool}
         info.callback = checked
 
-    for info in app.registered_commands:
+    for info, _ in _registered_commands():
         wrap(info)
-    for group in app.registered_groups:
-        for info in group.typer_instance.registered_commands:
-            wrap(info)
 
 
 #: (command, parameter) -> the extensions of the one format that output is written in; any other is refused
@@ -227,14 +231,8 @@ def _out_suffixes_everywhere() -> None:
         checked.__signature__ = sig
         info.callback = checked
 
-    def command_name(info) -> str:
-        return info.name or info.callback.__name__.replace("_", "-")
-
-    for info in app.registered_commands:
-        wrap(info, command_name(info))
-    for group in app.registered_groups:
-        for info in group.typer_instance.registered_commands:
-            wrap(info, f"{group.name} {command_name(info)}")
+    for info, name in _registered_commands():
+        wrap(info, name)
 
 
 _plain_flags()

@@ -4,41 +4,13 @@ map (realistic_programs.py) and its negative twin, whose step loop carries the c
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import pytest
 import realistic_programs as P
+from test_realistic_programs import MODES, library_of, line_of, profile
 
-import features
 from portcast.report import no_prediction_reason
 from profiler.runtime import device_address as _dev
-from profiler.session import trace_function
-from profiler.trace import MemorySink
-
-MODES = ("interpreted", "compiled")
-SRC = inspect.getsource(P).splitlines()
-
-
-def line_of(tag: str) -> str:
-    """``file:line`` of the loop tagged ``# <- tag`` in realistic_programs.py."""
-    hits = [i + 1 for i, text in enumerate(SRC) if text.rstrip().endswith(f"# <- {tag}")]
-    assert len(hits) == 1, tag
-    return f"{P.__file__}:{hits[0]}"
-
-
-def profile(fn, args, mode):
-    fsink, msink = features.FeatureSink(), MemorySink()
-    res = trace_function(fn, args, sinks=[fsink, msink], mode=mode)
-    info, series = fsink.results[0]
-    assert info.mode == mode, f"{fn.__name__} did not run in {mode} mode"
-    return res, series, fsink.thread_spaces[0], msink.regions[0][2]
-
-
-def library_of(report):
-    """The NumPy operations that launched: (call, verdict, launches, threads)."""
-    return [(lp["header"], lp["verdict"], lp["launches"], lp["threads"]) for lp in report["loops"]
-            if lp["how"] == "library"]
 
 
 def rbf_1d(xs, centers, gamma):
