@@ -25,6 +25,7 @@ import numba
 import numpy as np
 import pandas as pd
 
+from kernels.measured.spec import FEATURES_LABEL
 from profiler.atomic import atomic_path
 from profiler.trace import Op
 
@@ -448,7 +449,7 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
     region whose threads all fit is simulated whole if it has at most :data:`WHOLE_RECORDS` thread records),
     so that a region of any size is simulated in bounded memory and time. A sample of more than
     :data:`SAMPLE_RECORDS` records falls back to a 1-SM slice, and past that the region is not simulated."""
-    params = spec.points[label] if label in spec.points else spec.test_point
+    params = spec.params(label)
     g, loc = spec.work(params)
     work = WorkSink()
     sinks: list[Any] = [work]
@@ -487,19 +488,21 @@ def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = No
 
 def selected_points(specs, labels: Iterable[str] | None = None,
                     max_global_work: int | None = None) -> list[tuple[Any, str]]:
-    """(port, label) pairs to trace: every port in ``specs`` at each of its points, or only at ``labels`` if
-    given (a point label for every port that has it, ``"test"`` for the port's test point, or
-    ``"<port>@<label>"`` for one port's point), without points of more than ``max_global_work`` work items."""
+    """(port, label) pairs to trace: every port in ``specs`` at each of its points (and its feature point, label
+    ``"features"``, if it has one), or only at ``labels`` if given (a point label for every port that has it,
+    ``"test"`` for the port's test point, or ``"<port>@<label>"`` for one port's point), without points of more
+    than ``max_global_work`` work items."""
     labels = list(labels) if labels is not None else None
     out = []
     for spec in specs:
-        mine = list(spec.points) if labels is None else [
+        extra = [FEATURES_LABEL] if spec.feature_point is not None else []
+        mine = list(spec.points) + extra if labels is None else [
             lab.split("@", 1)[1] if "@" in lab else lab for lab in labels
             if "@" not in lab or lab.split("@", 1)[0] == spec.name]
         for label in dict.fromkeys(mine):
-            if label != "test" and label not in spec.points:
+            if label not in ("test", *extra) and label not in spec.points:
                 continue
-            params = spec.test_point if label == "test" else spec.points[label]
+            params = spec.params(label)
             if max_global_work is None or spec.work(params)[0] <= max_global_work:
                 out.append((spec, label))
     return out
@@ -571,7 +574,7 @@ def merge_points_tables(tables: Iterable[pd.DataFrame], specs: dict) -> pd.DataF
         r = dup.iloc[0]
         raise ValueError(f"{r.port} at {r.point} is in more than one table")
     rank = {(name, label): (i, j) for i, (name, spec) in enumerate(specs.items())
-            for j, label in enumerate(list(spec.points) + ["test"])}
+            for j, label in enumerate([*spec.points, FEATURES_LABEL, "test"])}
     key = [rank.get((r.port, r.point), (len(specs), 0)) for r in both.itertuples(index=False)]
     order = sorted(range(len(both)), key=lambda i: key[i])
     return both.iloc[order].reset_index(drop=True)

@@ -1,4 +1,5 @@
-"""Collects the measured-kernel ports: every module of :mod:`kernels.measured` that defines ``KERNELS``."""
+"""Collects the measured-kernel ports: every module of :mod:`kernels.measured` and of its subpackages (one per
+source with many ports, e.g. ``kernels.measured.hecbench``) that defines ``KERNELS``."""
 
 from __future__ import annotations
 
@@ -14,15 +15,23 @@ _SKIP = {"spec", "registry"}
 def all_measured() -> dict[str, MeasuredKernel]:
     """Every measured-kernel port by name, in name order."""
     found: dict[str, MeasuredKernel] = {}
-    for mod in pkgutil.iter_modules(_path):
-        if mod.name.startswith("_") or mod.name in _SKIP:
-            continue
-        module = importlib.import_module(f"kernels.measured.{mod.name}")
+    for module in _modules(_path, "kernels.measured"):
         for spec in getattr(module, "KERNELS", ()):
             if spec.name in found:
                 raise ValueError(f"two measured kernels are named {spec.name!r}")
             found[spec.name] = spec
     return dict(sorted(found.items()))
+
+
+def _modules(path, prefix: str):
+    for mod in pkgutil.iter_modules(path):
+        if mod.name.startswith("_") or mod.name in _SKIP or mod.name == "data":
+            continue
+        module = importlib.import_module(f"{prefix}.{mod.name}")
+        if mod.ispkg:
+            yield from _modules(module.__path__, f"{prefix}.{mod.name}")
+        else:
+            yield module
 
 
 def get_measured(name: str) -> MeasuredKernel:

@@ -17,8 +17,14 @@ import numpy as np
 
 from ..spec import GpuPort, _as_tuple
 
-#: where the measured times come from
-SOURCES = ("aiwc", "amaris")
+#: where the measured times come from: AIWC (OpenCL, 2016 GPUs), Amaris (Rodinia CUDA, Kepler to Pascal),
+#: HeCBench on an RTX 3080 (gpuFLOPBench, Nsight Compute), BabelStream (K20 to A100) and KernelBench level 1
+#: (PyTorch eager, T4 to B200)
+SOURCES = ("aiwc", "amaris", "hecbench", "babelstream", "kernelbench")
+
+
+#: the label under which a port's ``feature_point`` is traced
+FEATURES_LABEL = "features"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +44,10 @@ class MeasuredKernel:
     columns of a point (None for AIWC, whose rows are labelled by the size name). ``separate_launches``: the
     region's parallel loops are separate kernel launches of the original (the FFT's passes); by default they
     are the barrier phases of one kernel (a work group's steps between barriers), so the measured time is one
-    launch however many parallel loops the trace shows.
+    launch however many parallel loops the trace shows. ``feature_point``: a smaller problem, not measured,
+    whose features (rates: instruction mix, strides, divergence) stand in for a measured point with more records
+    than the feature engine is given (``portcast measured trace --feature-records``); traced under the label
+    ``"features"`` and never paired with a measured time. Its work counts are not used.
     """
 
     source: str
@@ -55,6 +64,7 @@ class MeasuredKernel:
     atol: float = 1e-12
     data_sizes: Callable[[Mapping[str, Any]], tuple[int, int]] | None = None
     separate_launches: bool = False
+    feature_point: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         if self.source not in SOURCES:
@@ -63,11 +73,24 @@ class MeasuredKernel:
             raise ValueError(f"measured kernel {self.name!r}: data_sizes is required for Amaris ports only")
         if not self.points:
             raise ValueError(f"measured kernel {self.name!r}: no measured points")
+        if FEATURES_LABEL in self.points or "test" in self.points:
+            raise ValueError(f"measured kernel {self.name!r}: {FEATURES_LABEL!r} and 'test' are reserved labels")
 
     @property
     def name(self) -> str:
         """``"<source>/<application>/<kernel>"``, the port's key in the registry."""
         return f"{self.source}/{self.application}/{self.kernel}"
+
+    def params(self, label: str) -> Mapping[str, Any]:
+        """The parameters of a point label: a measured point, ``"test"`` or ``"features"``."""
+        if label in self.points:
+            return self.points[label]
+        if label == "test":
+            return self.test_point
+        if label == FEATURES_LABEL and self.feature_point is not None:
+            return self.feature_point
+        known = ", ".join([*self.points, "test"] + ([FEATURES_LABEL] if self.feature_point is not None else []))
+        raise KeyError(f"{self.name}: no point {label!r}; known: {known}")
 
     def check(self, cpu_result, gpu_result) -> None:
         """Raise AssertionError naming the kernel when the two results differ beyond tolerance."""
