@@ -30,7 +30,10 @@ GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40":
                "rtx4090": "Ada Lovelace", "h100": "Hopper", "gtx480": "Fermi"}
 
 #: the held-out splits of :func:`evaluate`
-SPLITS = ("application", "gpu", "pascal", "largest")
+SPLITS = ("application", "gpu", "pascal", "generation", "largest")
+
+#: generations the leave-one-generation-out split tests in turn (each on a model of every older generation)
+NEWER_GENERATIONS = ("Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell")
 
 
 def gpu_columns(preset) -> dict:
@@ -78,7 +81,8 @@ def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | Non
     d = d.rename(columns={f"f_{k}": k for k in RATE_FEATURES}).rename(columns={"local_work": "block_size"})
     g = pd.DataFrame([{"preset": p, **gpu_columns(p)} for p in sorted(d["preset"].unique())])
     d = d.merge(g, on="preset")
-    d["host_timer"] = (d["source"] == "aiwc").astype(float)
+    # AIWC times a host timer around the launch, KernelBench PyTorch's whole call: both include the launch
+    d["host_timer"] = d["source"].isin(["aiwc", "kernelbench"]).astype(float)
     d["generation"] = d["preset"].map(GENERATIONS)
     d = d.sort_values(["port", "point", "gpu"]).reset_index(drop=True)
     return _with_bounded_inputs(d, pts)
@@ -210,8 +214,10 @@ def fit_predict(variant, tr: pd.DataFrame, te: pd.DataFrame) -> np.ndarray:
 def folds(frame: pd.DataFrame, split: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """(name, training rows, test rows) of a split: ``application`` (leave one out), ``gpu`` (one SIMT preset,
     i.e. GPU model, out; both data sources), ``pascal`` (train on Kepler and Maxwell, test on Pascal) or
-    ``largest`` (extrapolation in size: every port's largest point, by trace records, is tested on a model
-    trained on every smaller point of every port; ports measured at one size only are left out)."""
+    ``generation`` (for each of :data:`NEWER_GENERATIONS` with rows: train on every strictly older generation,
+    test on that one) or ``largest`` (extrapolation in size: every port's largest point, by trace records, is
+    tested on a model trained on every smaller point of every port; ports measured at one size only are left
+    out)."""
     if split == "largest":
         size = frame.groupby(["port", "point"])["records"].first().reset_index()
         top = size.loc[size.groupby("port")["records"].idxmax()]
@@ -220,6 +226,18 @@ def folds(frame: pd.DataFrame, split: str) -> list[tuple[str, np.ndarray, np.nda
         largest = set(zip(top["port"], top["point"]))
         te_mask = np.array([k in largest for k in zip(frame["port"], frame["point"])], dtype=bool)
         return [("largest size", np.nonzero(~te_mask)[0], np.nonzero(te_mask)[0])]
+    if split == "generation":
+        from gpu_models.simt.config import GENERATION_ORDER
+
+        rank = {g: i for i, g in enumerate(GENERATION_ORDER)}
+        gen_rank = frame["generation"].map(rank).to_numpy()
+        out = []
+        for g in NEWER_GENERATIONS:
+            te = np.nonzero((frame["generation"] == g).to_numpy())[0]
+            tr = np.nonzero(gen_rank < rank[g])[0]
+            if len(te) and len(tr):
+                out.append((g, tr, te))
+        return out
     if split == "application":
         keys = frame["application"]
     elif split == "gpu":
@@ -250,7 +268,8 @@ def evaluate(frame: pd.DataFrame, names: Iterable[str] | None = None, splits: It
                 if progress:
                     progress(f"{split}: {fold}: {name}")
                 pred = fit_predict(table[name], frame.iloc[tr], frame.iloc[te])
-                part = frame.iloc[te][["port", "point", "gpu", "preset", "application", "measured_s"]].copy()
+                part = frame.iloc[te][["port", "point", "gpu", "preset", "application", "source", "generation",
+                                       "measured_s"]].copy()
                 part["variant"], part["split"], part["fold"], part["predicted_s"] = name, split, fold, pred
                 parts.append(part)
     return pd.concat(parts, ignore_index=True)
@@ -263,21 +282,24 @@ def _weighted(actual_speedup: np.ndarray, rel: np.ndarray) -> float:
     return float(np.mean(speedup_weights(actual_speedup) * np.abs(rel)))
 
 
-def score(pred: pd.DataFrame, cpu: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per (split, variant): pairs, median / mean absolute relative error of the GPU time, the median over
-    applications of each application's median error; with ``cpu`` (columns port, point, cpu_s): the errors of
-    the speedup (CPU time / GPU time), XAPP's weighted error (weights by the measured speedup's class) and the
-    port / don't-port accuracy (speedup > 1)."""
+def score(pred: pd.DataFrame, cpu: pd.DataFrame | None = None, by: Iterable[str] = ()) -> pd.DataFrame:
+    """Per (split, variant, and each of ``by``, e.g. ``source`` or ``fold``): pairs, median / mean absolute
+    relative error of the GPU time, the median over applications of each application's median error; with ``cpu``
+    (columns port, point, cpu_s): the errors of the speedup (CPU time / GPU time), XAPP's weighted error (weights
+    by the measured speedup's class) and the port / don't-port accuracy (speedup > 1)."""
     p = pred.copy()
     p["rel"] = p["predicted_s"] / p["measured_s"] - 1.0
     if cpu is not None:
         p = p.merge(cpu[["port", "point", "cpu_s"]], on=["port", "point"], how="left")
     rows = []
-    for (split, variant), g in p.groupby(["split", "variant"], sort=False):
+    keys = ["split", "variant", *by]
+    for key, g in p.groupby(keys, sort=False):
         ok = np.isfinite(g["predicted_s"].to_numpy()) & (g["predicted_s"].to_numpy() > 0)
         g = g[ok]
+        if g.empty:
+            continue
         e = np.abs(g["rel"].to_numpy())
-        row = {"split": split, "variant": variant, "pairs": len(g), "median_error": float(np.median(e)),
+        row = {**dict(zip(keys, key)), "pairs": len(g), "median_error": float(np.median(e)),
                "mean_error": float(np.mean(e)),
                "median_of_applications": float(g.assign(e=e).groupby("application")["e"].median().median())}
         if cpu is not None and g["cpu_s"].notna().any():
@@ -408,8 +430,10 @@ def provisional_predictions(frame: pd.DataFrame, points: pd.DataFrame, cpu: pd.D
     rows["predicted_s"] = rows["cpu_s"] / rows["speedup"]
     parts = []
     for split in splits:
-        keep = rows if split != "pascal" else rows[rows["generation"] == "Pascal"]
-        part = keep[["port", "point", "gpu", "preset", "application", "measured_s", "predicted_s"]].copy()
+        keep = (rows[rows["generation"] == "Pascal"] if split == "pascal"
+                else rows[rows["generation"].isin(NEWER_GENERATIONS)] if split == "generation" else rows)
+        part = keep[["port", "point", "gpu", "preset", "application", "source", "generation", "measured_s",
+                     "predicted_s"]].copy()
         part["variant"], part["split"], part["fold"] = PROVISIONAL, split, "all"
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
@@ -417,6 +441,7 @@ def provisional_predictions(frame: pd.DataFrame, points: pd.DataFrame, cpu: pd.D
 
 SPLIT_TITLES = {"application": "Leave one application out", "gpu": "Leave one GPU out",
                 "pascal": "Trained on Kepler and Maxwell, tested on Pascal",
+                "generation": "Leave one generation out: trained on every older generation, tested on each newer one",
                 "largest": "Trained on the smaller sizes, tested on every port's largest size"}
 
 
@@ -454,6 +479,18 @@ def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str, by: str = "f
     lines = ["| held out | pairs | median error | mean error |", "|---|---|---|---|"]
     for r in t.itertuples(index=False):
         lines.append(f"| {getattr(r, by)} | {r.pairs} | {100 * r.median:.0f}% | {100 * r.mean:.0f}% |")
+    return "\n".join(lines)
+
+
+def source_markdown(pred: pd.DataFrame, variant: str) -> str:
+    """Median and mean error of one variant per data source, under each split, as Markdown (one row per split
+    and source)."""
+    p = pred[pred["variant"] == variant].copy()
+    p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
+    lines = ["| split | source | pairs | applications | median error | mean error |", "|---|---|---|---|---|---|"]
+    for (split, source), g in p.groupby(["split", "source"], sort=False):
+        lines.append(f"| {SPLIT_TITLES.get(split, split)} | {source} | {len(g)} | {g['application'].nunique()} | "
+                     f"{100 * g['e'].median():.0f}% | {100 * g['e'].mean():.0f}% |")
     return "\n".join(lines)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numba
 import numpy as np
@@ -34,11 +34,31 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_POINTS = ROOT / "kernels" / "measured" / "data" / "measured_points.parquet"
 AIWC_DATA = ROOT / "predictor" / "data" / "aiwc" / "full_dat.csv.gz"
 AMARIS_DATA = ROOT / "kernels" / "measured" / "data" / "amaris" / "launches.parquet"
+HECBENCH_DATA = ROOT / "kernels" / "measured" / "data" / "hecbench" / "profiling-data.csv.gz"
+BABELSTREAM_DATA = ROOT / "kernels" / "measured" / "data" / "babelstream"
+KERNELBENCH_DATA = ROOT / "kernels" / "measured" / "data" / "kernelbench"
 WARP = 32
 #: the data's GPU names -> SIMT presets (gpu_models/simt/presets, docs/gpus.md)
 AIWC_GPUS = {"titanx": "titanx", "gtx1080": "gtx1080", "gtx1080ti": "gtx1080ti", "k20c": "k20", "k40c": "k40"}
 AMARIS_GPUS = {"GTX-680": "gtx680", "GTX-970": "gtx970", "GTX-980": "gtx980", "Quadro": "quadro_k5200",
                "Tesla-K20": "k20", "Tesla-K40": "k40", "Tesla-P100": "p100", "Titan": "gtxtitan", "TitanX": "titanx"}
+HECBENCH_GPUS = {"NVIDIA GeForce RTX 3080": "rtx3080"}
+#: BabelStream's "Using CUDA device ..." names
+BABELSTREAM_GPUS = {"Tesla K20m": "k20", "Tesla K20X": "k20x", "Tesla P100-PCIE-16GB": "p100",
+                    "Tesla V100-SXM2-16GB": "v100", "GeForce RTX 2080 Ti": "rtx2080ti",
+                    "A100-SXM4-40GB MIG 7g.40gb": "a100"}
+#: KernelBench timing files (``<folder>/<file>.json``) -> presets; the folder is the point label of the shapes
+KERNELBENCH_GPUS = {"before_2025-07/A100_modal": "a100", "before_2025-07/A100-80GB_modal": "a100_80gb",
+                    "before_2025-07/A10G_modal": "a10g", "before_2025-07/L4_modal": "l4",
+                    "before_2025-07/L40S_matx3": "l40s", "before_2025-07/L40S_modal": "l40s",
+                    "before_2025-07/T4_modal": "t4", "before_2025-07/H100_together": "h100_sxm",
+                    "before_2025-07/B200_together": "b200", "2026/H100_Modal": "h100_sxm",
+                    "2026/H100_PCIe_LambdaLabs": "h100_pcie"}
+#: the data's GPU names of every source -> presets
+DATA_GPUS = {"aiwc": AIWC_GPUS, "amaris": AMARIS_GPUS, "hecbench": HECBENCH_GPUS,
+             "babelstream": BABELSTREAM_GPUS, "kernelbench": KERNELBENCH_GPUS}
+#: bytes BabelStream counts per element of each kernel (float64 arrays read and written)
+BABELSTREAM_BYTES = {"copy": 16, "mul": 16, "add": 24, "triad": 24, "dot": 16}
 
 #: readable names of the data's GPUs (tables and plots)
 GPU_LABELS = {"gtx1080": "GTX 1080 (AIWC)", "gtx1080ti": "GTX 1080 Ti (AIWC)", "k20c": "K20c (AIWC)",
@@ -52,7 +72,8 @@ SECTOR = 32
 THREAD_MIX = {"thread_mem": (int(Op.LOAD), int(Op.STORE)),
               "thread_ctrl": (int(Op.BRANCH), int(Op.JUMP), int(Op.CALL), int(Op.RET)),
               "thread_fp": tuple(int(o) for o in Op if o.name.startswith("FP")),
-              "thread_fp64": tuple(int(o) for o in Op if o.name.startswith("FP64"))}
+              "thread_fp64": tuple(int(o) for o in Op if o.name.startswith("FP64")),
+              "thread_int": tuple(int(o) for o in Op if o.name.startswith("INT_"))}
 
 
 @numba.njit(cache=True)
@@ -92,9 +113,10 @@ class WorkSink:
       move at least once);
     * ``launch_sector_bytes``: the same counted per launch and summed over launches (what DRAM moves when
       no launch finds the data of an earlier one in a cache);
-    * ``thread_mem``, ``thread_ctrl``, ``thread_fp``, ``thread_fp64``: the threads' loads and stores, control
-      records (BRANCH, JUMP, CALL, RET), floating-point records (FP64 ones included) and FP64 records: the
-      instruction mix of the GPU kernel alone, which the host code around the launches does not dilute."""
+    * ``thread_mem``, ``thread_ctrl``, ``thread_fp``, ``thread_fp64``, ``thread_int``: the threads' loads and
+      stores, control records (BRANCH, JUMP, CALL, RET), floating-point records (FP64 ones included), FP64
+      records and integer arithmetic records (INT_ALU, INT_MUL, INT_DIV, INT_REM): the instruction mix of the
+      GPU kernel alone, which the host code around the launches does not dilute."""
 
     #: chunk intervals collected before they are merged with the region's (at least this many)
     merge_batch = 1 << 16
@@ -434,7 +456,7 @@ def _default_tracer() -> Callable:
 
 def data_gpus(source: str) -> dict:
     """The data's GPU names of ``source`` mapped to their SIMT presets."""
-    return AIWC_GPUS if source == "aiwc" else AMARIS_GPUS
+    return DATA_GPUS[source]
 
 
 def trace_point(spec, label: str, *, seed: int = 0, tracer: Callable | None = None,
@@ -611,7 +633,7 @@ def _fft_rows(aiwc: pd.DataFrame, spec, label: str) -> pd.DataFrame:
 
 
 def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None = None,
-                 amaris: pd.DataFrame | None = None) -> pd.DataFrame:
+                 amaris: pd.DataFrame | None = None, hecbench: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per traced point, Portcast's work against the data's counts.
 
     AIWC points: ``threads`` / ``workitems``; ``records`` / ``total_instruction_count`` (AIWC counts LLVM IR
@@ -621,11 +643,23 @@ def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None
     it): ``threads`` / grid x block; warp instructions (``thread_records`` / (32 x the lockstep SIMD
     efficiency ``warp_simdEfficiency`` when the features were traced, else / 32, a lower bound)) /
     ``inst_executed``; ``loads`` / ``gld_inst_32bit`` and ``stores`` /
-    ``gst_inst_32bit`` (Portcast's loads include the staging tiles a CUDA kernel keeps in shared memory)."""
-    aiwc = aiwc_counts() if aiwc is None else aiwc
+    ``gst_inst_32bit`` (Portcast's loads include the staging tiles a CUDA kernel keeps in shared memory).
+    HeCBench points (Nsight Compute on the RTX 3080): ``threads`` / grid x block; ``dram_ratio``: 32 x the
+    distinct sectors the threads touch / DRAM bytes moved; ``fp32_ratio``, ``fp64_ratio``: the threads' FP32 and
+    FP64 records / the FP32 and FP64 operations (an FMA counts 2 there, one multiply and one add record here);
+    ``int_ratio``: integer arithmetic records / integer instructions (which include the address arithmetic a
+    Python subscript hides). BabelStream points: ``bytes_ratio``: the distinct bytes the region touches / the
+    bytes BabelStream counts (exact: 1). KernelBench points: threads only (the data has no counts).
+    Feature points and test points are not in the table."""
+    sources = set(points.source)
+    aiwc = (aiwc_counts() if aiwc is None else aiwc) if "aiwc" in sources else None
+    hb = (hecbench_first_launches() if hecbench is None else hecbench).set_index(["application", "kernel"]) \
+        if "hecbench" in sources else None
     rows = []
     amaris_rows = None
     for r in points.itertuples(index=False):
+        if spec_point(specs, r) is None:
+            continue  # a feature point or the test point: nothing measured there
         spec = specs.get(r.port)
         base = {"port": r.port, "point": r.point, "threads": r.threads, "global_work": r.global_work}
         if r.source == "aiwc":
@@ -656,18 +690,135 @@ def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None
                          "load_ratio": r.loads / float(m.gld_inst_32bit.median()),
                          "store_ratio": r.stores / float(m.gst_inst_32bit.median()),
                          "records": r.records, "data_instructions": inst})
+        elif r.source == "hecbench" and (r.application, r.kernel) in hb.index:
+            h = hb.loc[(r.application, r.kernel)]
+            fp32 = r.thread_fp - r.thread_fp64
+            rows.append({**base, "data_threads": float(h.threads),
+                         "dram_ratio": _ratio(r.sector_bytes, h.dram_bytes),
+                         "fp32_ratio": _ratio(fp32, h.fp32_ops), "fp64_ratio": _ratio(r.thread_fp64, h.fp64_ops),
+                         "int_ratio": _ratio(getattr(r, "thread_int", float("nan")), h.int_ops),
+                         "records": r.records, "sector_bytes": r.sector_bytes, "data_dram_bytes": h.dram_bytes,
+                         "fp32_records": fp32, "data_fp32_ops": h.fp32_ops, "fp64_records": r.thread_fp64,
+                         "data_fp64_ops": h.fp64_ops, "int_records": getattr(r, "thread_int", float("nan")),
+                         "data_int_ops": h.int_ops})
+        elif r.source == "babelstream":
+            n = int(spec_point(specs, r)["n"])
+            counted = BABELSTREAM_BYTES[r.kernel] * n
+            rows.append({**base, "data_threads": float(r.global_work), "bytes_ratio": r.unique_bytes / counted,
+                         "unique_bytes": r.unique_bytes, "data_bytes": float(counted), "records": r.records})
+        elif r.source == "kernelbench":
+            rows.append({**base, "data_threads": float(r.global_work), "records": r.records,
+                         "unique_bytes": r.unique_bytes})
     return pd.DataFrame(rows)
 
 
-def measured_times(specs: dict, *, aiwc_path=None, amaris=None) -> pd.DataFrame:
+def _ratio(ours, theirs) -> float:
+    """``ours / theirs``; NaN where the data counts none (1.0 where neither counts any)."""
+    ours, theirs = float(ours), float(theirs)
+    if theirs > 0:
+        return ours / theirs
+    return 1.0 if ours == 0 else float("nan")
+
+
+def spec_point(specs: dict, r) -> Mapping | None:
+    """The parameters of a points-table row's measured point (None for a port not in ``specs``, a feature point
+    or the test point)."""
+    spec = specs.get(r.port)
+    return None if spec is None else spec.points.get(r.point)
+
+
+def hecbench_first_launches(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The first launch (first row in file order) of every kernel of the HeCBench CUDA programs measured on the
+    RTX 3080: ``application`` (the program without ``-cuda``), ``kernel``, ``point`` (the program's arguments,
+    ``"default"`` when it ran without), ``gpu``, ``measured_s`` (Nsight Compute's device time), ``threads`` and
+    ``block`` (grid x block, block), and the measured counts ``dram_bytes``, ``fp32_ops``, ``fp64_ops``,
+    ``int_ops`` (rates x time)."""
+    d = pd.read_csv(path or HECBENCH_DATA)
+    d = d[d.targetName.str.endswith("-cuda")]
+    d = d.groupby(["targetName", "kernelName"], as_index=False, sort=False).head(1)
+
+    def product(text: str) -> int:
+        return int(np.prod([int(v) for v in str(text).strip("()").split(",")]))
+
+    t = d.xtime.to_numpy(np.float64) * 1e-9
+    block = d["Block Size"].map(product).to_numpy(np.int64)
+    return pd.DataFrame({
+        "application": d.targetName.str[:-len("-cuda")].to_numpy(), "kernel": d.kernelName.to_numpy(),
+        "point": d.exeArgs.fillna("default").astype(str).to_numpy(), "gpu": d.device.to_numpy(),
+        "measured_s": t, "threads": d["Grid Size"].map(product).to_numpy(np.int64) * block, "block": block,
+        "dram_bytes": d.traffic.to_numpy(np.float64) * t, "fp32_ops": d.spPerf.to_numpy(np.float64) * t,
+        "fp64_ops": d.dpPerf.to_numpy(np.float64) * t, "int_ops": d.intops.to_numpy(np.float64)})
+
+
+def babelstream_results(folder: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Every (file, run) of the BabelStream result files: ``file``, ``gpu`` (the header's device name),
+    ``elements`` (float64 elements per array, a power of two), ``point`` (``"2^<k>"``), ``kernel`` (copy, mul,
+    add, triad, dot), ``mbytes_per_s`` and ``measured_s``: the fastest of the 100 runs, from the bandwidth column
+    (``bytes / (MBytes/sec x 10^6)``: the min-seconds column has only five decimals)."""
+    rows = []
+    for f in sorted(Path(folder or BABELSTREAM_DATA).glob("*.out")):
+        elements = gpu = None
+        for line in f.read_text(errors="replace").splitlines():
+            parts = line.split()
+            if line.startswith("Array size:"):
+                mb = float(parts[2])
+                elements = 1 << int(round(np.log2(mb * 1e6 / 8)))
+            elif line.startswith("Using CUDA device"):
+                gpu = line[len("Using CUDA device"):].strip()
+            elif parts and parts[0].lower() in BABELSTREAM_BYTES and len(parts) >= 5 and elements and gpu:
+                k = parts[0].lower()
+                mbps = float(parts[1])
+                rows.append({"file": f.name, "gpu": gpu, "elements": elements,
+                             "point": f"2^{int(np.log2(elements))}", "kernel": k, "mbytes_per_s": mbps,
+                             "measured_s": BABELSTREAM_BYTES[k] * elements / (mbps * 1e6)})
+    return pd.DataFrame(rows)
+
+
+def kernelbench_times(folder: str | os.PathLike | None = None) -> pd.DataFrame:
+    """Every level-1 problem time of the KernelBench timing files: ``point`` (the shapes' folder:
+    ``before_2025-07`` or ``2026``), ``file`` (the timing file's stem), ``gpu`` (``<point>/<file>``, the key
+    of :data:`KERNELBENCH_GPUS`), ``application`` (the problem's file stem), ``measured_s`` (the mean of the
+    100 calls; PyTorch eager, so with its launch overhead) and ``min_s``. The H100 PCIe file's
+    ``92_cumsum_exclusive`` is left out (its shapes differ from the problem file of its folder)."""
+    rows = []
+    root = Path(folder or KERNELBENCH_DATA)
+    for sub, point in (("sizes_before_2025-07", "before_2025-07"), ("sizes_2026", "2026")):
+        for f in sorted((root / sub).glob("*.json")):
+            level = json.loads(f.read_text()).get("level1", {})
+            for problem, t in sorted(level.items()):
+                app = problem[:-3] if problem.endswith(".py") else problem
+                if f.stem == "H100_PCIe_LambdaLabs" and app == "92_cumsum_exclusive":
+                    continue
+                rows.append({"point": point, "file": f.stem, "gpu": f"{point}/{f.stem}", "application": app,
+                             "measured_s": float(t["mean"]) * 1e-3, "min_s": float(t["min"]) * 1e-3})
+    return pd.DataFrame(rows)
+
+
+def measured_times(specs: dict, *, aiwc_path=None, amaris=None, hecbench=None, babelstream=None,
+                   kernelbench=None) -> pd.DataFrame:
     """Measured kernel time (seconds) of every port x point x GPU of the data: AIWC's median ``kernel_time``
     over its runs (microseconds in the file; a host timer around one enqueue and ``clFinish``, so it
-    includes the launch); Amaris's first launch of the size (nvprof's ``duration``, on the GPU)."""
+    includes the launch); Amaris's first launch of the size (nvprof's ``duration``, on the GPU); HeCBench's
+    first launch (Nsight Compute's device time on the RTX 3080 at its base clock); BabelStream's fastest run
+    of the size (median over the files of the same GPU); KernelBench's mean time per call (PyTorch eager, so
+    with its per-call overhead; the median over the files of the same GPU, e.g. two L40S files)."""
     rows = []
-    aiwc = pd.read_csv(aiwc_path or AIWC_DATA, usecols=["application", "kernel", "size", "device", "kernel_time"])
-    aiwc = aiwc[aiwc.device.isin(list(AIWC_GPUS))]
-    med = aiwc.groupby(["application", "kernel", "size", "device"]).kernel_time.median()
-    first = amaris_first_launches() if amaris is None else amaris
+    sources = {s.source for s in specs.values()}
+    if "aiwc" in sources:
+        aiwc = pd.read_csv(aiwc_path or AIWC_DATA, usecols=["application", "kernel", "size", "device", "kernel_time"])
+        aiwc = aiwc[aiwc.device.isin(list(AIWC_GPUS))]
+        med = aiwc.groupby(["application", "kernel", "size", "device"]).kernel_time.median()
+    if "amaris" in sources:
+        first = amaris_first_launches() if amaris is None else amaris
+    if "hecbench" in sources:
+        hb = (hecbench_first_launches() if hecbench is None else hecbench).set_index(["application", "kernel"])
+    if "babelstream" in sources:
+        bs = babelstream_results() if babelstream is None else babelstream
+        bs = bs.groupby(["kernel", "point", "gpu"]).measured_s.median()
+    if "kernelbench" in sources:
+        kb = kernelbench_times() if kernelbench is None else kernelbench
+        kb = kb.assign(preset=kb.gpu.map(KERNELBENCH_GPUS))
+        kb = kb.groupby(["application", "point", "preset"]).measured_s.median()
     for spec in specs.values():
         if spec.source == "aiwc":
             kernels = [spec.kernel]
@@ -680,13 +831,31 @@ def measured_times(specs: dict, *, aiwc_path=None, amaris=None) -> pd.DataFrame:
                     if vals:
                         rows.append({"port": spec.name, "point": label, "gpu": dev, "preset": preset,
                                      "measured_s": float(np.median(vals)) * 1e-6})
-        else:
+        elif spec.source == "amaris":
             for label, params in spec.points.items():
                 s1, s2 = spec.data_sizes(params)
                 m = first[(first.kernel == spec.kernel) & (first["input.size.1"] == s1) & (first["input.size.2"] == s2)]
                 for r in m.itertuples(index=False):
                     rows.append({"port": spec.name, "point": label, "gpu": r.gpu, "preset": AMARIS_GPUS[r.gpu],
                                  "measured_s": float(r.duration)})
+        elif spec.source == "hecbench":
+            if (spec.application, spec.kernel) in hb.index:
+                r = hb.loc[(spec.application, spec.kernel)]
+                if r.point in spec.points:
+                    rows.append({"port": spec.name, "point": r.point, "gpu": r.gpu, "preset": HECBENCH_GPUS[r.gpu],
+                                 "measured_s": float(r.measured_s)})
+        elif spec.source == "babelstream":
+            for label in spec.points:
+                for dev, preset in BABELSTREAM_GPUS.items():
+                    if (spec.kernel, label, dev) in bs.index:
+                        rows.append({"port": spec.name, "point": label, "gpu": dev, "preset": preset,
+                                     "measured_s": float(bs[(spec.kernel, label, dev)])})
+        elif spec.source == "kernelbench":
+            for label in spec.points:
+                for preset in sorted(set(KERNELBENCH_GPUS.values())):
+                    if (spec.application, label, preset) in kb.index:
+                        rows.append({"port": spec.name, "point": label, "gpu": preset, "preset": preset,
+                                     "measured_s": float(kb[(spec.application, label, preset)])})
     return pd.DataFrame(rows)
 
 
@@ -817,14 +986,32 @@ def faithfulness_by_application(f: pd.DataFrame) -> pd.DataFrame:
     for app, g in f.assign(application=f.port.map(application_of)).groupby("application", sort=True):
         same = int((g.threads == g.data_threads).sum())
         row = {"application": app, "points": len(g), "threads = data": "all" if same == len(g) else f"{same}",
-               "work ratio": f"{g.work_ratio.min():.2f}-{g.work_ratio.max():.2f}"}
+               "work ratio": (f"{g.work_ratio.min():.2f}-{g.work_ratio.max():.2f}"
+                              if "work_ratio" in g and g.work_ratio.notna().any() else "-")}
         if app.startswith("aiwc/"):
             row["footprint ratio / loads, stores"] = f"{g.footprint_ratio.min():.1f}-{g.footprint_ratio.max():.1f}"
+        elif app.startswith("hecbench/"):
+            row["footprint ratio / loads, stores"] = ", ".join(
+                f"{name} {_span(g[col])}" for name, col in (("DRAM", "dram_ratio"), ("FP32", "fp32_ratio"),
+                                                            ("FP64", "fp64_ratio"), ("int", "int_ratio"))
+                if g[col].notna().any())
+        elif app.startswith("babelstream/"):
+            row["footprint ratio / loads, stores"] = f"bytes {_span(g.bytes_ratio)}"
+        elif app.startswith("kernelbench/"):
+            row["footprint ratio / loads, stores"] = "-"
         else:
             row["footprint ratio / loads, stores"] = (f"loads {g.load_ratio.median():.1f}, "
                                                       f"stores {g.store_ratio.median():.1f}")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _span(values: pd.Series) -> str:
+    v = values.dropna()
+    if v.empty:
+        return "-"
+    lo, hi = float(v.min()), float(v.max())
+    return f"{lo:.2f}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}"
 
 
 def markdown_table(frame: pd.DataFrame) -> str:

@@ -118,7 +118,9 @@ def evaluate_cmd(
             "per-application.md",
             "\n\n".join(
                 [f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s, by=by)
-                 for s, by in (("application", "fold"), ("gpu", "fold"), ("largest", "application"))]
+                 for s, by in (("application", "fold"), ("gpu", "fold"), ("generation", "fold"),
+                               ("largest", "application"))]
+                + [f"**Per data source, {best}**\n\n" + G.source_markdown(pred, best)]
                 + [f"**{G.SPLIT_TITLES['application']}, {v}**\n\n" + G.per_fold_markdown(pred, v, "application")
                    for v in ("gradient boosting (all inputs)", "SIMT, per-GPU scale + constant") if v in names]
             )
