@@ -106,7 +106,7 @@ def make_inputs(params, seed):
     """The first launch: Chebyshev-1 nodes (``n``), ``nfun`` equispaced points, ``lmax = 0``. Deterministic
     (the original has no random input; ``seed`` is unused)."""
     n, nfun = int(params["n"]), int(params["nfun"])
-    return (np.zeros(1), np.full(n * nfun, np.nan), linspace(nfun), chebyshev1(n), n, nfun,
+    return (np.zeros(1), np.zeros(n * nfun), linspace(nfun), chebyshev1(n), n, nfun,
             work(params)[0])
 
 
