@@ -16,13 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from portcast.defaults import DEFAULT_GPU
 from portcast.measured_ports import ThreadRecordsSink, WorkSink, merge_intervals, sample_threads
 from profiler.trace import Op
 
 #: threads per block assumed for a region (the launch a port would most likely use)
 BLOCK_SIZE = 256
 #: the default target: the newest GPU with measured points in the model's training data
-DEFAULT_GPU = "p100"
 #: records a profiled region may keep for the SIMT estimate (about 45 bytes each while tracing, 280 in the
 #: warp streams: about 1.3 GB at most); past it a 1-SM slice, past that no estimate (and the model without it)
 PROFILE_SAMPLE_RECORDS = 4_000_000

@@ -99,6 +99,74 @@ def _grouped_union(ids, start, end):  # pragma: no cover - compiled
     return total
 
 
+@numba.njit(cache=True)
+def _chunk_counts(op, tid, size, last_tid, thread_ops, lid):  # pragma: no cover - compiled
+    """One pass over a chunk: records inside threads (their operation classes added to ``thread_ops``), LOAD and
+    STORE records and their bytes, the largest tid, and ``lid``: the launch of each record (0: the launch open
+    before the chunk, k: the k-th launch starting in it; a launch starts at a record with tid >= 0 after one
+    outside the thread space or with a larger tid)."""
+    inside = loads = stores = lb = sb = 0
+    top = -1
+    prev = last_tid
+    k = 0
+    for i in range(op.shape[0]):
+        t = tid[i]
+        o = op[i]
+        if t >= 0:
+            inside += 1
+            thread_ops[o] += 1
+            if t > top:
+                top = t
+            if prev < 0 or t < prev:
+                k += 1
+        lid[i] = k
+        prev = t
+        if o == _LOAD:
+            loads += 1
+            lb += size[i]
+        elif o == _STORE:
+            stores += 1
+            sb += size[i]
+    return inside, loads, stores, lb, sb, top
+
+
+@numba.njit(cache=True)
+def _memory_records(op, tid, size, addr, lid):  # pragma: no cover - compiled
+    """The byte ranges ``[a, e)`` of a chunk's LOAD and STORE records of positive size, and of those inside
+    threads their launch ids and sector ranges ``[s0, s1)``."""
+    n = 0
+    for i in range(op.shape[0]):
+        if (op[i] == _LOAD or op[i] == _STORE) and size[i] > 0:
+            n += 1
+    a = np.empty(n, np.int64)
+    e = np.empty(n, np.int64)
+    ids = np.empty(n, np.int64)
+    s0 = np.empty(n, np.int64)
+    s1 = np.empty(n, np.int64)
+    j = m = 0
+    for i in range(op.shape[0]):
+        if (op[i] == _LOAD or op[i] == _STORE) and size[i] > 0:
+            a[j] = addr[i]
+            e[j] = addr[i] + size[i]
+            j += 1
+            if tid[i] >= 0:
+                ids[m] = lid[i]
+                s0[m] = addr[i] // SECTOR
+                s1[m] = (addr[i] + size[i] - 1) // SECTOR + 1
+                m += 1
+    return a, e, ids[:m], s0[:m], s1[:m]
+
+
+@numba.njit(cache=True)
+def _mark_seen(tid, seen):  # pragma: no cover - compiled
+    for i in range(tid.shape[0]):
+        if tid[i] >= 0:
+            seen[tid[i]] = True
+
+
+_LOAD, _STORE = int(Op.LOAD), int(Op.STORE)
+
+
 class WorkSink:
     """A trace sink counting a region's work: logical threads, records (all, and those inside threads),
     LOAD and STORE records and their bytes, and the exact number of distinct bytes read or written (the
@@ -143,42 +211,27 @@ class WorkSink:
         if n == 0:
             return
         self._n += n
-        inthread = tid >= 0
-        self._in_threads += int(np.count_nonzero(inthread))
-        self._thread_ops += np.bincount(op[inthread], minlength=256)[:256]
-        inside = tid[inthread]
-        if len(inside):
-            top = int(inside.max()) + 1
-            if top > len(self._seen):
-                grown = np.zeros(max(top, 2 * len(self._seen)), bool)
-                grown[:len(self._seen)] = self._seen
-                self._seen = grown
-            self._seen[inside] = True
-        ld, st = op == int(Op.LOAD), op == int(Op.STORE)
-        self._loads += int(np.count_nonzero(ld))
-        self._stores += int(np.count_nonzero(st))
-        self._lb += int(size[ld].sum())
-        self._sb += int(size[st].sum())
-        mem = (ld | st) & (size > 0)
-        if mem.any():
-            a = addr[mem].astype(np.int64)
-            part = merge_intervals(a, a + size[mem].astype(np.int64))
+        lid = np.empty(n, np.int64)
+        inside, loads, stores, lb, sb, top = _chunk_counts(op, tid, size, self._last_tid, self._thread_ops, lid)
+        self._in_threads += inside
+        self._loads, self._stores, self._lb, self._sb = self._loads + loads, self._stores + stores, \
+            self._lb + lb, self._sb + sb
+        if top + 1 > len(self._seen):
+            grown = np.zeros(max(top + 1, 2 * len(self._seen)), bool)
+            grown[:len(self._seen)] = self._seen
+            self._seen = grown
+        if inside:
+            _mark_seen(tid, self._seen)
+        a, e, ids, s0, s1 = _memory_records(op, tid, size, addr, lid)
+        if len(a):
+            part = merge_intervals(a, e)
             self._pending.append(part)
             self._n_pending += len(part[0])
             if self._n_pending > max(len(self._start), self.merge_batch):  # amortised: a merge at least doubles
                 self._merge()
-        # launches and the sectors each touches
-        prev = np.empty(n, np.int64)
-        prev[0] = self._last_tid
-        prev[1:] = tid[:-1]
+        # launches and the sectors each touches (lid: 0 for the launch open before this chunk, if any, k for the
+        # k-th one starting in it)
         self._last_tid = int(tid[-1])
-        starts = inthread & ((prev < 0) | (tid < prev))
-        lid = np.cumsum(starts)  # 0: the launch open before this chunk (if any), k: the k-th one starting here
-        m = mem & inthread
-        ids = lid[m]
-        a = addr[m].astype(np.int64)
-        s0 = a // SECTOR
-        s1 = (a + size[m].astype(np.int64) - 1) // SECTOR + 1
         self._sectors.add(s0, s1)
         k = int(lid[-1])
         if k == 0:  # the open launch goes on

@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from portcast.defaults import DEFAULT_GPU
 from portcast.errors import UserError
 
 #: op-class groups of the instruction mix a region summary shows (``features.mix`` defines the features)
@@ -141,7 +142,7 @@ class ProfileSetup:
 
 
 def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: Optional[str] = None,
-            gpu: str = "p100", replace: bool = False, progress=None,
+            gpu: str = DEFAULT_GPU, replace: bool = False, progress=None,
             notify: Callable[[str], None] | None = None) -> ProfileSetup:
     """The sinks of a profile run: op-class summary, hot lines, ``progress`` (a sink, optional), Parquet traces
     under ``trace_dir`` (a folder of an earlier run, or one another run is writing to: this run's go to
@@ -809,7 +810,7 @@ def _trace_of(path: str, info) -> bool:
     return Path(path).name == region_file_name(info)
 
 
-def profile(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
+def profile(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto", baseline: bool = True,
             trace_dir: Optional[Path] = None, baseline_kind: str = "as-written", baseline_rule=None):
     """Profile a function (``target`` callable, called with ``args``) or a script (``target`` a path: its marked
@@ -875,7 +876,7 @@ def features(target, args: tuple | None = None, *, script_args: tuple = (), regi
     return pd.DataFrame([series.rename(f"{info.name} #{info.invocation}") for info, series in sink.results])
 
 
-def predict(target, args: tuple | None = None, *, gpu: str = "p100", model: Optional[str] = None,
+def predict(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto",
             baseline: bool = True, baseline_kind: str = "as-written", baseline_rule=None) -> list[RegionPrediction]:
     """The predicted GPU time on ``gpu`` of each region invocation of a call or script: one

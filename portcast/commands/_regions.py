@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
+from portcast.defaults import DEFAULT_GPU
 from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
 from portcast.safe_text import as_text, escape, visible
 
@@ -47,7 +48,7 @@ class ProgressSink:
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
                 replace: bool = False, predict: bool = False, model: Optional[str] = None,
-                gpu: str = "p100") -> ProfileSetup:
+                gpu: str = DEFAULT_GPU) -> ProfileSetup:
     """The sinks of a native run (:func:`portcast.pipeline.prepare`: summary counter, hot lines, optional
     progress, optional Parquet files): with ``predict``, the feature engine and the chosen model's sinks
     (``model``, ``gpu`` as for ``portcast profile``), exactly those of a Python profile run; else the feature
@@ -271,7 +272,7 @@ class NativeRun:
 
 def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,
                       trace_dir: Optional[Path] = None, features: bool = False, progress: bool = False,
-                      predict: bool = False, model: Optional[str] = None, gpu: str = "p100", verbose: bool = False,
+                      predict: bool = False, model: Optional[str] = None, gpu: str = DEFAULT_GPU, verbose: bool = False,
                       chunk_records: int = 1 << 20, no_region_error: Optional[str] = None,
                       quiet: bool = False) -> NativeRun:
     """Run ``program`` under the Valgrind tool, then print the per-region summary, features and prediction.

@@ -22,6 +22,7 @@ from portcast.commands._regions import (
     record_and_report,
     report_if_interrupted,
 )
+from portcast.defaults import DEFAULT_GPU
 from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
 from portcast.safe_text import as_text, escape, visible
 
@@ -253,8 +254,8 @@ def register(app: typer.Typer) -> None:
                                   "on measured GPU times. 'provisional' (or an XAPP speedup model file) predicts a "
                                   "speedup with the older model trained on simulated GPU times."),
         gpu: str = typer.Option(
-            "p100", "--gpu", help="Target GPU: a preset name (docs/gpus.md lists them) or a description .json; p100 "
-                                  "is the newest with measured points."),
+            DEFAULT_GPU, "--gpu", help="Target GPU: a preset name (docs/gpus.md lists them) or a description .json; "
+                                       f"default {DEFAULT_GPU}, a current GPU with measured kernel times."),
         baseline: Optional[bool] = typer.Option(
             None, "--baseline/--no-baseline",
             help="Time each function region untraced, on copies of the arguments, repeated until the runs agree: "
