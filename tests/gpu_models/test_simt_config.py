@@ -123,7 +123,7 @@ def test_version_1_descriptions_run_fp64_as_fp32_and_version_2_needs_the_fields(
         assert cfg.ops[f"FP64_{k}"] == cfg.ops[f"FP_{k}"]  # the FP_X entry: unit fp (sfu), as before
     unit, lat, ivl = cfg.op_tables()
     assert (unit[Op.FP64_MUL], lat[Op.FP64_MUL], ivl[Op.FP64_MUL]) == (unit[Op.FP_MUL], lat[Op.FP_MUL], ivl[Op.FP_MUL])
-    assert cfg.to_json()["schema_version"] == 2 and config_from_json(cfg.to_json()) == cfg
+    assert cfg.to_json()["schema_version"] == 3 and config_from_json(cfg.to_json()) == cfg
     with pytest.raises(ConfigError, match=r"new.json: field 'lanes' must map exactly int, fp, sfu, fp64 to lane "
                                           r"counts \(lacks fp64\)"):
         config_from_json({**old, "schema_version": 2}, "new.json")
@@ -135,5 +135,5 @@ def test_version_1_descriptions_run_fp64_as_fp32_and_version_2_needs_the_fields(
         config_from_json({**d, "lanes": {**d["lanes"], "fp64": 0}}, "x.json")
     with pytest.raises(ConfigError, match=r"x.json: field 'lanes.fp' must be an integer, got 0.5"):
         config_from_json({**d, "lanes": {**d["lanes"], "fp": 0.5}}, "x.json")
-    with pytest.raises(ConfigError, match=r"x.json: schema_version 3 is not readable \(reads 1 to 2\)"):
-        config_from_json({**d, "schema_version": 3}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: schema_version 4 is not readable \(reads 1 to 3\)"):
+        config_from_json({**d, "schema_version": 4}, "x.json")
