@@ -99,7 +99,11 @@ def test_shared_latency_is_optional_and_defaults_to_the_l1():
 # capability; GeForce GF100 1/8, the Quadro K5200's GK110B 1/24: docs/gpus.md, "Double precision")
 FP64_PER_SM = {"gtx480": 4, "gtx680": 8, "gtxtitan": 64, "k20": 64, "k40": 64, "quadro_k5200": 8, "gtx970": 4,
                "gtx980": 4, "titanx": 4, "gtx1080": 4, "gtx1080ti": 4, "p100": 32, "a100": 32, "h100": 64,
-               "rtx4090": 2}
+               "rtx4090": 2,
+               # issue 33: Kepler GK110 1/3, Volta and GA100/GH100 1/2, Turing 1/32, GA102 and Ada 1/64, B200 as
+               # published (1/2)
+               "k20x": 64, "v100": 32, "rtx2080ti": 2, "t4": 2, "rtx3080": 2, "a10g": 2, "l4": 2, "l40s": 2,
+               "a100_80gb": 32, "h100_sxm": 64, "h100_pcie": 64, "b200": 64}
 
 
 def test_every_preset_has_its_fp64_rate():
