@@ -21,13 +21,13 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
+from gpu_models.simt.config import preset_generations
 from predictor.gputime import RATE_FEATURES, WORK_KEYS, GpuTimeModel, design
 
-#: GPU generations of the presets with measured points (for the Pascal hold-out and the extrapolation note)
-GENERATIONS = {"gtx680": "Kepler", "gtxtitan": "Kepler", "k20": "Kepler", "k40": "Kepler",
-               "quadro_k5200": "Kepler", "gtx970": "Maxwell", "gtx980": "Maxwell", "titanx": "Maxwell",
-               "gtx1080": "Pascal", "gtx1080ti": "Pascal", "p100": "Pascal", "a100": "Ampere",
-               "rtx4090": "Ada Lovelace", "h100": "Hopper", "gtx480": "Fermi"}
+#: preset -> GPU generation, for every preset (for the Pascal hold-out and the extrapolation note): the presets' own
+#: ``generation`` field, read once at import (``gpu_models.simt.config.preset_generations``; their order, oldest
+#: first: ``gpu_models.simt.config.GENERATION_ORDER``)
+GENERATIONS = preset_generations()
 
 #: the held-out splits of :func:`evaluate`
 SPLITS = ("application", "gpu", "pascal", "generation", "largest")

@@ -1,11 +1,16 @@
 """GPU descriptions for the SIMT timing model: a frozen record read from JSON (``presets/*.json``).
 
-A description (schema ``portcast.simt.gpu``, version 2) holds:
+A description (schema ``portcast.simt.gpu``, version 3) holds:
 
 =========================  ====================================================================================
 field                      meaning
 =========================  ====================================================================================
 name, description          identification
+generation                 optional: the GPU's architecture generation, one of :data:`GENERATION_ORDER`
+                           ("Fermi" ... "Blackwell"); absent: ``None`` (unknown). Every preset has it; the
+                           GPU-time model's generation splits (``portcast.gputime_training.GENERATIONS``) read it
+release_year               optional: the year the GPU (the board described) was released, an integer; absent:
+                           ``None``
 sm_count                   streaming multiprocessors (SMs)
 core_mhz, mem_mhz          nominal core clock and memory clock (MHz)
 bus_bits                   DRAM bus width in bits
@@ -53,6 +58,11 @@ a file still reads: each FP64_X class gets its FP_X entry, ``lanes.fp64`` = ``la
 rate), and traces of either version give the times they gave. A version-2 description must have all of them;
 one it lacks is an error naming the file and the field. A description without ``schema_version`` is read as
 the current version.
+
+Version 3 adds the optional ``generation`` and ``release_year``. A file of version 1 or 2 written before them
+reads with both ``None`` (one that has them anyway reads them: nothing else changed); a version-2 reader rejects
+the fields as unknown, hence the new version, which such a reader refuses with a clear message. The presets are
+written in version 3 with both.
 """
 
 from __future__ import annotations
@@ -68,7 +78,13 @@ from profiler.jsonfile import JsonFileError, read_json
 from profiler.trace import FP64_OFFSET, FP64_OPS, Op
 
 SCHEMA = "portcast.simt.gpu"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: NVIDIA GPU architecture generations, oldest first: the values ``generation`` may take, in the order
+#: leave-one-generation-out and "train on everything older" splits walk them
+GENERATION_ORDER = ("Fermi", "Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper",
+                    "Blackwell")
+#: the first and last release years a description may give (a typing error outside)
+RELEASE_YEARS = (2000, 2100)
 PRESET_DIR = Path(__file__).resolve().parent / "presets"
 
 #: Pipeline units, in the order of the unit index used by the timing kernel: the per-scheduler pipelines
@@ -160,6 +176,8 @@ class GPUConfig:
     description: str = ""
     shared_latency_cycles: int | None = None
     link_gb_per_s: float | None = None
+    generation: str | None = None
+    release_year: int | None = None
 
     def __post_init__(self) -> None:
         if self.shared_latency_cycles is None:
@@ -336,7 +354,7 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     if ver == 1:
         data = _with_version_1_defaults(data)
     fields = {f.name for f in dataclasses.fields(GPUConfig)}
-    required = fields - {"description", "shared_latency_cycles", "link_gb_per_s"}
+    required = fields - {"description", "shared_latency_cycles", "link_gb_per_s", "generation", "release_year"}
     missing = sorted(required - set(data))
     if missing:
         raise ConfigError(f"{source}: missing field(s) {', '.join(missing)}")
@@ -352,6 +370,19 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         kw["shared_latency_cycles"] = _pos(source, "shared_latency_cycles", data["shared_latency_cycles"], True)
     if data.get("link_gb_per_s") is not None:
         kw["link_gb_per_s"] = _pos(source, "link_gb_per_s", data["link_gb_per_s"], False)
+    if data.get("generation") is not None:
+        gen = data["generation"]
+        if gen not in GENERATION_ORDER:
+            raise ConfigError(f"{source}: field 'generation' must be one of {', '.join(GENERATION_ORDER)}, "
+                              f"got {gen!r}")
+        kw["generation"] = gen
+    if data.get("release_year") is not None:
+        year = data["release_year"]
+        lo, hi = RELEASE_YEARS
+        if isinstance(year, bool) or not isinstance(year, int) or not lo <= year <= hi:
+            raise ConfigError(f"{source}: field 'release_year' must be an integer year from {lo} to {hi}, "
+                              f"got {year!r}")
+        kw["release_year"] = year
     lanes = data["lanes"]
     if not isinstance(lanes, dict) or set(lanes) != set(PIPES):
         missing = sorted(set(PIPES) - set(lanes)) if isinstance(lanes, dict) else []
@@ -438,6 +469,51 @@ def preset_names() -> list[str]:
     list of str
     """
     return sorted(p.stem for p in PRESET_DIR.glob("*.json"))
+
+
+def preset_generations() -> dict[str, str]:
+    """The ``generation`` of every vendored preset (:func:`preset_names`), read from the files.
+
+    Returns
+    -------
+    dict of str to str
+        preset name -> generation (one of :data:`GENERATION_ORDER`).
+
+    Raises
+    ------
+    ConfigError
+        A preset without ``generation`` (every vendored preset must have one).
+    """
+    out = {}
+    for name in preset_names():
+        gen = load_config(name).generation
+        if gen is None:
+            raise ConfigError(f"{PRESET_DIR / (name + '.json')}: field 'generation' is missing (every preset has one)")
+        out[name] = gen
+    return out
+
+
+def generations_up_to(generation: str) -> tuple[str, ...]:
+    """The generations of :data:`GENERATION_ORDER` from the oldest to ``generation`` included (the training side
+    of a "train on everything older, test on this one" split is the tuple without its last entry).
+
+    Parameters
+    ----------
+    generation : str
+        One of :data:`GENERATION_ORDER`.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An unknown generation.
+    """
+    if generation not in GENERATION_ORDER:
+        raise ValueError(f"unknown GPU generation {generation!r}; known: {', '.join(GENERATION_ORDER)}")
+    return GENERATION_ORDER[:GENERATION_ORDER.index(generation) + 1]
 
 
 def load_config(name_or_path: str | Path) -> GPUConfig:

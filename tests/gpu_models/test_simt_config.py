@@ -99,7 +99,11 @@ def test_shared_latency_is_optional_and_defaults_to_the_l1():
 # capability; GeForce GF100 1/8, the Quadro K5200's GK110B 1/24: docs/gpus.md, "Double precision")
 FP64_PER_SM = {"gtx480": 4, "gtx680": 8, "gtxtitan": 64, "k20": 64, "k40": 64, "quadro_k5200": 8, "gtx970": 4,
                "gtx980": 4, "titanx": 4, "gtx1080": 4, "gtx1080ti": 4, "p100": 32, "a100": 32, "h100": 64,
-               "rtx4090": 2}
+               "rtx4090": 2,
+               # issue 33: Kepler GK110 1/3, Volta and GA100/GH100 1/2, Turing 1/32, GA102 and Ada 1/64, B200 as
+               # published (1/2)
+               "k20x": 64, "v100": 32, "rtx2080ti": 2, "t4": 2, "rtx3080": 2, "a10g": 2, "l4": 2, "l40s": 2,
+               "a100_80gb": 32, "h100_sxm": 64, "h100_pcie": 64, "b200": 64}
 
 
 def test_every_preset_has_its_fp64_rate():
@@ -123,7 +127,7 @@ def test_version_1_descriptions_run_fp64_as_fp32_and_version_2_needs_the_fields(
         assert cfg.ops[f"FP64_{k}"] == cfg.ops[f"FP_{k}"]  # the FP_X entry: unit fp (sfu), as before
     unit, lat, ivl = cfg.op_tables()
     assert (unit[Op.FP64_MUL], lat[Op.FP64_MUL], ivl[Op.FP64_MUL]) == (unit[Op.FP_MUL], lat[Op.FP_MUL], ivl[Op.FP_MUL])
-    assert cfg.to_json()["schema_version"] == 2 and config_from_json(cfg.to_json()) == cfg
+    assert cfg.to_json()["schema_version"] == 3 and config_from_json(cfg.to_json()) == cfg
     with pytest.raises(ConfigError, match=r"new.json: field 'lanes' must map exactly int, fp, sfu, fp64 to lane "
                                           r"counts \(lacks fp64\)"):
         config_from_json({**old, "schema_version": 2}, "new.json")
@@ -135,5 +139,5 @@ def test_version_1_descriptions_run_fp64_as_fp32_and_version_2_needs_the_fields(
         config_from_json({**d, "lanes": {**d["lanes"], "fp64": 0}}, "x.json")
     with pytest.raises(ConfigError, match=r"x.json: field 'lanes.fp' must be an integer, got 0.5"):
         config_from_json({**d, "lanes": {**d["lanes"], "fp": 0.5}}, "x.json")
-    with pytest.raises(ConfigError, match=r"x.json: schema_version 3 is not readable \(reads 1 to 2\)"):
-        config_from_json({**d, "schema_version": 3}, "x.json")
+    with pytest.raises(ConfigError, match=r"x.json: schema_version 4 is not readable \(reads 1 to 3\)"):
+        config_from_json({**d, "schema_version": 4}, "x.json")
