@@ -31,8 +31,8 @@ BLOCK = 16
 
 POINTS = {"1024 100 16": {"nodes": 1024, "block": 16, "pass": 0}}
 TEST_POINT = {"nodes": 48, "block": 16, "pass": 0}
-#: the measured point traces 2.2e7 records: features from 512 x 512 (5.5e6)
-FEATURE_POINT = {"nodes": 512, "block": 16, "pass": 0}
+#: the measured point traces 2.2e7 records: features from 448 x 448 (4.2e6)
+FEATURE_POINT = {"nodes": 448, "block": 16, "pass": 0}
 
 
 def floyd_warshall_pass(dist, path, num_nodes, k):
