@@ -233,7 +233,7 @@ def predict_region(model, gpu, work: dict, series: pd.Series, bytes_rw: dict, si
     none), ``cpu_s`` (the uninstrumented CPU time, None when not measured)."""
     from gpu_models.bounds import transfer_seconds
     from gpu_models.simt.config import load_config
-    from portcast.gputime_training import GENERATIONS, gpu_columns
+    from portcast.gputime_training import gpu_columns
     from predictor.gputime import RATE_FEATURES
 
     cfg = load_config(gpu) if isinstance(gpu, str) else gpu  # a preset name or a GPUConfig
@@ -258,7 +258,7 @@ def predict_region(model, gpu, work: dict, series: pd.Series, bytes_rw: dict, si
         kernel = float(model.predict(frame, gpu=[gpu])[0])
     meta = model.metadata or {}
     trained_gens = set(meta.get("generations", []))
-    gen = GENERATIONS.get(gpu, "unknown")
+    gen = cfg.generation or "unknown"
     return GpuPrediction(
         gpu=gpu, gpu_name=cfg.description.split(" (")[0] if cfg.description else gpu, generation=gen,
         extrapolated=gen not in trained_gens, kernel_s=kernel,

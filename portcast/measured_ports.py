@@ -64,7 +64,14 @@ BABELSTREAM_BYTES = {"copy": 16, "mul": 16, "add": 24, "triad": 24, "dot": 16}
 GPU_LABELS = {"gtx1080": "GTX 1080 (AIWC)", "gtx1080ti": "GTX 1080 Ti (AIWC)", "k20c": "K20c (AIWC)",
               "k40c": "K40c (AIWC)", "titanx": "Titan X (AIWC)", "GTX-680": "GTX 680", "GTX-970": "GTX 970",
               "GTX-980": "GTX 980", "Quadro": "Quadro K5200", "Tesla-K20": "Tesla K20", "Tesla-K40": "Tesla K40",
-              "Tesla-P100": "Tesla P100", "Titan": "GTX Titan", "TitanX": "GTX Titan X (Amaris)"}
+              "Tesla-P100": "Tesla P100", "Titan": "GTX Titan", "TitanX": "GTX Titan X (Amaris)",
+              "NVIDIA GeForce RTX 3080": "RTX 3080 (HeCBench)", "Tesla K20m": "K20m (BabelStream)",
+              "Tesla K20X": "K20X (BabelStream)", "Tesla P100-PCIE-16GB": "P100 PCIe (BabelStream)",
+              "Tesla V100-SXM2-16GB": "V100 SXM2 (BabelStream)", "GeForce RTX 2080 Ti": "RTX 2080 Ti (BabelStream)",
+              "A100-SXM4-40GB MIG 7g.40gb": "A100 40 GB (BabelStream)", "a100": "A100 40 GB (KernelBench)",
+              "a100_80gb": "A100 80 GB (KernelBench)", "a10g": "A10G (KernelBench)", "l4": "L4 (KernelBench)",
+              "l40s": "L40S (KernelBench)", "t4": "T4 (KernelBench)", "h100_sxm": "H100 SXM (KernelBench)",
+              "h100_pcie": "H100 PCIe (KernelBench)", "b200": "B200 (KernelBench)"}
 
 
 SECTOR = 32

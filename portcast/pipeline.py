@@ -629,11 +629,10 @@ def target_label(chosen, gpu: str) -> tuple[str, str]:
     kind, path, model = chosen
     if kind == "gputime":
         from gpu_models.simt.config import load_config
-        from portcast.gputime_training import GENERATIONS
 
         cfg = load_config(gpu)
         name = cfg.description.split(" (")[0] if cfg.description else gpu
-        return gpu, f"{name} ({gpu}, {GENERATIONS.get(gpu, 'unknown')})"
+        return gpu, f"{name} ({gpu}, {cfg.generation or 'unknown'})"
     meta = getattr(model, "metadata_", None) or {}
     preset = str(meta.get("gpu_preset") or "")
     return preset, _xapp_label(path, model)
