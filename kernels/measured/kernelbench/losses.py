@@ -1,0 +1,601 @@
+"""KernelBench level 1, losses: ``94_MSELoss``, ``96_HuberLoss``, ``100_HingeLoss`` and ``95_CrossEntropyLoss``,
+as the sequences of kernels PyTorch eager launches for them (each region holds them in order as successive
+parallel loops, ``separate_launches=True``).
+
+The launches, as far as I know ATen's CUDA code (the data records times, not kernels):
+
+* ``94_MSELoss``, ``torch.mean((p - t) ** 2)`` on ``128 x 4096``: (1) ``p - t``, element-wise; (2) ``** 2``
+  (``pow`` with the exponent 2 runs as ``x * x``), element-wise; (3) the mean, a full reduction. Three launches.
+* ``96_HuberLoss``, ``F.smooth_l1_loss(p, t)`` (beta 1, mean) on ``128 x 4096``: (1) the element-wise loss
+  ``z = |p - t|; z < beta ? 0.5 z^2 / beta : z - 0.5 beta`` into a temporary; (2) the mean. Two launches.
+* ``100_HingeLoss``, ``torch.mean(torch.clamp(1 - p * t, min=0))`` on ``128 x 1``: (1) ``p * t``, (2)
+  ``1 - .``, (3) ``clamp_min(., 0)``, each element-wise; (4) the mean. Four launches on 128 values: the time
+  is PyTorch's per-launch overhead far more than any work.
+* ``95_CrossEntropyLoss``, ``F.cross_entropy`` on ``4096 x 10`` logits and int64 targets: (1)
+  ``log_softmax`` over the 10 classes, PyTorch's warp-per-row ("persistent") softmax for rows of at most 1024:
+  rows padded to the next power of two (16) lanes, so a "warp" of 16 lanes, two rows a warp
+  (``WARP_BATCH``), blocks of ``16 x 8`` = 128 threads holding 16 rows (256 blocks, 32768 threads); each lane
+  loads its element of both rows (``-inf`` past the row), the row maximum and the sum of ``exp(x - max)``
+  by butterfly reductions over the 16 lanes (``shfl_xor`` 8, 4, 2, 1), then writes ``x - max - log(sum)``;
+  (2) ``nll_loss`` (mean): one block of 32 threads (``NLL_LOSS_THREADS``), each striding over the rows
+  summing ``-logp[i, target[i]]`` and the weights (1 each, ignore_index -100 tested), then thread 0 adds the
+  32 partial sums from shared memory and divides. Two launches.
+
+Geometry of the common parts:
+
+* element-wise launches: PyTorch's element-wise kernels run 128-thread blocks of 4 elements a thread; here
+  thread ``t`` of block ``b`` handles elements ``512 b + t + 128 j``, ``j = 0..3`` (written out, unrolled;
+  the vectorised kernel loads 4 consecutive floats with one float4 load instead). ``128 x 4096``: 1024
+  blocks, 131072 threads.
+* the mean (a full reduction): ``ceil(n / 8192)`` blocks of ``reduce_block`` threads (512; 128 for the
+  hinge's 128 values), each thread summing 16 elements ``gid, gid + G 512, ...`` (a grid-stride loop), a
+  shared-memory tree reduction per block into one partial per block in global memory; the last phase is
+  the block that finishes last (PyTorch's reduction kernel counts finished blocks with an atomic semaphore;
+  here block 0 stands for it) adding the partials with the same tree and writing ``sum * (1 / n)``.
+  PyTorch's own reduction configuration (vectorised loads, several accumulators a thread, its choice of
+  block and grid for the GPU) is not modelled.
+
+Registers that live across the phases of a launch (the cross-entropy lanes' two elements and running
+maxima/sums) are arrays with a slot per thread here (stores and loads the original does not make), and a
+warp shuffle is a store of the lane's value to such an array then a load of the partner's (double-buffered).
+``work``: the largest launch (the element-wise ones: 131072 threads for MSE/Huber, blocks of 128; the
+log-softmax's 32768 for cross-entropy; the hinge's launches are all 128 threads in one block).
+
+Inputs: as the problems': standard normal float32 predictions and targets (MSE, Huber), hinge targets
+``2 b - 1`` with ``b`` uniform in {0, 1}, class targets uniform int64 in ``[0, 10)``; NumPy's generator, not
+torch's. Precision: single (FP32) throughout.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import cuda
+
+from ...spec import GpuPort
+from ..spec import MeasuredKernel
+
+LABEL = "before_2025-07"
+EW_BLOCK = 128
+EW_ITEMS = 4
+PER_THREAD = 16  # elements a thread of the mean sums
+MAX_BLOCK = 1024
+SM_LANES = 16  # cross-entropy: lanes a row (next power of two of the 10 classes)
+SM_WARPS = 8  # warps (threadIdx.y) a block
+SM_BATCH = 2  # rows a warp
+SM_BLOCK = SM_LANES * SM_WARPS
+NLL_THREADS = 32
+IGNORE_INDEX = -100
+
+
+@numba.njit
+def ew_threads(n):
+    """Threads of an element-wise launch over ``n`` elements (128-thread blocks, 4 elements a thread)."""
+    per_block = EW_BLOCK * EW_ITEMS
+    return ((n + per_block - 1) // per_block) * EW_BLOCK
+
+
+@numba.njit
+def mean_blocks(n, reduce_block):
+    """Blocks of the mean: each thread sums ``PER_THREAD`` elements (at least one block)."""
+    per_block = reduce_block * PER_THREAD
+    return max(1, (n + per_block - 1) // per_block)
+
+
+@numba.njit
+def _levels(block):
+    levels = 0
+    while (1 << levels) < block:
+        levels += 1
+    return levels
+
+
+@numba.njit
+def mean_launch(a, n, partial, result, reduce_block):
+    """The mean of ``a[:n]`` into ``result[0]``: block partials through a shared tree into ``partial``, then
+    block 0 (standing for the last block to finish) reduces the partials with the same tree."""
+    blocks = mean_blocks(n, reduce_block)
+    n_threads = blocks * reduce_block
+    stride = n_threads
+    levels = _levels(reduce_block)
+    tile = np.empty((blocks, reduce_block), dtype=np.float32)  # shared memory
+    for gid in numba.prange(n_threads):
+        blk = gid // reduce_block
+        acc = np.float32(0.0)
+        for e in range(gid, n, stride):
+            acc += a[e]
+        tile[blk, gid - blk * reduce_block] = acc
+    for level in range(levels):
+        s = reduce_block >> (level + 1)
+        for gid in numba.prange(n_threads):
+            blk = gid // reduce_block
+            tid = gid - blk * reduce_block
+            if tid < s:
+                tile[blk, tid] = tile[blk, tid] + tile[blk, tid + s]
+            if s == 1 and tid == 0:
+                partial[blk] = tile[blk, 0]
+    # the last block: the partials, strided over its threads, then the tree
+    for gid in numba.prange(n_threads):
+        if gid < reduce_block:
+            acc = np.float32(0.0)
+            for j in range(gid, blocks, reduce_block):
+                acc += partial[j]
+            tile[0, gid] = acc
+    factor = np.float32(1.0 / n)
+    for level in range(levels):
+        s = reduce_block >> (level + 1)
+        for gid in numba.prange(n_threads):
+            if gid < s:
+                tile[0, gid] = tile[0, gid] + tile[0, gid + s]
+            if s == 1 and gid == 0:
+                result[0] = tile[0, 0] * factor
+    return result
+
+
+# ============================================================================================== regions
+
+
+def mse_loss(p, t, diff, sq, partial, result, n, reduce_block):
+    """``mean((p - t) ** 2)``: subtraction, square, mean (three launches). Returns ``result`` (1 value)."""
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            diff[base] = p[base] - t[base]
+        if base + EW_BLOCK < n:
+            diff[base + EW_BLOCK] = p[base + EW_BLOCK] - t[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            diff[base + 2 * EW_BLOCK] = p[base + 2 * EW_BLOCK] - t[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            diff[base + 3 * EW_BLOCK] = p[base + 3 * EW_BLOCK] - t[base + 3 * EW_BLOCK]
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        e = base
+        if e < n:
+            v = diff[e]
+            sq[e] = v * v
+        e = base + EW_BLOCK
+        if e < n:
+            v = diff[e]
+            sq[e] = v * v
+        e = base + 2 * EW_BLOCK
+        if e < n:
+            v = diff[e]
+            sq[e] = v * v
+        e = base + 3 * EW_BLOCK
+        if e < n:
+            v = diff[e]
+            sq[e] = v * v
+    mean_launch(sq, n, partial, result, reduce_block)
+    return result
+
+
+def huber_loss(p, t, loss, partial, result, n, reduce_block):
+    """``smooth_l1_loss(p, t)`` (beta 1, mean): the element-wise loss, then the mean (two launches)."""
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        e = base
+        if e < n:
+            z = abs(p[e] - t[e])
+            loss[e] = np.float32(0.5) * z * z / np.float32(1.0) if z < np.float32(1.0) else z - np.float32(0.5)
+        e = base + EW_BLOCK
+        if e < n:
+            z = abs(p[e] - t[e])
+            loss[e] = np.float32(0.5) * z * z / np.float32(1.0) if z < np.float32(1.0) else z - np.float32(0.5)
+        e = base + 2 * EW_BLOCK
+        if e < n:
+            z = abs(p[e] - t[e])
+            loss[e] = np.float32(0.5) * z * z / np.float32(1.0) if z < np.float32(1.0) else z - np.float32(0.5)
+        e = base + 3 * EW_BLOCK
+        if e < n:
+            z = abs(p[e] - t[e])
+            loss[e] = np.float32(0.5) * z * z / np.float32(1.0) if z < np.float32(1.0) else z - np.float32(0.5)
+    mean_launch(loss, n, partial, result, reduce_block)
+    return result
+
+
+def hinge_loss(p, t, prod, diff, clamped, partial, result, n, reduce_block):
+    """``mean(clamp(1 - p * t, min=0))``: multiply, subtract from 1, clamp, mean (four launches)."""
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            prod[base] = p[base] * t[base]
+        if base + EW_BLOCK < n:
+            prod[base + EW_BLOCK] = p[base + EW_BLOCK] * t[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            prod[base + 2 * EW_BLOCK] = p[base + 2 * EW_BLOCK] * t[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            prod[base + 3 * EW_BLOCK] = p[base + 3 * EW_BLOCK] * t[base + 3 * EW_BLOCK]
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            diff[base] = np.float32(1.0) - prod[base]
+        if base + EW_BLOCK < n:
+            diff[base + EW_BLOCK] = np.float32(1.0) - prod[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            diff[base + 2 * EW_BLOCK] = np.float32(1.0) - prod[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            diff[base + 3 * EW_BLOCK] = np.float32(1.0) - prod[base + 3 * EW_BLOCK]
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            clamped[base] = max(diff[base], np.float32(0.0))
+        if base + EW_BLOCK < n:
+            clamped[base + EW_BLOCK] = max(diff[base + EW_BLOCK], np.float32(0.0))
+        if base + 2 * EW_BLOCK < n:
+            clamped[base + 2 * EW_BLOCK] = max(diff[base + 2 * EW_BLOCK], np.float32(0.0))
+        if base + 3 * EW_BLOCK < n:
+            clamped[base + 3 * EW_BLOCK] = max(diff[base + 3 * EW_BLOCK], np.float32(0.0))
+    mean_launch(clamped, n, partial, result, reduce_block)
+    return result
+
+
+def cross_entropy(x, target, logp, result, batch, classes):
+    """``F.cross_entropy(x, target)`` (mean): warp-per-row log-softmax into ``logp``, then ``nll_loss``.
+    ``x``, ``logp``: float32 flat ``batch * classes``; ``target``: int64 ``batch``; ``result``: 1 value."""
+    rows_per_block = SM_WARPS * SM_BATCH
+    n_threads = ((batch + rows_per_block - 1) // rows_per_block) * SM_BLOCK
+    # registers of each lane, for the warp's rows 0 and 1 (the two rows are written out: a loop over them
+    # would be taken for a second dimension of the thread space)
+    e0 = np.empty(n_threads, dtype=np.float32)  # the lane's element of row 0
+    e1 = np.empty(n_threads, dtype=np.float32)
+    m0 = np.empty(n_threads, dtype=np.float32)  # the row maxima
+    m1 = np.empty(n_threads, dtype=np.float32)
+    xa0 = np.empty(n_threads, dtype=np.float32)  # lane values exchanged by the shuffles (double-buffered)
+    xa1 = np.empty(n_threads, dtype=np.float32)
+    xb0 = np.empty(n_threads, dtype=np.float32)
+    xb1 = np.empty(n_threads, dtype=np.float32)
+    # launch 1, phase: each lane loads its element of the warp's two rows (-inf past the row or the batch)
+    for gid in numba.prange(n_threads):
+        warp = gid // SM_LANES
+        lane = gid - warp * SM_LANES
+        first = warp * SM_BATCH
+        v = np.float32(-np.inf)
+        if first < batch and lane < classes:
+            v = x[first * classes + lane]
+        e0[gid] = v
+        xa0[gid] = v
+        v = np.float32(-np.inf)
+        if first + 1 < batch and lane < classes:
+            v = x[(first + 1) * classes + lane]
+        e1[gid] = v
+        xa1[gid] = v
+    # butterfly maximum over the 16 lanes (shfl_xor 8, 4, 2, 1), a to b then b to a
+    for step in range(4):
+        offset = SM_LANES >> (step + 1)
+        for gid in numba.prange(n_threads):
+            if step % 2 == 0:
+                a = xa0[gid]
+                b = xa0[gid ^ offset]
+                xb0[gid] = a if a > b else b
+                a = xa1[gid]
+                b = xa1[gid ^ offset]
+                xb1[gid] = a if a > b else b
+            else:
+                a = xb0[gid]
+                b = xb0[gid ^ offset]
+                xa0[gid] = a if a > b else b
+                a = xb1[gid]
+                b = xb1[gid ^ offset]
+                xa1[gid] = a if a > b else b
+    # each lane's exp(x - max) (0 for the padding lanes), then the butterfly sum (b to a, a to b)
+    for gid in numba.prange(n_threads):
+        m = xa0[gid]
+        m0[gid] = m
+        xb0[gid] = np.exp(e0[gid] - m)
+        m = xa1[gid]
+        m1[gid] = m
+        xb1[gid] = np.exp(e1[gid] - m)
+    for step in range(4):
+        offset = SM_LANES >> (step + 1)
+        for gid in numba.prange(n_threads):
+            if step % 2 == 0:
+                xa0[gid] = xb0[gid] + xb0[gid ^ offset]
+                xa1[gid] = xb1[gid] + xb1[gid ^ offset]
+            else:
+                xb0[gid] = xa0[gid] + xa0[gid ^ offset]
+                xb1[gid] = xa1[gid] + xa1[gid ^ offset]
+    # store: x - max - log(sum) for the warp's rows, the lanes inside the row
+    for gid in numba.prange(n_threads):
+        warp = gid // SM_LANES
+        lane = gid - warp * SM_LANES
+        first = warp * SM_BATCH
+        if first < batch:
+            logsum = np.log(xb0[gid])
+            if lane < classes:
+                logp[first * classes + lane] = e0[gid] - m0[gid] - logsum
+        if first + 1 < batch:
+            logsum = np.log(xb1[gid])
+            if lane < classes:
+                logp[(first + 1) * classes + lane] = e1[gid] - m1[gid] - logsum
+    # launch 2: nll_loss, one block of 32 threads; thread 0 adds the shared partial sums and divides
+    sums = np.empty(NLL_THREADS, dtype=np.float32)  # shared memory
+    weights = np.empty(NLL_THREADS, dtype=np.float32)
+    for gid in numba.prange(NLL_THREADS):
+        acc = np.float32(0.0)
+        wsum = np.float32(0.0)
+        for i in range(gid, batch, NLL_THREADS):
+            t = target[i]
+            if t != IGNORE_INDEX:
+                acc -= logp[i * classes + t]
+                wsum += np.float32(1.0)
+        sums[gid] = acc
+        weights[gid] = wsum
+    for gid in numba.prange(NLL_THREADS):
+        if gid == 0:
+            total = np.float32(0.0)
+            wtotal = np.float32(0.0)
+            for j in range(NLL_THREADS):
+                total += sums[j]
+                wtotal += weights[j]
+            result[0] = total / wtotal
+    return result
+
+
+# ============================================================================================== GPU port
+
+
+@cuda.jit
+def _ew_gpu(kind, a, b, dst, n):
+    """Element-wise launches: kind 0 a - b, 1 a * a, 2 smooth L1 (beta 1), 3 a * b, 4 1 - a, 5 max(a, 0)."""
+    base = cuda.blockIdx.x * (EW_BLOCK * EW_ITEMS) + cuda.threadIdx.x
+    for j in range(EW_ITEMS):
+        e = base + j * EW_BLOCK
+        if e < n:
+            if kind == 0:
+                dst[e] = a[e] - b[e]
+            elif kind == 1:
+                dst[e] = a[e] * a[e]
+            elif kind == 2:
+                z = abs(a[e] - b[e])
+                dst[e] = numba.float32(0.5) * z * z / numba.float32(1.0) if z < 1.0 else z - numba.float32(0.5)
+            elif kind == 3:
+                dst[e] = a[e] * b[e]
+            elif kind == 4:
+                dst[e] = numba.float32(1.0) - a[e]
+            else:
+                dst[e] = max(a[e], numba.float32(0.0))
+
+
+@cuda.jit
+def _block_sums_gpu(a, n, partial, block):
+    tile = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
+    tid = cuda.threadIdx.x
+    gid = cuda.blockIdx.x * block + tid
+    acc = numba.float32(0.0)
+    for e in range(gid, n, cuda.gridDim.x * block):
+        acc += a[e]
+    tile[tid] = acc
+    cuda.syncthreads()
+    s = block // 2
+    while s > 0:
+        if tid < s:
+            tile[tid] = tile[tid] + tile[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        partial[cuda.blockIdx.x] = tile[0]
+
+
+@cuda.jit
+def _last_block_gpu(partial, blocks, result, n, block):
+    # the last block's part of the same kernel in the original; a second launch here
+    tile = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
+    tid = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    for j in range(tid, blocks, block):
+        acc += partial[j]
+    tile[tid] = acc
+    cuda.syncthreads()
+    s = block // 2
+    while s > 0:
+        if tid < s:
+            tile[tid] = tile[tid] + tile[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        result[0] = tile[0] * numba.float32(1.0 / n)
+
+
+@cuda.jit
+def _log_softmax_warp_gpu(x, logp, batch, classes):
+    red = cuda.shared.array((SM_WARPS, SM_BATCH, SM_LANES), dtype=numba.float32)
+    lane = cuda.threadIdx.x
+    w = cuda.threadIdx.y
+    first = (cuda.blockIdx.x * SM_WARPS + w) * SM_BATCH
+    e0 = numba.float32(-np.inf)
+    e1 = numba.float32(-np.inf)
+    if first < batch and lane < classes:
+        e0 = x[first * classes + lane]
+    if first + 1 < batch and lane < classes:
+        e1 = x[(first + 1) * classes + lane]
+    # the butterfly through shared memory (the simulator's shuffles are avoided), same order of operations
+    m0 = e0
+    m1 = e1
+    offset = SM_LANES // 2
+    while offset > 0:
+        red[w, 0, lane] = m0
+        red[w, 1, lane] = m1
+        cuda.syncthreads()
+        a0 = red[w, 0, lane ^ offset]
+        a1 = red[w, 1, lane ^ offset]
+        cuda.syncthreads()
+        m0 = m0 if m0 > a0 else a0
+        m1 = m1 if m1 > a1 else a1
+        offset //= 2
+    s0 = np.exp(e0 - m0)
+    s1 = np.exp(e1 - m1)
+    offset = SM_LANES // 2
+    while offset > 0:
+        red[w, 0, lane] = s0
+        red[w, 1, lane] = s1
+        cuda.syncthreads()
+        a0 = red[w, 0, lane ^ offset]
+        a1 = red[w, 1, lane ^ offset]
+        cuda.syncthreads()
+        s0 = s0 + a0
+        s1 = s1 + a1
+        offset //= 2
+    if first < batch and lane < classes:
+        logp[first * classes + lane] = e0 - m0 - np.log(s0)
+    if first + 1 < batch and lane < classes:
+        logp[(first + 1) * classes + lane] = e1 - m1 - np.log(s1)
+
+
+@cuda.jit
+def _nll_gpu(logp, target, result, batch, classes):
+    sums = cuda.shared.array(NLL_THREADS, dtype=numba.float32)
+    weights = cuda.shared.array(NLL_THREADS, dtype=numba.float32)
+    tid = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    wsum = numba.float32(0.0)
+    for i in range(tid, batch, NLL_THREADS):
+        t = target[i]
+        if t != IGNORE_INDEX:
+            acc -= logp[i * classes + t]
+            wsum += numba.float32(1.0)
+    sums[tid] = acc
+    weights[tid] = wsum
+    cuda.syncthreads()
+    if tid == 0:
+        total = numba.float32(0.0)
+        wtotal = numba.float32(0.0)
+        for j in range(NLL_THREADS):
+            total += sums[j]
+            wtotal += weights[j]
+        result[0] = total / wtotal
+
+
+def _to_device(*args):
+    return [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def _ew(kind, a, b, dst, n):
+    _ew_gpu[(n + EW_BLOCK * EW_ITEMS - 1) // (EW_BLOCK * EW_ITEMS), EW_BLOCK](kind, a, b, dst, n)
+
+
+def _mean(a, n, partial, result, block):
+    blocks = int(mean_blocks(n, block))
+    _block_sums_gpu[blocks, block](a, n, partial, block)
+    _last_block_gpu[1, block](partial, blocks, result, n, block)
+
+
+def _launch_mse(s):
+    p, t, diff, sq, partial, result, n, rb = s
+    _ew(0, p, t, diff, n)
+    _ew(1, diff, diff, sq, n)
+    _mean(sq, n, partial, result, rb)
+
+
+def _launch_huber(s):
+    p, t, loss, partial, result, n, rb = s
+    _ew(2, p, t, loss, n)
+    _mean(loss, n, partial, result, rb)
+
+
+def _launch_hinge(s):
+    p, t, prod, diff, clamped, partial, result, n, rb = s
+    _ew(3, p, t, prod, n)
+    _ew(4, prod, prod, diff, n)
+    _ew(5, diff, diff, clamped, n)
+    _mean(clamped, n, partial, result, rb)
+
+
+def _launch_ce(s):
+    x, target, logp, result, batch, classes = s
+    rows_per_block = SM_WARPS * SM_BATCH
+    _log_softmax_warp_gpu[(batch + rows_per_block - 1) // rows_per_block, (SM_LANES, SM_WARPS)](
+        x, logp, batch, classes)
+    _nll_gpu[1, NLL_THREADS](logp, target, result, batch, classes)
+
+
+def _port(launch, out_index):
+    return GpuPort(_to_device, launch, lambda s: s[out_index].copy_to_host())
+
+
+# ============================================================================================== inputs
+
+
+def _n(params):
+    return int(params["batch_size"]) * int(params["features"])
+
+
+def _randn(n, seed, stream):
+    return np.random.default_rng([seed, stream]).standard_normal(n).astype(np.float32)
+
+
+def _partial(params):
+    return np.zeros(int(mean_blocks(_n(params), int(params["reduce_block"]))), dtype=np.float32)
+
+
+def mse_inputs(params, seed):
+    n = _n(params)
+    return (_randn(n, seed, 0), _randn(n, seed, 1), np.zeros(n, np.float32), np.zeros(n, np.float32),
+            _partial(params), np.zeros(1, np.float32), n, int(params["reduce_block"]))
+
+
+def huber_inputs(params, seed):
+    n = _n(params)
+    return (_randn(n, seed, 0), _randn(n, seed, 1), np.zeros(n, np.float32), _partial(params),
+            np.zeros(1, np.float32), n, int(params["reduce_block"]))
+
+
+def hinge_inputs(params, seed):
+    n = _n(params)
+    t = (np.random.default_rng([seed, 1]).integers(0, 2, n) * 2 - 1).astype(np.float32)
+    return (_randn(n, seed, 0), t, np.zeros(n, np.float32), np.zeros(n, np.float32), np.zeros(n, np.float32),
+            _partial(params), np.zeros(1, np.float32), n, int(params["reduce_block"]))
+
+
+def ce_inputs(params, seed):
+    batch, classes = int(params["batch_size"]), int(params["num_classes"])
+    x = _randn(batch * classes, seed, 0)
+    target = np.random.default_rng([seed, 1]).integers(0, classes, batch).astype(np.int64)
+    return x, target, np.zeros(batch * classes, np.float32), np.zeros(1, np.float32), batch, classes
+
+
+def work_mean(params):
+    """The largest launch: the element-wise ones (or the mean's, when it has more threads)."""
+    n, rb = _n(params), int(params["reduce_block"])
+    ew = int(ew_threads(n))
+    red = int(mean_blocks(n, rb)) * rb
+    return (ew, EW_BLOCK) if ew >= red else (red, rb)
+
+
+def work_ce(params):
+    rows_per_block = SM_WARPS * SM_BATCH
+    return -(-int(params["batch_size"]) // rows_per_block) * SM_BLOCK, SM_BLOCK
+
+
+REGRESSION_POINT = {"batch_size": 128, "features": 4096, "reduce_block": 512}
+REGRESSION_TEST = {"batch_size": 4, "features": 300, "reduce_block": 64}
+HINGE_POINT = {"batch_size": 128, "features": 1, "reduce_block": 128}
+HINGE_TEST = {"batch_size": 128, "features": 1, "reduce_block": 128}
+CE_POINT = {"batch_size": 4096, "num_classes": 10}
+CE_TEST = {"batch_size": 100, "num_classes": 10}
+
+
+def _kernel(application, description, cpu, launch, out_index, make_inputs, point, work, test):
+    return MeasuredKernel(source="kernelbench", application=application, kernel="forward", description=description,
+                          cpu=cpu, gpu=_port(launch, out_index), make_inputs=make_inputs, points={LABEL: point},
+                          work=work, test_point=test, rtol=1e-5, atol=1e-6, separate_launches=True)
+
+
+KERNELS = [
+    _kernel("94_MSELoss", "mean((p - t) ** 2) on 128 x 4096: subtraction, square (element-wise), mean (block "
+            "partials, last block combines): three launches", mse_loss, _launch_mse, 5, mse_inputs,
+            REGRESSION_POINT, work_mean, REGRESSION_TEST),
+    _kernel("96_HuberLoss", "smooth_l1_loss (beta 1, mean) on 128 x 4096: element-wise loss, mean: two launches",
+            huber_loss, _launch_huber, 4, huber_inputs, REGRESSION_POINT, work_mean, REGRESSION_TEST),
+    _kernel("100_HingeLoss", "mean(clamp(1 - p * t, min=0)) on 128 values: multiply, subtract, clamp, mean: "
+            "four launches of one block", hinge_loss, _launch_hinge, 6, hinge_inputs, HINGE_POINT, work_mean,
+            HINGE_TEST),
+    _kernel("95_CrossEntropyLoss", "cross_entropy on 4096 x 10: warp-per-row log_softmax (16 lanes, two rows a "
+            "warp), nll_loss in one 32-thread block: two launches", cross_entropy, _launch_ce, 3, ce_inputs,
+            CE_POINT, work_ce, CE_TEST),
+]
