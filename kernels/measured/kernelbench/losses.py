@@ -1,4 +1,5 @@
-"""KernelBench level 1, losses: ``94_MSELoss``, ``96_HuberLoss``, ``100_HingeLoss`` and ``95_CrossEntropyLoss``,
+"""KernelBench level 1, losses: ``94_MSELoss``, ``96_HuberLoss``, ``100_HingeLoss``, ``98_KLDivLoss`` and
+``95_CrossEntropyLoss``,
 as the sequences of kernels PyTorch eager launches for them (each region holds them in order as successive
 parallel loops, ``separate_launches=True``).
 
@@ -11,6 +12,13 @@ The launches, as far as I know ATen's CUDA code (the data records times, not ker
 * ``100_HingeLoss``, ``torch.mean(torch.clamp(1 - p * t, min=0))`` on ``128 x 1``: (1) ``p * t``, (2)
   ``1 - .``, (3) ``clamp_min(., 0)``, each element-wise; (4) the mean. Four launches on 128 values: the time
   is PyTorch's per-launch overhead far more than any work.
+* ``98_KLDivLoss``, ``F.kl_div(torch.log(p), t, reduction='batchmean')`` on ``128 x 4096`` (rows of ``p`` and
+  ``t`` are softmaxes of standard normals, made before the timed call): (1) ``torch.log(p)``; ``torch.kl_div``
+  (``log_target`` False) as ``xlogy(t, t) - t * input`` then reduced with ``sum`` (PyTorch 2.x's composite
+  ``kl_div``): (2) ``xlogy``, (3) the product, (4) the difference, element-wise, (5) the sum, a full
+  reduction; (6) ``F.kl_div``'s ``/ batch`` for ``batchmean``, a division by a host scalar, which PyTorch runs
+  as a multiplication by its reciprocal, an element-wise launch over one element. Six launches. Its region
+  traces about 36 M records: feature point ``16 x 4096``.
 * ``95_CrossEntropyLoss``, ``F.cross_entropy`` on ``4096 x 10`` logits and int64 targets: (1)
   ``log_softmax`` over the 10 classes, PyTorch's warp-per-row ("persistent") softmax for rows of at most 1024:
   rows padded to the next power of two (16) lanes, so a "warp" of 16 lanes, two rows a warp
@@ -38,7 +46,7 @@ Geometry of the common parts:
 Registers that live across the phases of a launch (the cross-entropy lanes' two elements and running
 maxima/sums) are arrays with a slot per thread here (stores and loads the original does not make), and a
 warp shuffle is a store of the lane's value to such an array then a load of the partner's (double-buffered).
-``work``: the largest launch (the element-wise ones: 131072 threads for MSE/Huber, blocks of 128; the
+``work``: the largest launch (the element-wise ones: 131072 threads for MSE/Huber/KL, blocks of 128; the
 log-softmax's 32768 for cross-entropy; the hinge's launches are all 128 threads in one block).
 
 Inputs: as the problems': standard normal float32 predictions and targets (MSE, Huber), hinge targets
@@ -129,6 +137,45 @@ def mean_launch(a, n, partial, result, reduce_block):
                 tile[0, gid] = tile[0, gid] + tile[0, gid + s]
             if s == 1 and gid == 0:
                 result[0] = tile[0, 0] * factor
+    return result
+
+
+@numba.njit
+def sum_launch(a, n, partial, result, reduce_block):
+    """The sum of ``a[:n]`` into ``result[0]``: :func:`mean_launch` without the final factor."""
+    blocks = mean_blocks(n, reduce_block)
+    n_threads = blocks * reduce_block
+    stride = n_threads
+    levels = _levels(reduce_block)
+    tile = np.empty((blocks, reduce_block), dtype=np.float32)  # shared memory
+    for gid in numba.prange(n_threads):
+        blk = gid // reduce_block
+        acc = np.float32(0.0)
+        for e in range(gid, n, stride):
+            acc += a[e]
+        tile[blk, gid - blk * reduce_block] = acc
+    for level in range(levels):
+        s = reduce_block >> (level + 1)
+        for gid in numba.prange(n_threads):
+            blk = gid // reduce_block
+            tid = gid - blk * reduce_block
+            if tid < s:
+                tile[blk, tid] = tile[blk, tid] + tile[blk, tid + s]
+            if s == 1 and tid == 0:
+                partial[blk] = tile[blk, 0]
+    for gid in numba.prange(n_threads):
+        if gid < reduce_block:
+            acc = np.float32(0.0)
+            for j in range(gid, blocks, reduce_block):
+                acc += partial[j]
+            tile[0, gid] = acc
+    for level in range(levels):
+        s = reduce_block >> (level + 1)
+        for gid in numba.prange(n_threads):
+            if gid < s:
+                tile[0, gid] = tile[0, gid] + tile[0, gid + s]
+            if s == 1 and gid == 0:
+                result[0] = tile[0, 0]
     return result
 
 
@@ -232,6 +279,75 @@ def hinge_loss(p, t, prod, diff, clamped, partial, result, n, reduce_block):
         if base + 3 * EW_BLOCK < n:
             clamped[base + 3 * EW_BLOCK] = max(diff[base + 3 * EW_BLOCK], np.float32(0.0))
     mean_launch(clamped, n, partial, result, reduce_block)
+    return result
+
+
+def kl_div_loss(p, t, logp, xl, prod, diff, partial, total, result, n, batch, reduce_block):
+    """``F.kl_div(torch.log(p), t, reduction='batchmean')``: log, xlogy(t, t), t * log p, their difference
+    (element-wise), the sum, and the sum times ``1 / batch`` (a one-element launch): six launches."""
+    # launch 1: torch.log(p)
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            logp[base] = np.log(p[base])
+        if base + EW_BLOCK < n:
+            logp[base + EW_BLOCK] = np.log(p[base + EW_BLOCK])
+        if base + 2 * EW_BLOCK < n:
+            logp[base + 2 * EW_BLOCK] = np.log(p[base + 2 * EW_BLOCK])
+        if base + 3 * EW_BLOCK < n:
+            logp[base + 3 * EW_BLOCK] = np.log(p[base + 3 * EW_BLOCK])
+    # launch 2: xlogy(t, t): NaN for a NaN, 0 for a zero, t log t otherwise
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        e = base
+        if e < n:
+            v = t[e]
+            xl[e] = v if v != v else (np.float32(0.0) if v == np.float32(0.0) else v * np.log(v))
+        e = base + EW_BLOCK
+        if e < n:
+            v = t[e]
+            xl[e] = v if v != v else (np.float32(0.0) if v == np.float32(0.0) else v * np.log(v))
+        e = base + 2 * EW_BLOCK
+        if e < n:
+            v = t[e]
+            xl[e] = v if v != v else (np.float32(0.0) if v == np.float32(0.0) else v * np.log(v))
+        e = base + 3 * EW_BLOCK
+        if e < n:
+            v = t[e]
+            xl[e] = v if v != v else (np.float32(0.0) if v == np.float32(0.0) else v * np.log(v))
+    # launch 3: t * input
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            prod[base] = t[base] * logp[base]
+        if base + EW_BLOCK < n:
+            prod[base + EW_BLOCK] = t[base + EW_BLOCK] * logp[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            prod[base + 2 * EW_BLOCK] = t[base + 2 * EW_BLOCK] * logp[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            prod[base + 3 * EW_BLOCK] = t[base + 3 * EW_BLOCK] * logp[base + 3 * EW_BLOCK]
+    # launch 4: the difference
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            diff[base] = xl[base] - prod[base]
+        if base + EW_BLOCK < n:
+            diff[base + EW_BLOCK] = xl[base + EW_BLOCK] - prod[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            diff[base + 2 * EW_BLOCK] = xl[base + 2 * EW_BLOCK] - prod[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            diff[base + 3 * EW_BLOCK] = xl[base + 3 * EW_BLOCK] - prod[base + 3 * EW_BLOCK]
+    # launch 5: the sum
+    sum_launch(diff, n, partial, total, reduce_block)
+    # launch 6: / batch, a division by a host scalar, which PyTorch runs as a multiplication by its reciprocal
+    inv = np.float32(1.0 / batch)
+    for gid in numba.prange(ew_threads(1)):
+        if gid < 1:
+            result[0] = total[0] * inv
     return result
 
 
@@ -471,6 +587,45 @@ def _nll_gpu(logp, target, result, batch, classes):
         result[0] = total / wtotal
 
 
+@cuda.jit
+def _kl_ew_gpu(kind, a, b, dst, n, inv):
+    """KL's element-wise launches: kind 0 log a, 1 xlogy(a, a), 2 a * b, 3 a - b, 4 a[0] * inv."""
+    base = cuda.blockIdx.x * (EW_BLOCK * EW_ITEMS) + cuda.threadIdx.x
+    for j in range(EW_ITEMS):
+        e = base + j * EW_BLOCK
+        if e < n:
+            if kind == 0:
+                dst[e] = np.log(a[e])
+            elif kind == 1:
+                v = a[e]
+                dst[e] = v if v != v else (numba.float32(0.0) if v == 0 else v * np.log(v))
+            elif kind == 2:
+                dst[e] = a[e] * b[e]
+            elif kind == 3:
+                dst[e] = a[e] - b[e]
+            else:
+                dst[e] = a[e] * inv
+
+
+@cuda.jit
+def _last_block_sum_gpu(partial, blocks, result, block):
+    tile = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
+    tid = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    for j in range(tid, blocks, block):
+        acc += partial[j]
+    tile[tid] = acc
+    cuda.syncthreads()
+    s = block // 2
+    while s > 0:
+        if tid < s:
+            tile[tid] = tile[tid] + tile[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        result[0] = tile[0]
+
+
 def _to_device(*args):
     return [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
 
@@ -504,6 +659,20 @@ def _launch_hinge(s):
     _ew(4, prod, prod, diff, n)
     _ew(5, diff, diff, clamped, n)
     _mean(clamped, n, partial, result, rb)
+
+
+def _launch_kl(s):
+    p, t, logp, xl, prod, diff, partial, total, result, n, batch, rb = s
+    grid = ((n + EW_BLOCK * EW_ITEMS - 1) // (EW_BLOCK * EW_ITEMS), EW_BLOCK)
+    inv = np.float32(1.0 / batch)
+    _kl_ew_gpu[grid](0, p, p, logp, n, inv)
+    _kl_ew_gpu[grid](1, t, t, xl, n, inv)
+    _kl_ew_gpu[grid](2, t, logp, prod, n, inv)
+    _kl_ew_gpu[grid](3, xl, prod, diff, n, inv)
+    blocks = int(mean_blocks(n, rb))
+    _block_sums_gpu[blocks, rb](diff, n, partial, rb)
+    _last_block_sum_gpu[1, rb](partial, blocks, total, rb)
+    _kl_ew_gpu[1, EW_BLOCK](4, total, total, result, 1, inv)
 
 
 def _launch_ce(s):
@@ -552,6 +721,22 @@ def hinge_inputs(params, seed):
             _partial(params), np.zeros(1, np.float32), n, int(params["reduce_block"]))
 
 
+def _softmax_rows(x, rows):
+    """``torch.randn(...).softmax(dim=-1)`` in float32."""
+    x = x.reshape(rows, -1)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True, dtype=np.float32)).astype(np.float32).reshape(-1)
+
+
+def kl_inputs(params, seed):
+    rows, n = int(params["batch_size"]), _n(params)
+    p = _softmax_rows(_randn(n, seed, 0), rows)
+    t = _softmax_rows(_randn(n, seed, 1), rows)
+    z = lambda: np.zeros(n, np.float32)  # noqa: E731
+    return (p, t, z(), z(), z(), z(), _partial(params), np.zeros(1, np.float32), np.zeros(1, np.float32), n, rows,
+            int(params["reduce_block"]))
+
+
 def ce_inputs(params, seed):
     batch, classes = int(params["batch_size"]), int(params["num_classes"])
     x = _randn(batch * classes, seed, 0)
@@ -576,14 +761,17 @@ REGRESSION_POINT = {"batch_size": 128, "features": 4096, "reduce_block": 512}
 REGRESSION_TEST = {"batch_size": 4, "features": 300, "reduce_block": 64}
 HINGE_POINT = {"batch_size": 128, "features": 1, "reduce_block": 128}
 HINGE_TEST = {"batch_size": 128, "features": 1, "reduce_block": 128}
+#: KL's region at 128 x 4096 traces about 30 M records: its features at 16 x 4096
+KL_FEATURE_POINT = {"batch_size": 16, "features": 4096, "reduce_block": 512}
 CE_POINT = {"batch_size": 4096, "num_classes": 10}
 CE_TEST = {"batch_size": 100, "num_classes": 10}
 
 
-def _kernel(application, description, cpu, launch, out_index, make_inputs, point, work, test):
+def _kernel(application, description, cpu, launch, out_index, make_inputs, point, work, test, feature_point=None):
     return MeasuredKernel(source="kernelbench", application=application, kernel="forward", description=description,
                           cpu=cpu, gpu=_port(launch, out_index), make_inputs=make_inputs, points={LABEL: point},
-                          work=work, test_point=test, rtol=1e-5, atol=1e-6, separate_launches=True)
+                          work=work, test_point=test, rtol=1e-5, atol=1e-6, separate_launches=True,
+                          feature_point=feature_point)
 
 
 KERNELS = [
@@ -595,6 +783,9 @@ KERNELS = [
     _kernel("100_HingeLoss", "mean(clamp(1 - p * t, min=0)) on 128 values: multiply, subtract, clamp, mean: "
             "four launches of one block", hinge_loss, _launch_hinge, 6, hinge_inputs, HINGE_POINT, work_mean,
             HINGE_TEST),
+    _kernel("98_KLDivLoss", "kl_div(log(p), t, batchmean) on 128 x 4096 softmax rows: log, xlogy, multiply, "
+            "subtract (element-wise), sum, scale by 1 / batch: six launches", kl_div_loss, _launch_kl, 8, kl_inputs,
+            REGRESSION_POINT, work_mean, REGRESSION_TEST, feature_point=KL_FEATURE_POINT),
     _kernel("95_CrossEntropyLoss", "cross_entropy on 4096 x 10: warp-per-row log_softmax (16 lanes, two rows a "
             "warp), nll_loss in one 32-thread block: two launches", cross_entropy, _launch_ce, 3, ce_inputs,
             CE_POINT, work_ce, CE_TEST),

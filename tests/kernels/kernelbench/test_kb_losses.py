@@ -37,7 +37,7 @@ def spec(app):
     return get_measured(f"kernelbench/{app}/forward")
 
 
-@pytest.mark.parametrize("app", ["94_MSELoss", "96_HuberLoss", "100_HingeLoss"])
+@pytest.mark.parametrize("app", ["94_MSELoss", "96_HuberLoss", "100_HingeLoss", "98_KLDivLoss"])
 def test_regression_points_are_the_problem_files_shapes(app):
     c = problem_constants(app)
     p = spec(app).points["before_2025-07"]
@@ -47,6 +47,27 @@ def test_regression_points_are_the_problem_files_shapes(app):
         assert spec(app).work(p) == (128, 128)
     else:
         assert spec(app).work(p) == (128 * 4096 // 4, 128)
+
+
+@pytest.mark.parametrize("params", [losses.REGRESSION_TEST, {"batch_size": 5, "features": 700, "reduce_block": 32}])
+def test_kl_div_equals_numpy(params):
+    inputs = losses.kl_inputs(params, 7)
+    p, t = inputs[0].astype(np.float64), inputs[1].astype(np.float64)
+    rows = params["batch_size"]
+    np.testing.assert_allclose(p.reshape(rows, -1).sum(axis=1), 1.0, rtol=1e-5)
+    out = losses.kl_div_loss(*inputs)
+    np.testing.assert_allclose(out[0], np.sum(t * (np.log(t) - np.log(p))) / rows, rtol=1e-4)
+    assert out[0] > 0
+
+
+def test_kl_div_hand_worked_with_a_zero_target():
+    p = np.array([0.5, 0.5, 0.25, 0.75], dtype=np.float32)
+    t = np.array([1.0, 0.0, 0.5, 0.5], dtype=np.float32)  # xlogy(0, 0) = 0
+    z = lambda: np.zeros(4, np.float32)  # noqa: E731
+    one = lambda: np.zeros(1, np.float32)  # noqa: E731
+    out = losses.kl_div_loss(p, t, z(), z(), z(), z(), one(), one(), one(), 4, 2, 4)
+    want = (np.log(2.0) + 0.5 * np.log(2.0) + 0.5 * np.log(2.0 / 3.0)) / 2
+    assert out[0] == pytest.approx(want, rel=1e-6)
 
 
 def test_cross_entropy_point_is_the_problem_files_shape():
