@@ -1,7 +1,6 @@
-"""KernelBench level 1, losses: ``94_MSELoss``, ``96_HuberLoss``, ``100_HingeLoss``, ``98_KLDivLoss`` and
-``95_CrossEntropyLoss``,
-as the sequences of kernels PyTorch eager launches for them (each region holds them in order as successive
-parallel loops, ``separate_launches=True``).
+"""KernelBench level 1, losses: ``94_MSELoss``, ``96_HuberLoss``, ``100_HingeLoss``, ``98_KLDivLoss``,
+``97_CosineSimilarityLoss`` and ``95_CrossEntropyLoss``, as the sequences of kernels PyTorch eager launches
+for them (each region holds them in order as successive parallel loops, ``separate_launches=True``).
 
 The launches, as far as I know ATen's CUDA code (the data records times, not kernels):
 
@@ -19,6 +18,17 @@ The launches, as far as I know ATen's CUDA code (the data records times, not ker
   reduction; (6) ``F.kl_div``'s ``/ batch`` for ``batchmean``, a division by a host scalar, which PyTorch runs
   as a multiplication by its reciprocal, an element-wise launch over one element. Six launches. Its region
   traces about 36 M records: feature point ``16 x 4096``.
+* ``97_CosineSimilarityLoss``, ``torch.mean(1 - F.cosine_similarity(p, t, dim=1))`` on ``128 x 4096``:
+  PyTorch 2.x's ``cosine_similarity`` divides each input by its clamped norm first:
+  ``x1_norm = linalg_vector_norm(x1, 2, dim, keepdim=True).clone()`` (a row reduction, a copy), the same for
+  ``x2``, ``clamp_min_(eps = 1e-8)`` on both, then ``((x1 / x1_norm) * (x2 / x2_norm)).sum(dim)``: two
+  broadcast divisions and a product (element-wise), a row sum; then ``1 - .`` and the mean (of 128 values,
+  one block of 128 threads, like the hinge's). Twelve launches, as far as I know that version's code (older
+  PyTorch computed ``sum(x1 x2) / sqrt(clamp(sum(x1^2) sum(x2^2)))`` instead, fewer launches). The row
+  reductions are one block of 512 threads per row as the L1/L2 norms' (``norms.py``). The three small
+  element-wise kinds (copy, clamp, ``1 - x``) share one function with a switch on the kind: one comparison
+  per thread the original's separate kernels do not make. Its region traces about 50 M records: feature
+  point ``12 x 4096``.
 * ``95_CrossEntropyLoss``, ``F.cross_entropy`` on ``4096 x 10`` logits and int64 targets: (1)
   ``log_softmax`` over the 10 classes, PyTorch's warp-per-row ("persistent") softmax for rows of at most 1024:
   rows padded to the next power of two (16) lanes, so a "warp" of 16 lanes, two rows a warp
@@ -46,7 +56,7 @@ Geometry of the common parts:
 Registers that live across the phases of a launch (the cross-entropy lanes' two elements and running
 maxima/sums) are arrays with a slot per thread here (stores and loads the original does not make), and a
 warp shuffle is a store of the lane's value to such an array then a load of the partner's (double-buffered).
-``work``: the largest launch (the element-wise ones: 131072 threads for MSE/Huber/KL, blocks of 128; the
+``work``: the largest launch (the element-wise ones: 131072 threads for MSE/Huber/KL/cosine, blocks of 128; the
 log-softmax's 32768 for cross-entropy; the hinge's launches are all 128 threads in one block).
 
 Inputs: as the problems': standard normal float32 predictions and targets (MSE, Huber), hinge targets
@@ -74,6 +84,7 @@ SM_BATCH = 2  # rows a warp
 SM_BLOCK = SM_LANES * SM_WARPS
 NLL_THREADS = 32
 IGNORE_INDEX = -100
+COS_EPS = 1e-8  # cosine_similarity's eps
 
 
 @numba.njit
@@ -177,6 +188,99 @@ def sum_launch(a, n, partial, result, reduce_block):
             if s == 1 and gid == 0:
                 result[0] = tile[0, 0]
     return result
+
+
+@numba.njit
+def row_reduce_launch(a, rows, dim, out, reduce_block, norm):
+    """A reduction over the last dim of ``a`` (flat ``rows x dim``): one block of ``reduce_block`` threads per
+    row, each thread striding over the row, a shared tree; ``norm``: the sum of squares and its square root
+    (``linalg_vector_norm``), else the sum. Thread 0 writes ``out[row]``."""
+    n_threads = rows * reduce_block
+    tile = np.empty((rows, reduce_block), dtype=np.float32)  # shared memory
+    if norm:
+        for gid in numba.prange(n_threads):
+            row = gid // reduce_block
+            tid = gid - row * reduce_block
+            acc = np.float32(0.0)
+            for j in range(tid, dim, reduce_block):
+                v = a[row * dim + j]
+                acc += v * v
+            tile[row, tid] = acc
+    else:
+        for gid in numba.prange(n_threads):
+            row = gid // reduce_block
+            tid = gid - row * reduce_block
+            acc = np.float32(0.0)
+            for j in range(tid, dim, reduce_block):
+                acc += a[row * dim + j]
+            tile[row, tid] = acc
+    for level in range(_levels(reduce_block)):
+        s = reduce_block >> (level + 1)
+        for gid in numba.prange(n_threads):
+            row = gid // reduce_block
+            tid = gid - row * reduce_block
+            if tid < s:
+                tile[row, tid] = tile[row, tid] + tile[row, tid + s]
+            if s == 1 and tid == 0:
+                out[row] = np.sqrt(tile[row, 0]) if norm else tile[row, 0]
+    return out
+
+
+@numba.njit
+def ew_unary_launch(kind, a, dst, n, c):
+    """A small element-wise launch: kind 0 copy (``clone``), 1 ``clamp_min(a, c)``, 2 ``c - a``."""
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if kind == 0:
+            if base < n:
+                dst[base] = a[base]
+            if base + EW_BLOCK < n:
+                dst[base + EW_BLOCK] = a[base + EW_BLOCK]
+            if base + 2 * EW_BLOCK < n:
+                dst[base + 2 * EW_BLOCK] = a[base + 2 * EW_BLOCK]
+            if base + 3 * EW_BLOCK < n:
+                dst[base + 3 * EW_BLOCK] = a[base + 3 * EW_BLOCK]
+        elif kind == 1:
+            if base < n:
+                dst[base] = max(a[base], c)
+            if base + EW_BLOCK < n:
+                dst[base + EW_BLOCK] = max(a[base + EW_BLOCK], c)
+            if base + 2 * EW_BLOCK < n:
+                dst[base + 2 * EW_BLOCK] = max(a[base + 2 * EW_BLOCK], c)
+            if base + 3 * EW_BLOCK < n:
+                dst[base + 3 * EW_BLOCK] = max(a[base + 3 * EW_BLOCK], c)
+        else:
+            if base < n:
+                dst[base] = c - a[base]
+            if base + EW_BLOCK < n:
+                dst[base + EW_BLOCK] = c - a[base + EW_BLOCK]
+            if base + 2 * EW_BLOCK < n:
+                dst[base + 2 * EW_BLOCK] = c - a[base + 2 * EW_BLOCK]
+            if base + 3 * EW_BLOCK < n:
+                dst[base + 3 * EW_BLOCK] = c - a[base + 3 * EW_BLOCK]
+    return dst
+
+
+@numba.njit
+def div_rows_launch(a, by, dst, n, dim):
+    """Element-wise ``dst = a / by[row]`` (the row's value broadcast)."""
+    for gid in numba.prange(ew_threads(n)):
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        e = base
+        if e < n:
+            dst[e] = a[e] / by[e // dim]
+        e = base + EW_BLOCK
+        if e < n:
+            dst[e] = a[e] / by[e // dim]
+        e = base + 2 * EW_BLOCK
+        if e < n:
+            dst[e] = a[e] / by[e // dim]
+        e = base + 3 * EW_BLOCK
+        if e < n:
+            dst[e] = a[e] / by[e // dim]
+    return dst
 
 
 # ============================================================================================== regions
@@ -348,6 +452,36 @@ def kl_div_loss(p, t, logp, xl, prod, diff, partial, total, result, n, batch, re
     for gid in numba.prange(ew_threads(1)):
         if gid < 1:
             result[0] = total[0] * inv
+    return result
+
+
+def cosine_loss(p, t, n1, n2, c1, c2, k1, k2, u1, u2, prod, cos, one_minus, partial, result, rows, dim,
+                reduce_block, mean_block):
+    """``mean(1 - cosine_similarity(p, t, dim=1))``: twelve launches (see the module docstring).
+    ``p``, ``t``, ``u1``, ``u2``, ``prod``: float32 flat ``rows x dim``; ``n1`` ... ``one_minus``: ``rows``."""
+    n = rows * dim
+    row_reduce_launch(p, rows, dim, n1, reduce_block, True)  # linalg_vector_norm(x1, 2, dim=1)
+    ew_unary_launch(0, n1, c1, rows, np.float32(0.0))  # .clone()
+    row_reduce_launch(t, rows, dim, n2, reduce_block, True)
+    ew_unary_launch(0, n2, c2, rows, np.float32(0.0))
+    ew_unary_launch(1, c1, k1, rows, np.float32(COS_EPS))  # clamp_min_(eps)
+    ew_unary_launch(1, c2, k2, rows, np.float32(COS_EPS))
+    div_rows_launch(p, k1, u1, n, dim)  # x1 / x1_norm
+    div_rows_launch(t, k2, u2, n, dim)  # x2 / x2_norm
+    for gid in numba.prange(ew_threads(n)):  # their product
+        blk = gid // EW_BLOCK
+        base = blk * (EW_BLOCK * EW_ITEMS) + (gid - blk * EW_BLOCK)
+        if base < n:
+            prod[base] = u1[base] * u2[base]
+        if base + EW_BLOCK < n:
+            prod[base + EW_BLOCK] = u1[base + EW_BLOCK] * u2[base + EW_BLOCK]
+        if base + 2 * EW_BLOCK < n:
+            prod[base + 2 * EW_BLOCK] = u1[base + 2 * EW_BLOCK] * u2[base + 2 * EW_BLOCK]
+        if base + 3 * EW_BLOCK < n:
+            prod[base + 3 * EW_BLOCK] = u1[base + 3 * EW_BLOCK] * u2[base + 3 * EW_BLOCK]
+    row_reduce_launch(prod, rows, dim, cos, reduce_block, False)  # .sum(dim=1)
+    ew_unary_launch(2, cos, one_minus, rows, np.float32(1.0))  # 1 - cosine
+    mean_launch(one_minus, rows, partial, result, mean_block)  # torch.mean
     return result
 
 
@@ -626,6 +760,46 @@ def _last_block_sum_gpu(partial, blocks, result, block):
         result[0] = tile[0]
 
 
+@cuda.jit
+def _row_reduce_gpu(a, dim, out, block, norm):
+    tile = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
+    row = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    acc = numba.float32(0.0)
+    for j in range(tid, dim, block):
+        v = a[row * dim + j]
+        acc += v * v if norm else v
+    tile[tid] = acc
+    cuda.syncthreads()
+    s = block // 2
+    while s > 0:
+        if tid < s:
+            tile[tid] = tile[tid] + tile[tid + s]
+        cuda.syncthreads()
+        s //= 2
+    if tid == 0:
+        out[row] = np.sqrt(tile[0]) if norm else tile[0]
+
+
+@cuda.jit
+def _cos_ew_gpu(kind, a, b, dst, n, dim, c):
+    """Cosine's element-wise launches: 0 copy, 1 max(a, c), 2 c - a, 3 a / b[row], 4 a * b."""
+    base = cuda.blockIdx.x * (EW_BLOCK * EW_ITEMS) + cuda.threadIdx.x
+    for j in range(EW_ITEMS):
+        e = base + j * EW_BLOCK
+        if e < n:
+            if kind == 0:
+                dst[e] = a[e]
+            elif kind == 1:
+                dst[e] = max(a[e], c)
+            elif kind == 2:
+                dst[e] = c - a[e]
+            elif kind == 3:
+                dst[e] = a[e] / b[e // dim]
+            else:
+                dst[e] = a[e] * b[e]
+
+
 def _to_device(*args):
     return [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
 
@@ -673,6 +847,28 @@ def _launch_kl(s):
     _block_sums_gpu[blocks, rb](diff, n, partial, rb)
     _last_block_sum_gpu[1, rb](partial, blocks, total, rb)
     _kl_ew_gpu[1, EW_BLOCK](4, total, total, result, 1, inv)
+
+
+def _launch_cos(s):
+    p, t, n1, n2, c1, c2, k1, k2, u1, u2, prod, cos, one_minus, partial, result, rows, dim, rb, mb = s
+    n = rows * dim
+
+    def ew(kind, a, b, dst, count, c=0.0):
+        grid = (count + EW_BLOCK * EW_ITEMS - 1) // (EW_BLOCK * EW_ITEMS)
+        _cos_ew_gpu[grid, EW_BLOCK](kind, a, b, dst, count, dim, np.float32(c))
+
+    _row_reduce_gpu[rows, rb](p, dim, n1, rb, True)
+    ew(0, n1, n1, c1, rows)
+    _row_reduce_gpu[rows, rb](t, dim, n2, rb, True)
+    ew(0, n2, n2, c2, rows)
+    ew(1, c1, c1, k1, rows, COS_EPS)
+    ew(1, c2, c2, k2, rows, COS_EPS)
+    ew(3, p, k1, u1, n)
+    ew(3, t, k2, u2, n)
+    ew(4, u1, u2, prod, n)
+    _row_reduce_gpu[rows, rb](prod, dim, cos, rb, False)
+    ew(2, cos, cos, one_minus, rows, 1.0)
+    _mean(one_minus, rows, partial, result, mb)
 
 
 def _launch_ce(s):
@@ -737,6 +933,25 @@ def kl_inputs(params, seed):
             int(params["reduce_block"]))
 
 
+def cos_inputs(params, seed):
+    rows, dim = int(params["batch_size"]), int(params["features"])
+    n = rows * dim
+    big = lambda: np.zeros(n, np.float32)  # noqa: E731
+    small = lambda: np.zeros(rows, np.float32)  # noqa: E731
+    mb = int(params["mean_block"])
+    return (_randn(n, seed, 0), _randn(n, seed, 1), small(), small(), small(), small(), small(), small(), big(),
+            big(), big(), small(), small(), np.zeros(int(mean_blocks(rows, mb)), np.float32),
+            np.zeros(1, np.float32), rows, dim, int(params["reduce_block"]), mb)
+
+
+def work_cos(params):
+    """The largest launch: the element-wise ones over ``rows x dim``, or the row reductions'."""
+    rows, dim = int(params["batch_size"]), int(params["features"])
+    ew = int(ew_threads(rows * dim))
+    red = rows * int(params["reduce_block"])
+    return (ew, EW_BLOCK) if ew >= red else (red, int(params["reduce_block"]))
+
+
 def ce_inputs(params, seed):
     batch, classes = int(params["batch_size"]), int(params["num_classes"])
     x = _randn(batch * classes, seed, 0)
@@ -763,6 +978,9 @@ HINGE_POINT = {"batch_size": 128, "features": 1, "reduce_block": 128}
 HINGE_TEST = {"batch_size": 128, "features": 1, "reduce_block": 128}
 #: KL's region at 128 x 4096 traces about 30 M records: its features at 16 x 4096
 KL_FEATURE_POINT = {"batch_size": 16, "features": 4096, "reduce_block": 512}
+COS_POINT = {"batch_size": 128, "features": 4096, "reduce_block": 512, "mean_block": 128}
+COS_TEST = {"batch_size": 4, "features": 300, "reduce_block": 64, "mean_block": 32}
+COS_FEATURE_POINT = {"batch_size": 12, "features": 4096, "reduce_block": 512, "mean_block": 128}
 CE_POINT = {"batch_size": 4096, "num_classes": 10}
 CE_TEST = {"batch_size": 100, "num_classes": 10}
 
@@ -786,6 +1004,10 @@ KERNELS = [
     _kernel("98_KLDivLoss", "kl_div(log(p), t, batchmean) on 128 x 4096 softmax rows: log, xlogy, multiply, "
             "subtract (element-wise), sum, scale by 1 / batch: six launches", kl_div_loss, _launch_kl, 8, kl_inputs,
             REGRESSION_POINT, work_mean, REGRESSION_TEST, feature_point=KL_FEATURE_POINT),
+    _kernel("97_CosineSimilarityLoss", "mean(1 - cosine_similarity(p, t, dim=1)) on 128 x 4096: two row "
+            "norms, clones, clamps, two broadcast divisions, product, row sums, 1 - x, mean: twelve launches",
+            cosine_loss, _launch_cos, 14, cos_inputs, COS_POINT, work_cos, COS_TEST,
+            feature_point=COS_FEATURE_POINT),
     _kernel("95_CrossEntropyLoss", "cross_entropy on 4096 x 10: warp-per-row log_softmax (16 lanes, two rows a "
             "warp), nll_loss in one 32-thread block: two launches", cross_entropy, _launch_ce, 3, ce_inputs,
             CE_POINT, work_ce, CE_TEST),

@@ -37,7 +37,8 @@ def spec(app):
     return get_measured(f"kernelbench/{app}/forward")
 
 
-@pytest.mark.parametrize("app", ["94_MSELoss", "96_HuberLoss", "100_HingeLoss", "98_KLDivLoss"])
+@pytest.mark.parametrize("app", ["94_MSELoss", "96_HuberLoss", "100_HingeLoss", "98_KLDivLoss",
+                                 "97_CosineSimilarityLoss"])
 def test_regression_points_are_the_problem_files_shapes(app):
     c = problem_constants(app)
     p = spec(app).points["before_2025-07"]
@@ -68,6 +69,28 @@ def test_kl_div_hand_worked_with_a_zero_target():
     out = losses.kl_div_loss(p, t, z(), z(), z(), z(), one(), one(), one(), 4, 2, 4)
     want = (np.log(2.0) + 0.5 * np.log(2.0) + 0.5 * np.log(2.0 / 3.0)) / 2
     assert out[0] == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize("params", [losses.COS_TEST, {"batch_size": 3, "features": 1000, "reduce_block": 128,
+                                                    "mean_block": 4}])
+def test_cosine_loss_equals_numpy(params):
+    inputs = losses.cos_inputs(params, 8)
+    rows = params["batch_size"]
+    p, t = inputs[0].reshape(rows, -1).astype(np.float64), inputs[1].reshape(rows, -1).astype(np.float64)
+    out = losses.cosine_loss(*inputs)
+    cos = (p * t).sum(axis=1) / (np.linalg.norm(p, axis=1) * np.linalg.norm(t, axis=1))
+    np.testing.assert_allclose(inputs[11], cos, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(out[0], np.mean(1 - cos), rtol=1e-5)
+
+
+def test_cosine_loss_hand_worked():
+    p = np.array([1.0, 0.0, 3.0, 4.0], dtype=np.float32)  # rows (1, 0) and (3, 4)
+    t = np.array([0.0, 2.0, 6.0, 8.0], dtype=np.float32)  # orthogonal, parallel: cosines 0 and 1
+    small = lambda: np.zeros(2, np.float32)  # noqa: E731
+    big = lambda: np.zeros(4, np.float32)  # noqa: E731
+    out = losses.cosine_loss(p, t, small(), small(), small(), small(), small(), small(), big(), big(), big(),
+                             small(), small(), np.zeros(1, np.float32), np.zeros(1, np.float32), 2, 2, 2, 2)
+    assert out[0] == pytest.approx(0.5, rel=1e-6)
 
 
 def test_cross_entropy_point_is_the_problem_files_shape():
