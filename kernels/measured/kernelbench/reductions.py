@@ -16,7 +16,9 @@ thread's maximum into shared memory, a shared-memory tree reduction to the row m
 ``exp(x - max)``, a tree reduction to the row sum; each thread writes ``exp(x - max) / sum`` (LogSoftmax:
 ``x - max - log(sum)``). Block 1024: PyTorch's ``cunn_SoftMaxForward`` (used for rows longer than 1024;
 shorter rows take the warp-per-row "persistent" softmax) takes, as far as I know, the smallest multiple of 32
-at least ``min(dim, 1024)`` threads, so 1024 here, one block per row (16 blocks, 16384 threads). Its block
+at least ``min(dim, 1024)`` threads, so 1024 here, one block per row (16 blocks, 16384 threads; older
+PyTorch took half of ``min(dim / 4, 1024)`` rounded up to a power of two, 512). A row of 64 KB is too long for
+the variant that keeps the row in shared memory, so the row is read from global memory three times, as here. Its block
 reductions use warp shuffles and one shared slot per warp, here a shared-memory tree over all ``block``
 slots (the same sums in a different order); it also reads the row with vector loads (4 floats), here one
 float per load.
