@@ -84,6 +84,7 @@ SM_BATCH = 2  # rows a warp
 SM_BLOCK = SM_LANES * SM_WARPS
 NLL_THREADS = 32
 IGNORE_INDEX = -100
+NEG_INF = np.float32(-np.inf)  # a float32 constant (negating np.inf in the region would be a double operation)
 COS_EPS = 1e-8  # cosine_similarity's eps
 
 
@@ -505,12 +506,12 @@ def cross_entropy(x, target, logp, result, batch, classes):
         warp = gid // SM_LANES
         lane = gid - warp * SM_LANES
         first = warp * SM_BATCH
-        v = np.float32(-np.inf)
+        v = NEG_INF
         if first < batch and lane < classes:
             v = x[first * classes + lane]
         e0[gid] = v
         xa0[gid] = v
-        v = np.float32(-np.inf)
+        v = NEG_INF
         if first + 1 < batch and lane < classes:
             v = x[(first + 1) * classes + lane]
         e1[gid] = v
@@ -658,8 +659,8 @@ def _log_softmax_warp_gpu(x, logp, batch, classes):
     lane = cuda.threadIdx.x
     w = cuda.threadIdx.y
     first = (cuda.blockIdx.x * SM_WARPS + w) * SM_BATCH
-    e0 = numba.float32(-np.inf)
-    e1 = numba.float32(-np.inf)
+    e0 = NEG_INF
+    e1 = NEG_INF
     if first < batch and lane < classes:
         e0 = x[first * classes + lane]
     if first + 1 < batch and lane < classes:

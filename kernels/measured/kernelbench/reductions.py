@@ -63,6 +63,7 @@ from ..spec import MeasuredKernel
 
 LABEL = "before_2025-07"
 MAX_BLOCK = 1024  # shared-memory slots of the row kernels' GPU ports
+NEG_INF = np.float32(-np.inf)  # a float32 constant (negating np.inf in the region would be a double operation)
 
 
 def _randn(shape, seed, stream=0):
@@ -116,7 +117,7 @@ def softmax_rows(x, out, block):
     for gid in numba.prange(n_threads):
         row = gid // block
         tid = gid - row * block
-        m = np.float32(-np.inf)
+        m = NEG_INF
         for j in range(tid, dim, block):
             v = x[row, j]
             if v > m:
@@ -169,7 +170,7 @@ def log_softmax_rows(x, out, block):
     for gid in numba.prange(n_threads):
         row = gid // block
         tid = gid - row * block
-        m = np.float32(-np.inf)
+        m = NEG_INF
         for j in range(tid, dim, block):
             v = x[row, j]
             if v > m:
@@ -216,7 +217,7 @@ def _softmax_gpu(x, out, block):
     row = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     dim = x.shape[1]
-    m = numba.float32(-np.inf)
+    m = NEG_INF
     for j in range(tid, dim, block):
         v = x[row, j]
         if v > m:
@@ -255,7 +256,7 @@ def _log_softmax_gpu(x, out, block):
     row = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     dim = x.shape[1]
-    m = numba.float32(-np.inf)
+    m = NEG_INF
     for j in range(tid, dim, block):
         v = x[row, j]
         if v > m:
@@ -347,7 +348,7 @@ def max_dim1(x, values, indices, block):
         if gid < n_out:
             b = gid // ni
             i = gid - b * ni
-            best = np.float32(-np.inf)
+            best = NEG_INF
             at = 0
             for r in range(nr):
                 v = x[b, r, i]
@@ -402,7 +403,7 @@ def argmax_dim1(x, indices, block):
         if gid < n_out:
             b = gid // ni
             i = gid - b * ni
-            best = np.float32(-np.inf)
+            best = NEG_INF
             at = 0
             for r in range(nr):
                 v = x[b, r, i]
@@ -466,7 +467,7 @@ def _max_dim1_gpu(x, values, indices, block):
     if gid < nb * ni:
         b = gid // ni
         i = gid - b * ni
-        best = numba.float32(-np.inf)
+        best = NEG_INF
         at = 0
         for r in range(nr):
             v = x[b, r, i]
@@ -515,7 +516,7 @@ def _argmax_dim1_gpu(x, indices, block):
     if gid < nb * ni:
         b = gid // ni
         i = gid - b * ni
-        best = numba.float32(-np.inf)
+        best = NEG_INF
         at = 0
         for r in range(nr):
             v = x[b, r, i]
@@ -605,7 +606,7 @@ def max_pool1d(x, values, indices, kernel_size, stride, padding, dilation, block
             end = min(start + (kernel_size - 1) * dilation + 1, length)
             while start < 0:
                 start += dilation
-            best = np.float32(-np.inf)
+            best = NEG_INF
             at = start
             for w in range(start, end, dilation):
                 v = x[nn, cc, w]
@@ -654,7 +655,7 @@ def _max_pool1d_gpu(x, values, indices, kernel_size, stride, padding, dilation, 
         end = min(start + (kernel_size - 1) * dilation + 1, length)
         while start < 0:
             start += dilation
-        best = numba.float32(-np.inf)
+        best = NEG_INF
         at = start
         for w in range(start, end, dilation):
             v = x[nn, cc, w]
