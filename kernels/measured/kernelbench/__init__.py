@@ -1,1 +1,1 @@
-"""Ports of KernelBench level-1 problems (PyTorch eager references timed on T4 ... B200): one module per kind."""
+"""Ports of KernelBench level-1 problems timed with PyTorch eager on T4 to B200: modules by kind of operation."""
