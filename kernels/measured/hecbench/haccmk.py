@@ -17,7 +17,7 @@ Inputs: deterministic, as the host builds them: ``x_0 = y_0 = z_0 = 0``, ``mass_
 velocities zero; ``fsrmax = 0.5``, ``mp_rsm = 0.03``, ``fcoeff = 0.23``. No random input (``seed`` unused).
 
 Deliberate differences: ``n1`` and ``n2`` are parameters (the program's constants at the measured point,
-smaller at the test and feature points).
+smaller at the test and feature points; ``n1 <= n2`` always, as the targets are the first ``n1`` sources).
 
 Precision: single (float32), as the original (``sqrtf``).
 """
@@ -49,8 +49,9 @@ FCOEFF = F(0.23)
 
 POINTS = {"1000": {"n1": 784, "n2": 15000}}
 TEST_POINT = {"n1": 100, "n2": 120}
-#: 150 sources instead of 15000 (about 3.5e6 records; the same 1024 threads)
-FEATURE_POINT = {"n1": 784, "n2": 150}
+#: 300 targets and 300 sources (about 3.4e6 records; targets index the source arrays, so ``n1 <= n2``; the
+#: share of sources within the force cutoff does not depend on ``n2``)
+FEATURE_POINT = {"n1": 300, "n2": 300}
 
 
 def haccmk_kernel(n1, n2, xx, yy, zz, mass, vx2, vy2, vz2, fsrmax, mp_rsm, fcoeff, n_threads):
@@ -151,6 +152,8 @@ def particles(n2):
 def make_inputs(params, seed):
     """The host's particles and zeroed velocities (no random input; ``seed`` unused)."""
     n1, n2 = int(params["n1"]), int(params["n2"])
+    if n1 > n2:
+        raise ValueError(f"haccmk: the {n1} targets are the first sources, so n1 <= n2 (got n2 = {n2})")
     xx, yy, zz, mass = particles(n2)
     # the host allocates the velocities with n2 entries; the kernel updates the first n1
     vx2, vy2, vz2 = (np.zeros(n2, np.float32) for _ in range(3))

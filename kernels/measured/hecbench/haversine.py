@@ -41,8 +41,8 @@ EARTH_RADIUS_KM = 6371.0
 
 POINTS = {"../geodesic-cuda/locations.txt 100": {"num_cities": 2**21}}
 TEST_POINT = {"num_cities": 200}
-#: 2^15 cities instead of 2^21 (about 6e6 records)
-FEATURE_POINT = {"num_cities": 2**15}
+#: 2^14 cities instead of 2^21 (about 3.5e6 records)
+FEATURE_POINT = {"num_cities": 2**14}
 
 
 def compute_haversine_distance(p, distance, n, n_threads):

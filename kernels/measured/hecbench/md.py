@@ -42,9 +42,9 @@ PROB_SIZES = (12288, 24576, 36864, 73728)
 
 POINTS = {"3 1000": {"n_atom": PROB_SIZES[3], "domain_edge": DOMAIN_EDGE}}
 TEST_POINT = {"n_atom": 200, "domain_edge": DOMAIN_EDGE}
-#: 1280 atoms in a cube of edge 5 (about the measured point's 9.2 atoms per lattice point, so that a similar
+#: 1152 atoms in a cube of edge 5 (the measured point's 9.216 atoms per lattice point, so that a similar
 #: share of the 128 neighbours lies within the cutoff; about 5e6 records)
-FEATURE_POINT = {"n_atom": 1280, "domain_edge": 5}
+FEATURE_POINT = {"n_atom": 1152, "domain_edge": 5}
 
 
 def md(position, force, neighbor_list, n_atom, max_neighbors, lj1, lj2, cutsq, n_threads):

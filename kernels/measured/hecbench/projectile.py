@@ -43,8 +43,8 @@ TWO = F(2.0)
 
 POINTS = {"1000": {"num_elements": 10_000_000}}
 TEST_POINT = {"num_elements": 1000}
-#: 2 * 10^5 projectiles (about 6e6 records; the measured point has 10^7)
-FEATURE_POINT = {"num_elements": 200_000}
+#: 1.5 * 10^5 projectiles (about 4.4e6 records; the measured point has 10^7)
+FEATURE_POINT = {"num_elements": 150_000}
 
 
 def calculate_range(obj, pobj, num_elements, n_threads):

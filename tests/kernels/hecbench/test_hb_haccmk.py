@@ -53,3 +53,10 @@ def test_host_particles_and_work():
     assert mass[0] == 2.0 and xx[1] == np.float32(1.0) / np.float32(15000)
     assert zz[-1] == pytest.approx(3.0 * 14999 / 15000, rel=1e-3)  # float32 running sum
     assert haccmk.work(haccmk.POINTS["1000"]) == (1024, 256)
+
+
+def test_targets_are_sources():
+    with pytest.raises(ValueError):
+        haccmk.make_inputs({"n1": 300, "n2": 150}, 0)
+    for p in (haccmk.POINTS["1000"], haccmk.TEST_POINT, haccmk.FEATURE_POINT):
+        assert p["n1"] <= p["n2"]
