@@ -63,17 +63,20 @@ def impute_features(points: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per measured (port, point, GPU) with a simulated time and features: the model's input columns
+def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | None = None, *,
+                   keep_below_bound: bool = False) -> pd.DataFrame:
+    """One row per measured (port, point, GPU) with features (and the SIMT model's time, NaN where the point was
+    not simulated): the model's input columns
     (:data:`predictor.gputime.INPUT_COLUMNS`), ``measured_s``, ``gpu`` (the data's GPU name), ``preset``,
-    ``generation``, ``application``, ``port``, ``point``, ``source``, ``features_from``."""
+    ``generation``, ``application``, ``port``, ``point``, ``source``, ``features_from``. Rows measured below
+    their own lower bound (:func:`below_bound`) are left out unless ``keep_below_bound``."""
     from kernels.measured.registry import all_measured
     from portcast import measured_ports as M
 
     points = M.read_points_table() if points is None else points
     times = M.measured_times(all_measured()) if times is None else times
     pts = impute_features(points)
-    pairs = M.pair_times(pts, times)
+    pairs = M.pair_times(pts, times, simulated_only=False)
     keep = ["port", "point", "source", "local_work", "features_from", *WORK_KEYS,
             *(f"f_{k}" for k in RATE_FEATURES)]
     d = pairs.merge(pts[keep], on=["port", "point"])
@@ -85,14 +88,43 @@ def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | Non
     d["host_timer"] = d["source"].isin(["aiwc", "kernelbench"]).astype(float)
     d["generation"] = d["preset"].map(GENERATIONS)
     d = d.sort_values(["port", "point", "gpu"]).reset_index(drop=True)
-    return _with_bounded_inputs(d, pts)
+    d = _with_bounded_inputs(d, pts)
+    return d if keep_below_bound else d[~below_bound(d)].reset_index(drop=True)
+
+
+def below_bound(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose measured time is below the lower bound of their port's traced work on their GPU
+    (``bound_s``): the port's work is not the timed kernel's, or the bound holds a cost the timer leaves out (a
+    device timer and the 5 us launch floor; data an earlier copy left in L2 against the DRAM floor). A model
+    that never predicts below the bound cannot fit them; they are left out of training and evaluation and
+    listed (:func:`below_bound_markdown`)."""
+    return (frame["bound_s"] > frame["measured_s"]).to_numpy()
+
+
+def below_bound_markdown(frame: pd.DataFrame) -> str:
+    """The rows of :func:`below_bound` (``frame`` from ``training_frame(..., keep_below_bound=True)``), one line
+    per port: GPUs, measured time, bound and the bound's largest term, as Markdown."""
+    d = frame[below_bound(frame)].copy()
+    if d.empty:
+        return "No measured row is below its lower bound."
+    terms = [c for c in d.columns if c.startswith("term_")]
+    d["largest"] = d[terms].idxmax(axis=1).str[5:]
+    d.loc[d["launches"] * 5e-6 >= d["bound_s"] * 0.999, "largest"] = "launches"
+    lines = ["| port | rows (GPUs) | measured | bound | bound / measured | bound set by |", "|---|---|---|---|---|---|"]
+    for port, g in d.groupby("port", sort=True):
+        ratio = g["bound_s"] / g["measured_s"]
+        lines.append(f"| {port} | {len(g)} | {1e6 * g['measured_s'].min():.1f}-{1e6 * g['measured_s'].max():.1f} us "
+                     f"| {1e6 * g['bound_s'].min():.1f}-{1e6 * g['bound_s'].max():.1f} us | "
+                     f"{ratio.min():.2f}-{ratio.max():.2f} | {', '.join(sorted(set(g['largest'])))} |")
+    return "\n".join(lines)
 
 
 def _with_bounded_inputs(d: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
     """``d`` with the bounded model's inputs of every row (``portcast.gpu_prediction.model_inputs``: the
     per-launch estimates ``term_*``, the lower bound ``bound_s``, ``launches`` and the rates), from the point's
     work counts and features on the row's GPU. A port's parallel loops are one launch (barrier phases) unless
-    its spec says they are separate launches. Rows whose point lacks a feature the bounds need are dropped."""
+    its spec says they are separate launches (then one launch each, or the spec's ``launches``). Rows whose point
+    lacks a feature the bounds need are dropped."""
     from kernels.measured.registry import all_measured
     from portcast.gpu_prediction import model_inputs
 
@@ -106,8 +138,9 @@ def _with_bounded_inputs(d: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
                                          "launch_sector_bytes")}
         c.update({k[2:]: r[k] for k in fcols})
         spec = specs.get(r["port"])
-        one = spec is None or not spec.separate_launches
-        point_counts[(r["port"], r["point"])] = (c, 1.0 if one else None)
+        launches = 1.0 if spec is None or not spec.separate_launches else (
+            None if spec.launches is None else float(spec.launches))
+        point_counts[(r["port"], r["point"])] = (c, launches)
     rows, keep = [], []
     for i, r in enumerate(d[["port", "point", "preset", "block_size", "host_timer"]].itertuples(index=False)):
         counts, launches = point_counts[(r.port, r.point)]
@@ -204,11 +237,28 @@ def fit_predict(variant, tr: pd.DataFrame, te: pd.DataFrame) -> np.ndarray:
     """Fit one variant on ``tr`` and predict the kernel time (seconds) of ``te``."""
     if variant == "simt":
         return te["simulated_s"].to_numpy(np.float64)
-    if isinstance(variant, tuple):
-        return _baseline_predict(variant[1], tr, te)
-    m = variant()
+    m = None if isinstance(variant, tuple) else variant()
+    if isinstance(variant, tuple) or _reads_simt(m):
+        # a model reading the SIMT estimate is fitted on, and predicts, the simulated rows only (NaN elsewhere,
+        # which the scores leave out)
+        tr = tr[np.isfinite(tr["simulated_s"].to_numpy(np.float64))]
+        sim = np.isfinite(te["simulated_s"].to_numpy(np.float64))
+        out = np.full(len(te), np.nan)
+        if sim.any():
+            out[sim] = (_baseline_predict(variant[1], tr, te[sim]) if m is None else _fit(m, tr).predict(
+                te[sim], gpu=te["preset"].to_numpy()[sim]))
+        return out
+    return _fit(m, tr).predict(te, gpu=te["preset"].to_numpy())
+
+
+def _reads_simt(m) -> bool:
+    """Whether a model may read the SIMT estimate (a search that may choose it counts)."""
+    return bool(getattr(m, "needs_simt", False)) or "log_simt" in getattr(m, "columns", ())
+
+
+def _fit(m, tr: pd.DataFrame):
     m.fit(tr, tr["measured_s"].to_numpy(), gpu=tr["preset"].to_numpy(), sample_weight=application_weights(tr))
-    return m.predict(te, gpu=te["preset"].to_numpy())
+    return m
 
 
 def folds(frame: pd.DataFrame, split: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
@@ -336,8 +386,9 @@ def train_default(frame: pd.DataFrame, family: str = "bounded", *, without_simt:
         m = BoundedTimeModel({"bounded": "linear", "bounded-xapp": "xapp", "bounded-trees": "trees"}[family])
     else:
         m = GpuTimeModel(family, [c for c in DESIGN_COLUMNS if c != "log_simt"] if without_simt else None)
-    m.fit(frame, frame["measured_s"].to_numpy(), gpu=frame["preset"].to_numpy(),
-          sample_weight=application_weights(frame))
+    if _reads_simt(m):
+        frame = frame[np.isfinite(frame["simulated_s"].to_numpy(np.float64))]
+    _fit(m, frame)
     m.metadata = {
         "target": "kernel time in seconds on the described GPU (device-side; host_timer = 0)",
         "trained_on": "measured kernel times: AIWC (OpenCL, 5 NVIDIA GPUs; Johnston et al.) and Amaris et al. "
@@ -557,7 +608,7 @@ def physics_table(frame: pd.DataFrame, names: Iterable[str], *, samples: int = 4
         if not callable(v):
             continue
         m = v()
-        if getattr(m, "needs_simt", False) or getattr(m, "family", "") in ("gbm-residual", "simt-calibrated"):
+        if _reads_simt(m) or getattr(m, "family", "") in ("gbm-residual", "simt-calibrated"):
             continue
         m.fit(frame, frame["measured_s"].to_numpy(), gpu=frame["preset"].to_numpy(),
               sample_weight=application_weights(frame))

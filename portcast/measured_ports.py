@@ -937,16 +937,23 @@ NOT_KERNEL_TIME = {
 }
 
 
-def pair_times(points: pd.DataFrame, times: pd.DataFrame, *, kernel_only: bool = True) -> pd.DataFrame:
+def pair_times(points: pd.DataFrame, times: pd.DataFrame, *, kernel_only: bool = True,
+               simulated_only: bool = True) -> pd.DataFrame:
     """Every traced point's simulated time on every GPU of its data beside the measured one (without the
-    ports of :data:`NOT_KERNEL_TIME` when ``kernel_only``)."""
+    ports of :data:`NOT_KERNEL_TIME` when ``kernel_only``); with ``simulated_only=False`` also the traced points
+    the SIMT model did not simulate (``simulated_s`` NaN; e.g. a few threads with more records than the
+    sample may keep)."""
     if kernel_only:
         points = points[~points.port.isin(list(NOT_KERNEL_TIME))]
     cols = [c for c in points.columns if c.startswith("sim_") and pd.api.types.is_numeric_dtype(points[c])]
     sims = points.melt(id_vars=["port", "point"], value_vars=cols,
                        var_name="preset", value_name="simulated_s").dropna()
     sims["preset"] = sims["preset"].str[4:]
-    pairs = times.merge(sims, on=["port", "point", "preset"])
+    if simulated_only:
+        pairs = times.merge(sims, on=["port", "point", "preset"])
+    else:
+        traced = times.merge(points[["port", "point"]].drop_duplicates(), on=["port", "point"])
+        pairs = traced.merge(sims, on=["port", "point", "preset"], how="left")
     pairs["application"] = pairs.port.map(application_of)
     return pairs
 

@@ -44,10 +44,14 @@ class MeasuredKernel:
     columns of a point (None for AIWC, whose rows are labelled by the size name). ``separate_launches``: the
     region's parallel loops are separate kernel launches of the original (the FFT's passes); by default they
     are the barrier phases of one kernel (a work group's steps between barriers), so the measured time is one
-    launch however many parallel loops the trace shows. ``feature_point``: a smaller problem, not measured,
-    whose features (rates: instruction mix, strides, divergence) stand in for a measured point with more records
-    than the feature engine is given (``portcast measured trace --feature-records``); traced under the label
-    ``"features"`` and never paired with a measured time. Its work counts are not used.
+    launch however many parallel loops the trace shows. ``launches``: the kernel launches of the timed
+    invocation when its parallel loops are separate launches some of which hold barrier phases of their own
+    (a PyTorch operation of several kernels, one of them a block reduction: not every parallel loop is a
+    launch); None: one launch, or one per parallel loop with ``separate_launches``. ``feature_point``: a
+    smaller problem, not measured, whose features (rates: instruction mix, strides, divergence) stand in for a
+    measured point with more records than the feature engine is given (``portcast measured trace
+    --feature-records``); traced under the label ``"features"`` and never paired with a measured time. Its work
+    counts are not used.
     """
 
     source: str
@@ -65,6 +69,7 @@ class MeasuredKernel:
     data_sizes: Callable[[Mapping[str, Any]], tuple[int, int]] | None = None
     separate_launches: bool = False
     feature_point: Mapping[str, Any] | None = None
+    launches: int | None = None
 
     def __post_init__(self):
         if self.source not in SOURCES:
@@ -73,6 +78,9 @@ class MeasuredKernel:
             raise ValueError(f"measured kernel {self.name!r}: data_sizes is required for Amaris ports only")
         if not self.points:
             raise ValueError(f"measured kernel {self.name!r}: no measured points")
+        if self.launches is not None and (not self.separate_launches or self.launches < 2):
+            raise ValueError(f"measured kernel {self.name!r}: launches={self.launches!r} is for separate launches "
+                             "(at least 2)")
         if FEATURES_LABEL in self.points or "test" in self.points:
             raise ValueError(f"measured kernel {self.name!r}: {FEATURES_LABEL!r} and 'test' are reserved labels")
 

@@ -85,7 +85,8 @@ def evaluate_cmd(
     with user_errors(ValueError):
         cpu_frame = _cpu_times(cpu)
         points = read_points_table()
-        frame = G.training_frame(points)
+        every = G.training_frame(points, keep_below_bound=True)
+        frame = every[~G.below_bound(every)].reset_index(drop=True)
         names = list(G.variants())
         if quick:
             names = [G.BOUNDED_LINEAR, "SIMT model alone", "gradient boosting (all inputs)"]
@@ -110,6 +111,9 @@ def evaluate_cmd(
             physics = G.physics_table(frame, names, samples=physics_samples)
         with atomic_path(out_dir / "physics.csv") as tmp:
             physics.to_csv(tmp, index=False)
+        write("below-bound.md", "Measured rows below their port's own lower bound, left out of training and "
+              f"evaluation ({int(G.below_bound(every).sum())} of {len(every)}; docs/gputime.md):\n\n"
+              + G.below_bound_markdown(every) + "\n")
         write("evaluation.md", G.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
               f"programs, {physics_samples} per GPU preset; portcast.physics)\n\n" + G.physics_markdown(physics)
               + "\n")
@@ -128,8 +132,8 @@ def evaluate_cmd(
         )
         G.evaluation_plot(pred, [n for n in (best, "gradient boosting (all inputs)", "SIMT, per-GPU scale + constant")
                                  if n in names], out_dir / "evaluation.png")
-    console.print(f"wrote evaluation.md, per-application.md, scores.csv, physics.csv, predictions.parquet and "
-                  f"evaluation.png to {out_dir}")
+    console.print(f"wrote evaluation.md, per-application.md, below-bound.md, scores.csv, physics.csv, "
+                  f"predictions.parquet and evaluation.png to {escape(out_dir)}")
     if cpu_frame is None:
         console.print("no CPU times of the ports (kernels/measured/data/cpu_times.csv): speedup columns left out; "
                       "make them with `portcast measured cpu-times`", highlight=False)

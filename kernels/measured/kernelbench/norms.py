@@ -268,6 +268,7 @@ KERNELS = [
         "division (element-wise): three launches",
         cpu=l1_norm, gpu=GpuPort(_to_device, _l1_launch, lambda s: s[3].copy_to_host()), make_inputs=l1_inputs,
         points={LABEL: POINT}, work=work, test_point=TEST_POINT, rtol=1e-5, atol=1e-7, separate_launches=True,
+        launches=3,
     ),
     MeasuredKernel(
         source="kernelbench", application="39_L2Norm_", kernel="forward",
@@ -275,5 +276,6 @@ KERNELS = [
         "(element-wise): two launches",
         cpu=l2_norm, gpu=GpuPort(_to_device, _l2_launch, lambda s: s[2].copy_to_host()), make_inputs=l2_inputs,
         points={LABEL: POINT}, work=work, test_point=TEST_POINT, rtol=1e-5, atol=1e-7, separate_launches=True,
+        launches=2,
     ),
 ]
