@@ -41,8 +41,8 @@ HALF = np.float32(0.5)
 POINTS = {"1024 1024 0.001 1000": {"width": 1024, "height": 1024, "K": 0.001, "repeat": 1000}}
 #: 3 x 2 blocks
 TEST_POINT = {"width": 40, "height": 30, "K": 0.001, "repeat": 1}
-#: 13 x 13 blocks (about 4e6 records; the measured point has 65 x 65)
-FEATURE_POINT = {"width": 200, "height": 200, "K": 0.001, "repeat": 1000}
+#: 10 x 10 blocks (about 4e6 records; the measured point has 65 x 65)
+FEATURE_POINT = {"width": 150, "height": 150, "K": 0.001, "repeat": 1000}
 
 K_, CX, CY, THRESH, XSCALE, YSCALE, XSHIFT, YSHIFT = range(8)
 

@@ -44,8 +44,8 @@ from ..spec import MeasuredKernel
 POINTS = {"256 100": {"wgs": 256, "repeat": 100}}
 #: 16-thread blocks, 64 blocks
 TEST_POINT = {"wgs": 16, "repeat": 1}
-#: 2^18 words in blocks of 256 (about 6e6 records; the measured point has 2^22 words)
-FEATURE_POINT = {"wgs": 256, "repeat": 100, "size": 256 * 256 * 16}
+#: 2^16 words in blocks of 256 (about 3e6 and 4e6 records; the measured point has 2^22 words)
+FEATURE_POINT = {"wgs": 256, "repeat": 100, "size": 256 * 256 * 4}
 
 
 def fpc_kernel(values, cmp_size, wgs, n_threads):
