@@ -87,8 +87,8 @@ def elementWise_fp(hidden_size, mini_batch, tmp_h, tmp_i, bias, linear_gates, h_
 def _init_gpu(data, size):
     index = cuda.grid(1)
     if index < size:
-        seed = numba.uint32(index ^ size)
-        seed = numba.uint32(numba.uint32(numba.uint32(26757677) * seed + numba.uint32(1)) % numba.uint32(M))
+        seed = numba.uint64(index ^ size)  # 64-bit product, then the 32-bit wrap-around as a mask
+        seed = ((numba.uint64(26757677) * seed + numba.uint64(1)) & numba.uint64(0xFFFFFFFF)) % numba.uint64(M)
         data[index] = numba.float32(seed) / MF
 
 
@@ -119,8 +119,7 @@ def _to_device_init(data, size, n_threads):
 
 
 def _launch_init(s):
-    with np.errstate(over="ignore"):  # the simulator's uint32 scalars wrap as the GPU's do
-        _init_gpu[s["n"] // BLOCK, BLOCK](s["data"], s["size"])
+    _init_gpu[s["n"] // BLOCK, BLOCK](s["data"], s["size"])
 
 
 def _from_device_init(s):
