@@ -391,8 +391,10 @@ def train_default(frame: pd.DataFrame, family: str = "bounded", *, without_simt:
     _fit(m, frame)
     m.metadata = {
         "target": "kernel time in seconds on the described GPU (device-side; host_timer = 0)",
-        "trained_on": "measured kernel times: AIWC (OpenCL, 5 NVIDIA GPUs; Johnston et al.) and Amaris et al. "
-                      "(CUDA Rodinia, 9 NVIDIA GPUs) of Portcast's ports of those kernels (docs/measured.md)",
+        "trained_on": "measured kernel times of Portcast's ports of the kernels (docs/measured.md): AIWC (OpenCL, 5 "
+                      "NVIDIA GPUs; Johnston et al.), Amaris et al. (CUDA Rodinia, 9 NVIDIA GPUs), HeCBench on an "
+                      "RTX 3080 (gpuFLOPBench), BabelStream (K20 to A100) and KernelBench level 1 (PyTorch eager, "
+                      "T4 to B200)",
         "rows": int(len(frame)), "applications": sorted(frame["application"].unique().tolist()),
         "gpus": sorted(frame["gpu"].unique().tolist()), "presets": sorted(frame["preset"].unique().tolist()),
         "generations": sorted(frame["generation"].unique().tolist()),

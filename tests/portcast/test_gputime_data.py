@@ -12,20 +12,42 @@ def frame():
     return G.training_frame()
 
 
-def test_training_frame_has_every_simulated_measured_pair(frame):
-    # 2178 pairs (docs/measured.md), every one with features (imputed where the point was traced without)
-    assert len(frame) == 2178
-    assert frame["application"].nunique() == 13 and frame["preset"].nunique() == 11
-    assert frame["gpu"].nunique() == 14
+def test_training_frame_has_every_measured_pair_not_below_its_bound(frame):
+    # 2603 measured (port, point, GPU) pairs of traced points, 31 of them below their own lower bound (left out,
+    # G.below_bound); every row with features (imputed where the point was traced without)
+    assert len(frame) == 2572
+    assert frame["application"].nunique() == 103 and frame["preset"].nunique() == 23
+    assert frame["gpu"].nunique() == 29
     assert frame[list(G.RATE_FEATURES)].notna().all().all()
-    assert (frame["host_timer"] == (frame["source"] == "aiwc")).all()
+    assert (frame["host_timer"] == frame["source"].isin(["aiwc", "kernelbench"])).all()
+    assert frame.groupby("source").size().to_dict() == {"aiwc": 470, "amaris": 1718, "babelstream": 30,
+                                                          "hecbench": 76, "kernelbench": 278}
     imputed = frame[frame["features_from"] != frame["point"]]
-    assert set(imputed["port"]) >= {"aiwc/lud/lud_internal", "amaris/backprop/bpnn_adjust_weights_cuda"}
-    assert frame.groupby("generation").size().to_dict() == {"Kepler": 1174, "Maxwell": 622, "Pascal": 382}
-    # the AIWC GPUs have 92 pairs each, the Amaris ones 198 (K20, K40 and Titan X are in both)
+    assert set(imputed["port"]) >= {"aiwc/lud/lud_internal", "amaris/backprop/bpnn_adjust_weights_cuda",
+                                    "babelstream/babelstream/copy", "hecbench/lif/lif"}
+    assert set(imputed.loc[imputed["source"] != "aiwc", "features_from"]) - {"features"} <= set(
+        frame.loc[frame["source"] == "amaris", "point"])
+    assert frame.groupby("generation").size().to_dict() == {
+        "Ada Lovelace": 68, "Ampere": 186, "Blackwell": 35, "Hopper": 35, "Kepler": 1188, "Maxwell": 624,
+        "Pascal": 391, "Turing": 40, "Volta": 5}
+    # points the SIMT model did not simulate stay (NaN): the bounded model does not read its estimate
+    assert frame["simulated_s"].isna().sum() == len(frame) - np.isfinite(frame["simulated_s"]).sum() > 0
     assert frame.groupby("preset").size().to_dict() == {
-        "gtx1080": 92, "gtx1080ti": 92, "gtx680": 198, "gtx970": 166, "gtx980": 198, "gtxtitan": 198, "k20": 290,
-        "k40": 290, "p100": 198, "quadro_k5200": 198, "titanx": 258}
+        "a100": 40, "a100_80gb": 35, "a10g": 35, "b200": 35, "gtx1080": 94, "gtx1080ti": 94, "gtx680": 198,
+        "gtx970": 166, "gtx980": 198, "gtxtitan": 198, "h100_sxm": 35, "k20": 297, "k20x": 5, "k40": 292, "l4": 34,
+        "l40s": 34, "p100": 203, "quadro_k5200": 198, "rtx2080ti": 5, "rtx3080": 76, "t4": 35, "titanx": 260,
+        "v100": 5}
+
+
+def test_rows_below_their_bound_are_left_out_and_listed():
+    every = G.training_frame(keep_below_bound=True)
+    low = G.below_bound(every)
+    assert int(low.sum()) == 31 and len(every) == 2603
+    assert (every.loc[low, "bound_s"] > every.loc[low, "measured_s"]).all()
+    # a device timer below the 5 us launch floor, and ports whose own work outruns the measured time
+    assert {"hecbench/reverse/reverse", "kernelbench/89_cumsum/forward"} <= set(every.loc[low, "port"])
+    text = G.below_bound_markdown(every)
+    assert "| hecbench/reverse/reverse | 1 | 2.5-2.5 us | 5.0-5.0 us | 2.03-2.03 | launches |" in text
 
 
 def test_impute_takes_the_largest_featured_point_of_the_port():
@@ -39,7 +61,7 @@ def test_impute_takes_the_largest_featured_point_of_the_port():
 
 def test_folds(frame):
     apps = G.folds(frame, "application")
-    assert len(apps) == 13
+    assert len(apps) == 103
     for name, tr, te in apps:
         assert set(frame["application"].iloc[te]) == {name} and name not in set(frame["application"].iloc[tr])
         assert len(tr) + len(te) == len(frame)
@@ -50,6 +72,12 @@ def test_folds(frame):
         "Kepler",
         "Maxwell",
     }
+    gens = G.folds(frame, "generation")
+    assert [n for n, _, _ in gens] == ["Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"]
+    order = ["Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"]
+    for name, tr, te in gens:
+        assert set(frame["generation"].iloc[te]) == {name}
+        assert set(frame["generation"].iloc[tr]) == set(order[:order.index(name)])
     (name, tr, te), = G.folds(frame, "largest")
     # every port measured at more than one size is tested at its largest (by trace records), trained on the rest
     test_points = set(zip(frame["port"].iloc[te], frame["point"].iloc[te]))
@@ -70,9 +98,15 @@ def test_training_rows_carry_the_bounded_models_inputs(frame):
 
     cols = [f"term_{t}" for t in TERM_NAMES] + ["bound_s", "launches", *FACTOR_RATES]
     assert frame[cols].notna().all().all() and (frame[cols] >= 0).all().all()
-    assert (frame.loc[frame["port"] != "aiwc/fft/fft", "launches"] == 1).all()
-    # its passes: 2048 = 16 x 16 x 8 points in 3, 16384 = 16^3 x 4 in 4, 524288 = 16^4 x 8 in 5
-    assert set(frame.loc[frame["port"] == "aiwc/fft/fft", "launches"]) == {3.0, 4.0, 5.0}
+    several = {"aiwc/fft/fft"} | {p for p in frame["port"] if p.startswith("kernelbench/")}
+    assert (frame.loc[~frame["port"].isin(several), "launches"] == 1).all()
+    # a PyTorch operation of several kernels: its launches (PyTorch's, not the region's parallel loops)
+    kb = frame[frame["port"].str.startswith("kernelbench/")].groupby("port")["launches"].first()
+    assert kb["kernelbench/97_CosineSimilarityLoss/forward"] == 12 and kb["kernelbench/25_Swish/forward"] == 2
+    assert kb["kernelbench/91_cumsum_reverse/forward"] == 3 and kb["kernelbench/19_ReLU/forward"] == 1
+    # its passes: 2048 = 16 x 16 x 8 points in 3, 16384 = 16^3 x 4 in 4, 524288 = 16^4 x 8 in 5, 2097152 =
+    # 16^5 x 2 in 6 (not simulated: its rows have no SIMT estimate)
+    assert set(frame.loc[frame["port"] == "aiwc/fft/fft", "launches"]) == {3.0, 4.0, 5.0, 6.0}
     # the lower bound never exceeds a measured time: the bounds are bounds of the ports' real kernels
     assert (frame["bound_s"] <= frame["measured_s"]).all()
     # FP64: backprop's weight update computes in double, hotspot half of its floating point; the AIWC kernels none
@@ -155,7 +189,7 @@ def test_gpu_time_train_cli_writes_a_loadable_model_and_never_overwrites(tmp_pat
     assert res.exit_code == 0, res.output
     m = load_gputime_model(out)
     assert m.family == "simt-calibrated" and set(m.calibration_) >= {"p100", "k40", "*"}
-    assert m.metadata["rows"] == 2178
+    assert m.metadata["rows"] == 2531  # the rows with a SIMT estimate
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out)])
     assert res.exit_code == 2 and "exists: pass --force to replace it" in res.output
     res = CliRunner().invoke(app, ["gpu-time", "train", "--out", str(out), "--force", "--family", "xapp"])

@@ -18,7 +18,7 @@ DATA = Path(__file__).resolve().parents[3] / "kernels" / "measured" / "data" / "
 def test_feature_map_size_from_the_hosts_float_constants():
     fx = int(np.float32(69.12) / np.float32(0.16)) // 2
     fy = int((np.float32(39.68) - np.float32(-39.68)) / np.float32(0.16)) // 2
-    assert (fx, fy) == (p4.POINTS["100"]["feature_x"], p4.POINTS["100"]["feature_y"])
+    assert (fx, fy) == (p4.POINTS["10000"]["feature_x"], p4.POINTS["10000"]["feature_y"])
 
 
 @pytest.mark.parametrize("fx,fy,seed", [(6, 5, 0), (9, 4, 3)])
@@ -58,4 +58,4 @@ def test_work_equals_the_datas_first_launch():
     row = df[(df.targetName == "p4-cuda") & (df.kernelName == "postprocess")].iloc[0]
     block = np.prod([int(v) for v in row["Block Size"].strip("()").split(",")])
     grid = np.prod([int(v) for v in row["Grid Size"].strip("()").split(",")])
-    assert p4.work(p4.POINTS["100"]) == (grid * block, block)
+    assert p4.work(p4.POINTS["10000"]) == (grid * block, block)
