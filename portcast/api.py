@@ -5,8 +5,8 @@
     result = pc.trace_function(kernel, (x, y), measure_uninstrumented=True)  # + result.info.uninstrumented_time_s
     report = pc.profile(kernel, (x, y), baseline_kind="njit", baseline_rule=pc.RepeatRule(spread=0.05, budget_s=5))
     infos = pc.profile_script("examples/saxpy.py", sinks=[...])
-    report = pc.profile(kernel, (x, y), gpu="p100")   # the whole report: report.to_dict(), report.write_html(...)
-    prediction, bounds = pc.predict_gpu_time(kernel, (x, y), gpu="p100")   # GPU time, speedup, what bounds it
+    report = pc.profile(kernel, (x, y), gpu="a100")   # the whole report: report.to_dict(), report.write_html(...)
+    prediction, bounds = pc.predict_gpu_time(kernel, (x, y), gpu="a100")   # GPU time, speedup, what bounds it
     prediction.kernel_s, prediction.speedup, prediction.speedup_with_transfers, bounds.bound
 """
 

@@ -240,10 +240,12 @@ def time_point(spec, label: str, *, seed: int = 0, repeat: int = 3, max_repeat: 
 
 def selected(specs: Iterable, labels: Iterable[str] | None = None,
              max_global_work: int | None = None) -> list[tuple[Any, str]]:
-    """The (port, label) pairs :func:`time_points` times (:func:`portcast.measured_ports.selected_points`)."""
+    """The (port, label) pairs :func:`time_points` times (:func:`portcast.measured_ports.selected_points`, without
+    the feature points: nothing was measured there)."""
+    from kernels.measured.spec import FEATURES_LABEL
     from portcast.measured_ports import selected_points
 
-    return selected_points(list(specs), labels, max_global_work)
+    return [(s, lab) for s, lab in selected_points(list(specs), labels, max_global_work) if lab != FEATURES_LABEL]
 
 
 def time_points(specs: Iterable, labels: Iterable[str] | None = None, *, seed: int = 0,

@@ -2,4 +2,4 @@
 
 #: the target GPU when none is named (``--gpu``, ``gpu=``): a preset of gpu_models/simt/presets with measured
 #: kernel times behind the GPU-time model (docs/gpus.md)
-DEFAULT_GPU = "p100"
+DEFAULT_GPU = "a100"

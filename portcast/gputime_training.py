@@ -527,6 +527,7 @@ def per_fold_markdown(pred: pd.DataFrame, variant: str, split: str, by: str = "f
     """Median error of one variant per held-out fold (application or GPU; ``by="application"``: per application
     within the split's held-out rows) as Markdown."""
     p = pred[(pred["variant"] == variant) & (pred["split"] == split)].copy()
+    p = p[np.isfinite(p["predicted_s"].to_numpy(np.float64))]  # rows a SIMT-reading model could not predict
     p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
     t = p.groupby(by).agg(pairs=("e", "size"), median=("e", "median"), mean=("e", "mean")).reset_index()
     lines = ["| held out | pairs | median error | mean error |", "|---|---|---|---|"]
@@ -539,6 +540,7 @@ def source_markdown(pred: pd.DataFrame, variant: str) -> str:
     """Median and mean error of one variant per data source, under each split, as Markdown (one row per split
     and source)."""
     p = pred[pred["variant"] == variant].copy()
+    p = p[np.isfinite(p["predicted_s"].to_numpy(np.float64))]
     p["e"] = (p["predicted_s"] / p["measured_s"] - 1.0).abs()
     lines = ["| split | source | pairs | applications | median error | mean error |", "|---|---|---|---|---|---|"]
     for (split, source), g in p.groupby(["split", "source"], sort=False):
@@ -567,7 +569,8 @@ def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> P
         ax.plot([lo, hi], [lo, hi], "k-", lw=0.8)
         ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlim(lo, hi), ax.set_ylim(lo, hi)
         ax.set_xlabel("measured kernel time (us)"), ax.set_ylabel("predicted (us)"), ax.set_title(v, fontsize=9)
-    axes[0][-1].legend(fontsize=6, loc="lower right", ncol=2)
+    if p["application"].nunique() <= 20:  # beyond that a legend hides the points
+        axes[0][-1].legend(fontsize=6, loc="lower right", ncol=2)
     fig.tight_layout()
     out = Path(out)
     with atomic_path(out) as tmp:

@@ -773,11 +773,9 @@ def faithfulness(points: pd.DataFrame, specs: dict, *, aiwc: pd.DataFrame | None
 
 
 def _ratio(ours, theirs) -> float:
-    """``ours / theirs``; NaN where the data counts none (1.0 where neither counts any)."""
+    """``ours / theirs``; NaN where the data counts none (whether or not the port has any)."""
     ours, theirs = float(ours), float(theirs)
-    if theirs > 0:
-        return ours / theirs
-    return 1.0 if ours == 0 else float("nan")
+    return ours / theirs if theirs > 0 else float("nan")
 
 
 def spec_point(specs: dict, r) -> Mapping | None:

@@ -8,7 +8,7 @@ contributions through :func:`predict_one_region`, the one prediction every path 
 directly); :func:`build_report` gathers all of it into a :class:`portcast.profile_report.ProfileReport` (what
 ``--json`` prints, ``--report`` writes as HTML and ``portcast.profile()`` returns).
 
-    report = portcast.profile(saxpy, (x, y), gpu="p100")   # in Jupyter the report renders inline
+    report = portcast.profile(saxpy, (x, y), gpu="a100")   # in Jupyter the report renders inline
     report.regions[0].prediction["kernel_s"], report.write_html("saxpy.html")
 """
 
