@@ -125,3 +125,27 @@ def test_faithfulness_of_a_hecbench_row_divides_by_the_measured_counts():
     assert got.dram_ratio == pytest.approx(2.0) and got.fp32_ratio == pytest.approx(1.0)
     assert np.isnan(got.fp64_ratio)  # five FP64 records where the data counts none
     assert got.int_ratio == pytest.approx(0.25)
+
+
+def test_feature_points_are_traced_but_never_timed():
+    from kernels.measured.spec import FEATURES_LABEL
+    from portcast.cpu_times import selected
+    from portcast.measured_ports import selected_points
+
+    spec = PORTS["babelstream/babelstream/copy"]
+    assert spec.params(FEATURES_LABEL) == spec.feature_point and spec.params("2^25") == spec.points["2^25"]
+    assert [lab for _, lab in selected_points([spec])] == ["2^25", FEATURES_LABEL]
+    assert [lab for _, lab in selected([spec])] == ["2^25"]
+    with pytest.raises(KeyError, match="no point 'large'"):
+        spec.params("large")
+
+
+def test_launches_is_for_separate_launches_only():
+    import dataclasses
+
+    spec = PORTS["kernelbench/91_cumsum_reverse/forward"]
+    assert spec.separate_launches and spec.launches == 3
+    with pytest.raises(ValueError, match="launches=3 is for separate launches"):
+        dataclasses.replace(spec, separate_launches=False)
+    with pytest.raises(ValueError, match="'features' and 'test' are reserved labels"):
+        dataclasses.replace(spec, points={"features": {}})

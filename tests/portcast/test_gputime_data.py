@@ -220,3 +220,26 @@ def test_shipped_training_points_are_the_training_frame(frame, tmp_path):
     (tmp_path / "bad.csv").write_text("application,preset\n")
     with pytest.raises(ValueError, match="bad.csv: not a Portcast training-points file"):
         G.read_training_points(tmp_path / "bad.csv")
+
+
+def test_models_reading_the_simt_estimate_predict_only_the_simulated_rows(frame):
+    variants = G.variants()
+    test = frame[frame["application"].isin(["hecbench/ga", "hecbench/lif", "kernelbench/89_cumsum"])]
+    train = frame.drop(test.index)
+    assert test["simulated_s"].isna().any() and test["simulated_s"].notna().any()
+    pred = G.fit_predict(variants["SIMT, per-GPU scale + constant"], train, test)
+    assert np.array_equal(np.isnan(pred), test["simulated_s"].isna().to_numpy())
+    bounded = G.fit_predict(variants[G.BOUNDED_LINEAR], train, test)
+    assert np.isfinite(bounded).all() and (bounded >= test["bound_s"].to_numpy() * (1 - 1e-12)).all()
+
+
+def test_source_table_counts_rows_and_applications_per_split():
+    pred = pd.DataFrame({"variant": ["m"] * 5, "split": ["application"] * 3 + ["gpu"] * 2,
+                         "source": ["aiwc", "aiwc", "hecbench", "aiwc", "hecbench"],
+                         "application": ["aiwc/a", "aiwc/b", "hecbench/c", "aiwc/a", "hecbench/c"],
+                         "measured_s": [1.0, 1.0, 2.0, 1.0, 2.0], "predicted_s": [1.5, 0.8, 3.0, np.nan, 1.0]})
+    lines = G.source_markdown(pred, "m").splitlines()
+    assert lines[2] == "| Leave one application out | aiwc | 2 | 2 | 35% | 35% |"
+    assert lines[3] == "| Leave one application out | hecbench | 1 | 1 | 50% | 50% |"
+    # a row without a prediction (a SIMT-reading model on an unsimulated point) is left out
+    assert lines[4] == "| Leave one GPU out | hecbench | 1 | 1 | 50% | 50% |" and len(lines) == 5
