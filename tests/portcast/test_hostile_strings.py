@@ -108,8 +108,8 @@ def test_profile_prints_every_name_as_itself(hostile):
         assert any(line.startswith(("│ " + shown + " ", "┃ " + shown + " ")) for line in lines), shown  # summary row
         assert f"GPU-relevant features of {label}" in lines
         assert f"thread space of {label}: the loops marked with numba.prange / portcast.parallel" in lines
-        assert any(line.startswith(f"GPU time of {label} on NVIDIA Tesla P100") for line in lines), label
-        assert any(line.startswith(f"What bounds the GPU time of {label} on p100") for line in lines), label
+        assert any(line.startswith(f"GPU time of {label} on NVIDIA A100") for line in lines), label
+        assert any(line.startswith(f"What bounds the GPU time of {label} on a100") for line in lines), label
         assert any(line.startswith(f"baseline {label}: not measured (marked blocks") for line in lines), label
     # the folder's name in the paths of the files written
     assert sum(line.startswith(f"wrote {script.parent}{os.sep}traces") for line in lines) == len(NAMES)

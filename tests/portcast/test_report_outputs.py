@@ -46,7 +46,7 @@ def test_json_is_the_only_thing_on_stdout(saxpy_json):
 
 def test_json_region_summary_and_hot_lines(saxpy_json):
     doc, _, _ = saxpy_json
-    assert doc["target"] == str(SAXPY) and doc["gpu"] == "p100" and doc["exit_code"] == 0
+    assert doc["target"] == str(SAXPY) and doc["gpu"] == "a100" and doc["exit_code"] == 0
     (r,) = doc["regions"]
     assert (r["name"], r["invocation"], r["complete"], r["threads"]) == ("saxpy", 0, True, 4000)
     # 4000 iterations of `y[i] = a * x[i] + y[i]` and the loop header
@@ -64,7 +64,7 @@ def test_json_prediction_bounds_and_terms_agree(saxpy_json):
     doc, _, _ = saxpy_json
     r = doc["regions"][0]
     p = r["prediction"]
-    assert p["gpu"] == "p100" and p["kernel_s"] > 0 and p["cpu_s"] > 0
+    assert p["gpu"] == "a100" and p["kernel_s"] > 0 and p["cpu_s"] > 0
     assert p["speedup"] == pytest.approx(p["cpu_s"] / p["kernel_s"])
     assert p["speedup_with_transfers"] == pytest.approx(p["cpu_s"] / (p["kernel_s"] + p["transfer_s"]))
     # the CPU time is the median of runs of saxpy's Python loop as written; the interval is from their quartiles
@@ -192,7 +192,7 @@ def test_report_and_json_print_the_terminals_numbers(tmp_path, saxpy_json):
     assert res.returncode == 0, res.stderr
     term = _terminal_figures(res.stdout)
     assert term == _page_figures((tmp_path / "t.html").read_text())
-    assert term["gpu_label"] == "NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal)"
+    assert term["gpu_label"] == "NVIDIA A100 SXM4 40 GB (a100, Ampere)"
     assert term["model_file"] == str(ROOT / "predictor" / "models" / "gputime.json")
     # --json with --report: the document and the page of the same run
     doc, _, cwd = saxpy_json
