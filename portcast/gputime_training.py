@@ -107,9 +107,11 @@ def below_bound_markdown(frame: pd.DataFrame) -> str:
     d = frame[below_bound(frame)].copy()
     if d.empty:
         return "No measured row is below its lower bound."
-    terms = [c for c in d.columns if c.startswith("term_")]
+    from gpu_models.bounds import LAUNCH_SECONDS, RESOURCES
+
+    terms = [f"term_{r}" for r in RESOURCES if f"term_{r}" in d.columns]  # the bounds' resources, not estimates
     d["largest"] = d[terms].idxmax(axis=1).str[5:]
-    d.loc[d["launches"] * 5e-6 >= d["bound_s"] * 0.999, "largest"] = "launches"
+    d.loc[d["bound_s"] <= 1.01 * LAUNCH_SECONDS * d["launches"], "largest"] = "launches"
     lines = ["| port | rows (GPUs) | measured | bound | bound / measured | bound set by |", "|---|---|---|---|---|---|"]
     for port, g in d.groupby("port", sort=True):
         ratio = g["bound_s"] / g["measured_s"]
