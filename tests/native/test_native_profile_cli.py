@@ -44,8 +44,8 @@ def test_profile_native_numba_example(tmp_path, monkeypatch):
     assert "GPU-relevant features of saxpy #0" in text and "warp_threads │ 1,000 │" in text
     # the same prediction as a Python region's: the shipped GPU-time model on the default target, with the
     # bounds of the same work; no speedup (no CPU time outside Valgrind) and the note of what the trace lacks
-    assert "GPU time of saxpy #0 on NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal): predicted kernel time" in text
-    assert "What bounds the GPU time of saxpy #0 on p100" in text
+    assert "GPU time of saxpy #0 on NVIDIA A100 SXM4 40 GB (a100, Ampere): predicted kernel time" in text
+    assert "What bounds the GPU time of saxpy #0 on a100" in text
     assert "predictor/models/gputime.json" in text and "provisional" not in text and "simulated: h100" not in text
     assert "no speedup: the region's CPU time was not measured (a native region runs only under Valgrind" in text
     assert "saxpy #0: traced natively: the trace has no source-level thread-space analysis" in text

@@ -57,7 +57,7 @@ def test_python_and_native_saxpy_use_one_model_and_agree(tmp_path, monkeypatch):
     shipped = str(ROOT / "predictor" / "models" / "gputime.json")
     for doc in (py, nat):
         assert doc["model_kind"] == "gputime" and doc["model_file"] == shipped
-        assert doc["gpu"] == "p100" and doc["gpu_label"] == "NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal)"
+        assert doc["gpu"] == "a100" and doc["gpu_label"] == "NVIDIA A100 SXM4 40 GB (a100, Ampere)"
     (rp,), (rn,) = py["regions"], nat["regions"]
     pp, pn = rp["prediction"], rn["prediction"]
     assert pp["model_file"] == pn["model_file"] == shipped

@@ -42,16 +42,16 @@ def test_profile_prints_features_lines_and_says_no_model_ships():
     # no weak spot: nothing diverges, the accesses are unit-stride, and the launch (not DRAM) bounds the time,
     # so the footprint's lines are not one either
     assert "lines behind the weak spots" not in res.output and "launch *" in res.output
-    # the shipped default model predicts the kernel time on the P100 from measured GPU times, the speedup
+    # the shipped default model predicts the kernel time on the A100 from measured GPU times, the speedup
     # against the region's own CPU time (its Python loop as written) with the interval of the CPU runs'
     # quartiles, and the copies: x and y read (2 x 51,200 B), y written
     out = " ".join(res.output.split())
-    assert re.search(r"GPU time of saxpy #0 on NVIDIA Tesla P100 PCIe 16 GB \(p100, Pascal\): predicted kernel "
+    assert re.search(r"GPU time of saxpy #0 on NVIDIA A100 SXM4 40 GB \(a100, Ampere\): predicted kernel "
                      r"time [0-9.]+ us", out), out
     assert re.search(r"CPU time of the region here \(Python as written, median of [0-9,]+ runs?, IQR [0-9.]+%[^)]*\): "
                      r"[0-9.]+ (us|ms) -> speedup [0-9.,]+x \([0-9.,]+-[0-9.,]+\)", out), out
     assert "with the copies over the host link (102 kB in, 51.2 kB out:" in out
-    assert "What bounds the GPU time of saxpy #0 on p100" in out
+    assert "What bounds the GPU time of saxpy #0 on a100" in out
     assert "model: provisional" not in out and "predictor/models/gputime.json" in out
 
 
@@ -107,12 +107,12 @@ def test_provisional_model_only_by_name_and_every_line_says_so():
     assert re.search(rf"{re.escape(label)}saxpy #\d+: predicted speedup [0-9.]+x \((port|do not port)\)", out)
     assert f"{label}model: provisional — trained on simulated H100 times" in out
     assert f"{label}term contributions to log speedup" in out
-    # no GPU time, no bound table, no p100 label: the model is not a GPU-time model
-    assert "GPU time of" not in out and "What bounds" not in out and "p100" not in out
+    # no GPU time, no bound table, no a100 label: the model is not a GPU-time model
+    assert "GPU time of" not in out and "What bounds" not in out and "a100" not in out
     # without --model, the GPU-time model; the provisional one is never used in its place
     res = runner.invoke(app, ["profile", "--function", f"{ROOT / 'examples' / 'saxpy.py'}:saxpy", "--no-progress"])
     # (the invocation number counts the region's earlier calls in this process)
-    assert res.exit_code == 0 and re.search(r"GPU time of saxpy #\d+ on NVIDIA Tesla P100", res.output)
+    assert res.exit_code == 0 and re.search(r"GPU time of saxpy #\d+ on NVIDIA A100", res.output)
     assert "provisional" not in res.output, [line for line in res.output.splitlines() if "provisional" in line]
 
 
