@@ -211,11 +211,10 @@ def log_softmax_rows(x, out, block):
     return out
 
 
-@cuda.jit
-def _softmax_gpu(x, out, block):
-    red = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
-    row = cuda.blockIdx.x
-    tid = cuda.threadIdx.x
+@cuda.jit(device=True)
+def _row_max_and_exp_sum(x, red, row, tid, block):
+    """The row's maximum and the sum of exp(x - max), each a strided pass then a shared-memory tree (the two
+    reductions softmax and log-softmax share)."""
     dim = x.shape[1]
     m = NEG_INF
     for j in range(tid, dim, block):
@@ -245,8 +244,16 @@ def _softmax_gpu(x, out, block):
             red[tid] = red[tid] + red[tid + s]
         cuda.syncthreads()
         s //= 2
-    total = red[0]
-    for j in range(tid, dim, block):
+    return m, red[0]
+
+
+@cuda.jit
+def _softmax_gpu(x, out, block):
+    red = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
+    row = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    m, total = _row_max_and_exp_sum(x, red, row, tid, block)
+    for j in range(tid, x.shape[1], block):
         out[row, j] = np.exp(x[row, j] - m) / total
 
 
@@ -255,37 +262,9 @@ def _log_softmax_gpu(x, out, block):
     red = cuda.shared.array(MAX_BLOCK, dtype=numba.float32)
     row = cuda.blockIdx.x
     tid = cuda.threadIdx.x
-    dim = x.shape[1]
-    m = NEG_INF
-    for j in range(tid, dim, block):
-        v = x[row, j]
-        if v > m:
-            m = v
-    red[tid] = m
-    cuda.syncthreads()
-    s = block // 2
-    while s > 0:
-        if tid < s:
-            a = red[tid]
-            b = red[tid + s]
-            red[tid] = a if a > b else b
-        cuda.syncthreads()
-        s //= 2
-    m = red[0]
-    cuda.syncthreads()
-    acc = numba.float32(0.0)
-    for j in range(tid, dim, block):
-        acc += np.exp(x[row, j] - m)
-    red[tid] = acc
-    cuda.syncthreads()
-    s = block // 2
-    while s > 0:
-        if tid < s:
-            red[tid] = red[tid] + red[tid + s]
-        cuda.syncthreads()
-        s //= 2
-    logsum = np.log(red[0])
-    for j in range(tid, dim, block):
+    m, total = _row_max_and_exp_sum(x, red, row, tid, block)
+    logsum = np.log(total)
+    for j in range(tid, x.shape[1], block):
         out[row, j] = x[row, j] - m - logsum
 
 
