@@ -93,18 +93,22 @@ class HotLinesSink:
             self._counts[:len(c)] += c
 
     def end_region(self, info, static) -> None:
-        total = int(self._counts.sum())
+        self.results.append(self.lines(self._counts, static))
+
+    def lines(self, counts: np.ndarray, static) -> list[dict]:
+        """The busiest source lines of a region from its records per pc ``counts``."""
+        total = int(counts.sum())
         per_line: dict[tuple, int] = {}
-        for pc in np.nonzero(self._counts)[0]:
+        for pc in np.nonzero(counts)[0]:
             e = static.get(int(pc))
             key = (e.file, int(e.line)) if e is not None else (f"pc {int(pc)}", 0)
-            per_line[key] = per_line.get(key, 0) + int(self._counts[pc])
+            per_line[key] = per_line.get(key, 0) + int(counts[pc])
         rows = []
         for (file, line), n in sorted(per_line.items(), key=lambda kv: -kv[1])[:self.top]:
             text = linecache.getline(file, line).strip() if line else ""
             rows.append({"location": f"{file}:{line}" if line else file, "file": file, "line": line, "text": text,
                          "records": n, "share": n / total if total else 0.0})
-        self.results.append(rows)
+        return rows
 
 
 @dataclasses.dataclass
@@ -118,6 +122,8 @@ class ProfileSetup:
     gpu: str
     psinks: Any = None  # portcast.gpu_prediction.PredictionSinks, for the GPU-time model
     trace_sink: Any = None
+    sample: Any = None  # what run_traced samples by: None (exact), "auto" or a profiler.sampling.SamplePlan
+    estimator: Any = None  # portcast.sampled.SampleEstimator of a sampled run (the last sink)
 
     @property
     def features(self):
@@ -141,16 +147,38 @@ class ProfileSetup:
             self.trace_sink.close()
 
 
+def sample_option(sample) -> Any:
+    """What ``sample`` (``--sample``, ``sample=``) asks for: None for the exact trace (``None``, ``"exact"``),
+    ``"auto"``, or a :class:`profiler.sampling.SamplePlan` (a plan, or a block rate in (0, 1] as a number or
+    text); a :class:`UserError` saying what is wrong otherwise."""
+    from profiler.sampling import SamplePlan
+
+    if sample is None or sample == "exact":
+        return None
+    if isinstance(sample, SamplePlan) or sample == "auto":
+        return sample
+    try:
+        rate = float(sample)
+    except (TypeError, ValueError):
+        raise UserError(f"--sample {sample!r}: give auto, exact, or a block rate in (0, 1] such as 0.01") from None
+    if not 0.0 < rate <= 1.0:
+        raise UserError(f"--sample {sample!r}: a block rate must be in (0, 1], e.g. 0.01 for 1% of the thread blocks")
+    return SamplePlan.at_rate(rate)
+
+
 def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: Optional[str] = None,
             gpu: str = DEFAULT_GPU, replace: bool = False, progress=None,
-            notify: Callable[[str], None] | None = None) -> ProfileSetup:
+            notify: Callable[[str], None] | None = None, sample=None) -> ProfileSetup:
     """The sinks of a profile run: op-class summary, hot lines, ``progress`` (a sink, optional), Parquet traces
     under ``trace_dir`` (a folder of an earlier run, or one another run is writing to: this run's go to
     ``run-<k>`` inside it, said through ``notify``, unless ``replace``; a trace that cannot be written stops
     the traces, not the run: ``ProfileSetup.trace_failure``), the feature engine and the GPU-time model's sinks
     (``features``).
     ``model``: None (the shipped GPU-time model), ``"provisional"`` or a model file. Bad model files and GPU
-    names raise :class:`UserError` here, before anything runs."""
+    names raise :class:`UserError` here, before anything runs. ``sample`` (:func:`sample_option`): under a
+    sample plan the run's last sink is a :class:`portcast.sampled.SampleEstimator`, which replaces what the
+    others gathered from the sampled records by the whole region's estimates."""
+    plan = sample_option(sample)
     chosen = resolve_model(model) if features else None
     if features:
         check_gpu(gpu)
@@ -179,7 +207,15 @@ def prepare(*, trace_dir: Optional[Path] = None, features: bool = True, model: O
 
             psinks = prediction_sinks(gpu, simulate=chosen[2].needs_simt)
             sinks.extend(psinks.sinks)
-    return ProfileSetup(sinks, summary, hot, chosen, gpu, psinks, tsink)
+    estimator = None
+    if plan is not None:
+        from portcast.sampled import SampleEstimator
+
+        fsink = next((s for s in sinks if type(s).__name__ == "FeatureSink"), None)
+        estimator = SampleEstimator(fsink, psinks.work if psinks else None, psinks.bytes if psinks else None,
+                                    summary, hot, replicate=fsink is not None)
+        sinks.append(estimator)
+    return ProfileSetup(sinks, summary, hot, chosen, gpu, psinks, tsink, plan, estimator)
 
 
 def resolve_model(model: Optional[str]):
@@ -277,16 +313,17 @@ def resolve_function(target: str, args_expr: Optional[str]):
 
 def run_traced(sinks: list, *, script: Optional[Path] = None, script_args=(), fn=None, fargs: tuple = (),
                mode: str = "auto", regions=None, chunk_records: int = 1 << 20, measure_uninstrumented: bool = False,
-               baseline_kind: str = "as-written", baseline_rule=None):
+               baseline_kind: str = "as-written", baseline_rule=None, sample=None):
     """Run a script's marked regions (``script`` with ``script_args``; only ``regions`` when given) or one call
     ``fn(*fargs)`` under the tracer, every region invocation sent to ``sinks``; with ``measure_uninstrumented``,
     each function region is first timed untraced (``baseline_kind``, ``baseline_rule``:
     :func:`profiler.baseline.measure_uninstrumented`). Exceptions of the user's code propagate (the regions
-    open at that moment end incomplete)."""
+    open at that moment end incomplete). ``sample``: None, ``"auto"`` or a sample plan
+    (:func:`sample_option`; :func:`profiler.session.trace_function`)."""
     from profiler.session import profile_script, trace_function
 
     timing = dict(measure_uninstrumented=measure_uninstrumented, baseline_kind=baseline_kind,
-                  baseline_rule=baseline_rule)
+                  baseline_rule=baseline_rule, sample=sample)
     if fn is not None:
         return trace_function(fn, fargs, sinks=sinks, mode=mode, chunk_records=chunk_records, **timing)
     return profile_script(script, list(script_args or []), sinks=sinks, mode=mode, regions=regions or None,
@@ -610,6 +647,8 @@ class RegionPrediction:
     speedup_model: Optional[dict] = None  # xapp: predicted_speedup, model_file, label, provisional line, terms
     cpu_how: str = ""  # how the CPU time was measured (njit, python)
     cpu_why: str = ""  # why there is no CPU time, when there is none
+    #: a sampled region's rate, counts and 95% intervals (:func:`portcast.sampled.sample_summary`); None: exact
+    sample: Optional[dict] = None
 
 
 #: said for a region traced by the native recorder (``portcast profile --native``): what its trace lacks
@@ -747,6 +786,7 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
         return []
     psinks = setup.psinks
     out = []
+    samples = setup.estimator.samples if setup.estimator is not None else []
     for i, (info, series) in enumerate(fsink.results):
         have = psinks is not None and i < len(psinks.work.results)
         sim = psinks.simt.results[i] if have and psinks.simt is not None else float("nan")
@@ -757,6 +797,11 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
             label=f"{info.name} #{info.invocation}", notes=[NATIVE_NOTE] if info.mode == "native" else [],
             cpu_how=str(info.extra.get("uninstrumented_mode", "")), cpu_why=_cpu_why(info, baseline),
             cpu_baseline=Baseline.from_info(info), cpu_numpy=uses_numpy(info)))
+        sample = samples[i] if i < len(samples) else None
+        if sample is not None:
+            from portcast.sampled import sample_summary
+
+            out[-1].sample = sample_summary(out[-1], sample, setup.chosen, setup.gpu, series)
     return out
 
 
@@ -811,7 +856,8 @@ def _trace_of(path: str, info) -> bool:
 
 def profile(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto", baseline: bool = True,
-            trace_dir: Optional[Path] = None, baseline_kind: str = "as-written", baseline_rule=None):
+            trace_dir: Optional[Path] = None, baseline_kind: str = "as-written", baseline_rule=None,
+            sample="auto"):
     """Profile a function (``target`` callable, called with ``args``) or a script (``target`` a path: its marked
     regions) and return the :class:`~portcast.profile_report.ProfileReport`: per region its summary, features,
     hot lines, thread space and the predicted GPU time on ``gpu`` with its bounds and the model's term
@@ -821,12 +867,15 @@ def profile(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model:
     (:class:`profiler.repeat_timing.RepeatRule`). An exception in the user's code propagates (the traces written
     so far stay, marked incomplete). A trace under ``trace_dir`` that cannot be written (a full disk) does not
     stop the run: :class:`profiler.tracefile.TraceWriteError`, naming the file and the cause, is raised after it
-    (the traces written before stay)."""
+    (the traces written before stay). ``sample``: ``"auto"`` (sampled when the region is large, sized from its
+    uninstrumented run), ``"exact"`` (every record), or a block rate in (0, 1] (docs/sampling.md)."""
     _check_baseline_options(baseline_kind, baseline_rule)
-    setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu)
+    setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu,
+                    sample=sample)
     try:
         name = _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode,
-                           baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+                           baseline=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule,
+                           sample=setup.sample)
     finally:
         setup.close()
     if setup.trace_failure is not None:
@@ -843,10 +892,11 @@ def _check_baseline_options(kind: str, rule) -> None:
 
 
 def _run_target(sinks: list, target, args, *, script_args=(), regions=None, mode: str = "auto",
-                baseline: bool = False, baseline_kind: str = "as-written", baseline_rule=None) -> str:
+                baseline: bool = False, baseline_kind: str = "as-written", baseline_rule=None, sample=None) -> str:
     """Trace ``target(*args)`` (a callable) or the marked regions of the script ``target`` into ``sinks``;
     returns the target's name."""
-    timing = dict(measure_uninstrumented=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+    timing = dict(measure_uninstrumented=baseline, baseline_kind=baseline_kind, baseline_rule=baseline_rule,
+                  sample=sample)
     if callable(target):
         run_traced(sinks, fn=target, fargs=tuple(args or ()), mode=mode, **timing)
         return getattr(target, "__qualname__", getattr(target, "__name__", repr(target)))
@@ -877,16 +927,17 @@ def features(target, args: tuple | None = None, *, script_args: tuple = (), regi
 
 def predict(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model: Optional[str] = None,
             script_args: tuple = (), regions: Optional[list] = None, mode: str = "auto",
-            baseline: bool = True, baseline_kind: str = "as-written", baseline_rule=None) -> list[RegionPrediction]:
+            baseline: bool = True, baseline_kind: str = "as-written", baseline_rule=None,
+            sample="auto") -> list[RegionPrediction]:
     """The predicted GPU time on ``gpu`` of each region invocation of a call or script: one
     :class:`RegionPrediction` each (``.prediction``: kernel time, speedup against the CPU with its interval and
     ``cpu_baseline``, what was timed; ``.bounds``; ``.contributions``: the model's terms; ``.reason`` when there is
     no prediction). ``model``: None (the shipped GPU-time model) or a model file; ``baseline`` times the region
-    uninstrumented for the speedup (``baseline_kind``, ``baseline_rule`` as in :func:`profile`)."""
+    uninstrumented for the speedup (``baseline_kind``, ``baseline_rule``, ``sample`` as in :func:`profile`)."""
     _check_baseline_options(baseline_kind, baseline_rule)
-    setup = prepare(model=model, gpu=gpu)
+    setup = prepare(model=model, gpu=gpu, sample=sample)
     _run_target(setup.sinks, target, args, script_args=script_args, regions=regions, mode=mode, baseline=baseline,
-                baseline_kind=baseline_kind, baseline_rule=baseline_rule)
+                baseline_kind=baseline_kind, baseline_rule=baseline_rule, sample=setup.sample)
     return predict_regions(setup, baseline=baseline)
 
 

@@ -93,6 +93,8 @@ class RegionReport:
     speedup_model: Optional[dict] = None
     cpu_baseline: Optional[dict] = None  # what was timed and how the runs agreed (profiler.baseline.baseline_summary)
     cpu_not_measured: Optional[str] = None  # why there is no CPU time
+    #: a sampled region's plan, exact counts and 95% intervals (docs/sampling.md); None when traced exactly
+    sample: Optional[dict] = None
 
     @property
     def label(self) -> str:
@@ -205,6 +207,10 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     base = Baseline.from_info(info)
     rep.cpu_baseline = jsonable(baseline_summary(base, uses_numpy(info)))
     rep.cpu_not_measured = None if rep.cpu_time_s else why_not_measured(info, no_baseline)
+    if pred is not None and pred.sample is not None:
+        rep.sample = jsonable(pred.sample)
+    elif (info.extra or {}).get("sample") is not None:
+        rep.sample = jsonable(info.extra["sample"])
     if pred is not None:
         rep.notes = list(pred.notes)
         rep.no_prediction = pred.reason

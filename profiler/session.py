@@ -28,6 +28,7 @@ from .baseline import Baseline
 from .baseline import measure_uninstrumented as _measure_baseline
 from .compile_errors import NotCompilable, describe_failure
 from .repeat_timing import RepeatRule
+from .sampling import SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .version import portcast_version
@@ -51,15 +52,21 @@ def _notice(msg: str) -> None:
 class _Tracer:
     """Owns one region invocation's buffer and forwards chunks to the sinks."""
 
-    def __init__(self, program: ins.Program, sinks: Sequence, info: RegionInfo) -> None:
+    def __init__(self, program: ins.Program, sinks: Sequence, info: RegionInfo,
+                 sample: SamplePlan | None = None) -> None:
         self.program = program
         self.sinks = list(sinks)
         self.info = info
         self.n_records = 0
         self.max_tid = -1
+        self.filter = SampleFilter(sample, self.sinks, len(program.static) + 1) if sample is not None else None
+        for s in self.sinks:
+            if self.filter is not None and hasattr(s, "bind_sample_filter"):
+                s.bind_sample_filter(self.filter)
 
     def deliver(self, chunk: TraceChunk, max_tid: int | None = None) -> None:
-        """Count ``chunk`` and hand it to every sink (``max_tid``: its largest tid, when the caller knows it)."""
+        """Count ``chunk`` and hand it to every sink (``max_tid``: its largest tid, when the caller knows it);
+        under a sample plan, the sampled part of it (:class:`profiler.sampling.SampleFilter`)."""
         n = len(chunk)
         if not n:
             return
@@ -67,6 +74,9 @@ class _Tracer:
         m = int(chunk.tid.max()) if max_tid is None else int(max_tid)
         if m > self.max_tid:
             self.max_tid = m
+        if self.filter is not None:
+            self.filter.filter(chunk)
+            return
         for s in self.sinks:
             s.consume(chunk)
 
@@ -87,10 +97,11 @@ def _program_for(fn, mode: str) -> ins.Program:
 
 def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records: int, mode: str, source: str,
                 invocation: int | None = None, compile_key=None, baseline: "Baseline | None" = None,
-                baseline_skipped: str | None = None):
+                baseline_skipped: str | None = None, sample=None):
     """Run ``prog.root`` on ``positional`` while tracing; returns (value, info). ``baseline``: the
     uninstrumented runs' measurement, stored in the region metadata (``baseline_skipped``: why it was asked
-    for and not made)."""
+    for and not made). ``sample``: None (the exact trace), a :class:`profiler.sampling.SamplePlan`, or
+    ``"auto"`` (:func:`auto_plan` from the baseline; exact without one)."""
     if invocation is None:
         invocation = _INVOCATIONS.get(name, 0)
         _INVOCATIONS[name] = invocation + 1
@@ -104,7 +115,12 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         baseline.store(info)
     elif baseline_skipped:
         info.extra["uninstrumented_skipped"] = baseline_skipped
-    tracer = _Tracer(prog, sinks, info)
+    plan = auto_plan(baseline, mode) if isinstance(sample, str) else sample
+    if isinstance(sample, str):
+        info.extra["sample_auto"] = "sampled" if plan is not None else (
+            "exact: small enough" if baseline is not None and baseline.seconds else
+            "exact: no uninstrumented time to size the sample from")
+    tracer = _Tracer(prog, sinks, info, plan)
     fn = prog.root.fn
     if mode == "compiled":
         buf = rt.CompiledBuffer(tracer, chunk_records, prog.n_sites, _lib.SLOT_WIDTH * prog.n_lib_slots)
@@ -152,6 +168,8 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
 def _finish(tracer: _Tracer, info: RegionInfo, prog: ins.Program, buf=None) -> None:
     info.n_records = tracer.n_records
     info.n_threads = tracer.max_tid + 1
+    if tracer.filter is not None:
+        info.extra["sample"] = tracer.filter.finish().to_json()
     if buf is not None:  # library calls: what was expanded, and the estimated work of what was not
         _lib.annotate(info, prog, buf.lib.S if isinstance(buf, rt.InterpretedBuffer) else buf.S)
     for s in tracer.sinks:
@@ -232,13 +250,29 @@ def check_baseline_options(kind: str, rule) -> None:
         raise TypeError(f"baseline_rule must be a profiler.repeat_timing.RepeatRule, got {type(rule).__name__}")
 
 
+#: records per second of an uninstrumented run, by how it ran: what ``--sample auto`` sizes a region by (on
+#: the high side, so that a region is rather sampled more than less; the rate only sets the cost, not the bias)
+AUTO_RECORDS_PER_S = {"njit": 4e9, "python": 4e7}
+
+
+def auto_plan(baseline, mode: str) -> "SamplePlan | None":
+    """The sample plan of ``--sample auto`` for a region whose uninstrumented run ``baseline`` measured: the
+    rate that leaves the sinks about :data:`profiler.sampling.AUTO_BUDGET_RECORDS` records; None (exact) for a
+    region smaller than that, or with no measured time."""
+    if baseline is None or not baseline.seconds:
+        return None
+    rate = AUTO_RECORDS_PER_S["njit" if baseline.how == "njit" else "python"]
+    return SamplePlan.auto(baseline.seconds * rate)
+
+
 def _measure(fn, positional, kind: str = "as-written", rule: RepeatRule | None = None) -> Baseline:
     return _measure_baseline(fn, positional, kind=kind, rule=rule)
 
 
 def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks: Iterable = (), mode: str = "auto",
                    chunk_records: int = DEFAULT_CHUNK_RECORDS, measure_uninstrumented: bool = False,
-                   baseline_kind: str = "as-written", baseline_rule: RepeatRule | None = None) -> TraceResult:
+                   baseline_kind: str = "as-written", baseline_rule: RepeatRule | None = None,
+                   sample=None) -> TraceResult:
     """Trace one call ``fn(*args, **kwargs)``; the function is the region.
 
     Parameters
@@ -266,6 +300,10 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
         What is timed: the code as written (default) or compiled with ``numba.njit`` by Portcast.
     baseline_rule : RepeatRule, optional
         When the repetition stops (:class:`profiler.repeat_timing.RepeatRule`; default ``RepeatRule()``).
+    sample : None, SamplePlan or "auto"
+        None: every record goes to the sinks. A :class:`profiler.sampling.SamplePlan`: the sampled warps and
+        the address sample do, and ``info.extra["sample"]`` gets the exact counts of the whole region.
+        ``"auto"``: a plan sized from the uninstrumented run (:func:`auto_plan`), exact without one.
 
     Returns
     -------
@@ -297,7 +335,8 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     prog, used = _choose_mode(mode, lambda m: _program_for(base, m), positional, label)
     source = f"{base.__module__}:{base.__qualname__}"
     baseline = _measure(fn, positional, baseline_kind, baseline_rule) if measure_uninstrumented else None
-    value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source, baseline=baseline)
+    value, info = _run_region(name, prog, positional, sinks, chunk_records, used, source, baseline=baseline,
+                              sample=sample)
     return TraceResult(info=info, static=prog.static, value=value)
 
 
@@ -306,7 +345,7 @@ class Session:
 
     def __init__(self, sinks=(), mode: str = "auto", regions=None, chunk_records: int = DEFAULT_CHUNK_RECORDS,
                  source: str = "", measure_uninstrumented: bool = False, baseline_kind: str = "as-written",
-                 baseline_rule: RepeatRule | None = None) -> None:
+                 baseline_rule: RepeatRule | None = None, sample=None) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         check_baseline_options(baseline_kind, baseline_rule)
@@ -322,6 +361,18 @@ class Session:
         self._invocations: dict[str, int] = {}
         self._depth = 0
         self._block_programs: dict = {}
+        self.sample = sample
+        self._records: dict[str, int] = {}  # records of each region's last invocation (sizes "auto" for blocks)
+
+    def _plan(self, name, baseline):
+        """The sample plan of a region invocation: ``sample`` as given; for ``"auto"``, sized from the
+        uninstrumented run, or for a marked block (which is not rerun) from the region's previous invocation
+        (its first one is exact)."""
+        if self.sample != "auto":
+            return self.sample
+        if baseline is not None and baseline.seconds:
+            return "auto"
+        return SamplePlan.auto(self._records.get(name))
 
     def wants(self, name: str) -> bool:
         return self._depth == 0 and (self.regions is None or name in self.regions)
@@ -356,10 +407,12 @@ class Session:
                 f"{self.source or base.__module__}:{base.__qualname__}",
                 self._next_invocation(name),
                 baseline=baseline,
+                sample=self._plan(name, baseline),
             )
         finally:
             self._depth -= 1
         self.infos.append(info)
+        self._records[name] = info.n_records
         return value
 
     def run_block(self, name, block_id: int, scope: dict, module_globals: dict) -> dict:
@@ -400,10 +453,12 @@ class Session:
         try:
             value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
                                       f"{spec.file}:{spec.line}", self._next_invocation(name),
-                                      baseline_skipped=BLOCK_NOT_RERUN if self.measure_uninstrumented else None)
+                                      baseline_skipped=BLOCK_NOT_RERUN if self.measure_uninstrumented else None,
+                                      sample=self._plan(name, None))
         finally:
             self._depth -= 1
         self.infos.append(info)
+        self._records[name] = info.n_records
         if isinstance(value, dict):
             return value
         return dict(zip(spec.assigned, value))
@@ -435,6 +490,7 @@ def profile_script(
     measure_uninstrumented: bool = False,
     baseline_kind: str = "as-written",
     baseline_rule: RepeatRule | None = None,
+    sample=None,
 ) -> list[RegionInfo]:
     """Run a script as ``__main__`` and trace every marked region it executes, every invocation.
 
@@ -454,6 +510,9 @@ def profile_script(
         :func:`trace_function` does (``baseline_kind``, ``baseline_rule`` as there). Marked blocks (``with``,
         ``region_start``/``region_end``) cannot be re-run without repeating their side effects on the script's
         state: their ``uninstrumented_time_s`` stays None and ``info.extra["uninstrumented_skipped"]`` says why.
+    sample : None, SamplePlan or "auto"
+        As for :func:`trace_function`; under ``"auto"`` a marked block is sized from its previous invocation
+        (its first invocation is traced exactly).
 
     Returns
     -------
@@ -475,7 +534,7 @@ def profile_script(
     code = compile(tree, path, "exec")
     session = Session(sinks=sinks, mode=mode, regions=regions, chunk_records=chunk_records, source=path,
                       measure_uninstrumented=measure_uninstrumented, baseline_kind=baseline_kind,
-                      baseline_rule=baseline_rule)
+                      baseline_rule=baseline_rule, sample=sample)
     session.blocks = {b.block_id: b for b in tr.blocks}
     module = pytypes.ModuleType("__main__")
     module.__file__ = path

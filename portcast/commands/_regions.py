@@ -107,6 +107,10 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
         return
     p = rp.prediction
     print_gpu_prediction(out, rp.label, p, cpu_how=rp.cpu_how, cpu_why=rp.cpu_why)
+    if rp.sample is not None:
+        from portcast.sampled import sample_line
+
+        out.print(escape(f"{rp.label}: {sample_line(rp.sample)}"), highlight=False, soft_wrap=True)
     if rp.bounds is not None:
         print_bounds(out, rp.label, rp.bounds, explanation, series=series)
     print_model_line(out, p, rp.bounds)

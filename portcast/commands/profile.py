@@ -27,6 +27,19 @@ from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predic
 from portcast.safe_text import as_text, escape, visible
 
 
+def _sample_choice(sample: Optional[str], exact: bool, trace_dir) -> Optional[str]:
+    """What ``--sample`` and ``--exact`` ask for (:func:`portcast.pipeline.sample_option` checks the value):
+    the exact trace with ``--exact``, or by default when traces are written (a trace file holds every record);
+    else ``--sample`` (default ``auto``)."""
+    if exact and sample is not None:
+        raise UserError("give either --sample or --exact, not both")
+    if exact:
+        return "exact"
+    if sample is None:
+        return "exact" if trace_dir is not None else "auto"
+    return sample
+
+
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
                     features, model, gpu, verbose, baseline=False, report=None, json_out=False) -> None:
     """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code); its
@@ -294,6 +307,12 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json",
                                       help="Print the report as JSON on stdout instead of tables (the script's own "
                                            "output goes to stderr)."),
+        sample: Optional[str] = typer.Option(
+            None, "--sample",
+            help="auto (default): a large region's features come from a sample of its thread blocks and pages, sized from "
+                 "its uninstrumented run to finish in seconds, with 95% intervals; or a block rate in (0, 1], e.g. "
+                 "0.01 (docs/sampling.md). With --trace-dir the default is the exact trace."),
+        exact: bool = typer.Option(False, "--exact", help="Trace every record (no sampling)."),
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
         GPU-relevant features, the lines behind them, and its predicted GPU time and speedup."""
@@ -318,6 +337,8 @@ def register(app: typer.Typer) -> None:
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
                                  trace_dir=trace_dir, baseline_kind=kind, baseline_rule=rule)
                 return
+            if native and (sample is not None or exact):
+                raise UserError("--sample and --exact apply to the Python profiler; --native traces every record")
             if native:  # the model file and the GPU name are checked before the script runs (prepare)
                 _profile_native(script, script_args, function=function, mode=mode, region=region,
                                 trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
@@ -328,7 +349,8 @@ def register(app: typer.Typer) -> None:
             setup = pipeline.prepare(
                 trace_dir=trace_dir, features=features, model=model, gpu=gpu, replace=force,
                 progress=ProgressSink() if not no_progress else None,
-                notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
+                notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True),
+                sample=_sample_choice(sample, exact, trace_dir))
             sinks, summary = setup.sinks, setup.summary
             # with --json stdout carries the report only: the user's own prints go to stderr
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
@@ -341,7 +363,8 @@ def register(app: typer.Typer) -> None:
                         getattr(getattr(getattr(fn, "py_func", None), "__code__", None), "co_filename", None)
                     outcome = run_user_code(lambda: pipeline.run_traced(
                         sinks, fn=fn, fargs=fargs, mode=mode, chunk_records=chunk_records,
-                        measure_uninstrumented=baseline, baseline_kind=kind, baseline_rule=rule), user_file)
+                        measure_uninstrumented=baseline, baseline_kind=kind, baseline_rule=rule,
+                        sample=setup.sample), user_file)
                     target = function
                 else:
                     if script is None:
@@ -351,7 +374,7 @@ def register(app: typer.Typer) -> None:
                     outcome = run_user_code(lambda: pipeline.run_traced(
                         sinks, script=script, script_args=script_args, mode=mode, regions=region,
                         chunk_records=chunk_records, measure_uninstrumented=baseline, baseline_kind=kind,
-                        baseline_rule=rule), str(script.resolve()))
+                        baseline_rule=rule, sample=setup.sample), str(script.resolve()))
                     target = str(script)
         if outcome.error is not None:
             print_user_traceback(outcome.error, outcome.frames)

@@ -1,0 +1,100 @@
+"""Features of a whole region from a sampled trace (:mod:`profiler.sampling`).
+
+A sampled trace gives the feature engine every host record and the records of the sampled thread blocks, and a
+second, address-sampled stream (every access to a random set of pages). :func:`whole_region` turns the
+engine's features of the two into estimates for the whole region, feature by feature (docs/sampling.md):
+
+* **exact** from the filter's counts of every record: the instruction mix (``mem`` .. ``fp64``,
+  ``mica_mix_*``, ``mica_instructions``, ``mica_branches``), the static footprint
+  (``mica_instrFootprint``), the thread space's size (``warp_threads``, ``warp_log2Threads``,
+  ``warp_launches``) and ``warp_arithIntensity``;
+* **address sample** (SHARDS): distinct blocks and pages (``mica_dataBlocks``, ``mica_dataPages``, divided by
+  the page rate), ``memInt`` and ``pages`` (those over the exact record count), ``coldRef`` and
+  ``mica_loadBlockRefs`` (the references to the sampled pages, divided by the page rate);
+* **counts of the sampled blocks, scaled** by the thread instances in all over those kept: the dependence
+  counts ``ts_carriedDeps``, ``ts_reductionDeps``, ``ts_atomicDeps``, ``ts_sameValueRaces`` (a dependence
+  between a sampled and an unsampled thread is not seen: these are estimates of a lower bound);
+* **ratios of the sampled blocks**, as they are: everything else (ILP, strides, branch behaviour, warp
+  coalescing and divergence, reuse distance, registers). Each sampled block is 256 whole consecutive
+  iterations, so what happens inside a block and between neighbouring records is seen as in the full trace.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from profiler.sampling import LAUNCHES, MAX_TID, RECORDS, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, SampleCounts
+from profiler.trace import Op
+
+from .mix import FP32_OPS, FP64_OPS, MixAnalyzer
+
+#: features taken from the address sample and how: "count" (divided by the page rate), "ratio" (as it is)
+ADDRESS_FEATURES = {"mica_dataBlocks": "count", "mica_dataPages": "count", "mica_loadBlockRefs": "count",
+                    "coldRef": "ratio"}
+#: features whose value is a count over the sampled threads, scaled to all of them
+SCALED_COUNTS = ("ts_carriedDeps", "ts_reductionDeps", "ts_atomicDeps", "ts_sameValueRaces")
+#: what each feature's estimate is (docs/sampling.md): exact, address, scaled or ratio
+EXACT = "exact"
+
+
+def exact_features(counts: SampleCounts) -> dict[str, float]:
+    """The features the filter's exact counts give."""
+    mix = MixAnalyzer()
+    mix.counts = counts.ops_all.astype(np.int64)
+    mix.n = counts[RECORDS]
+    out = mix.result()
+    out["mica_branches"] = float(counts.ops_all[Op.BRANCH])
+    out["mica_instrFootprint"] = float(np.count_nonzero(counts.pcs[1:]))
+    threads = counts[MAX_TID] + 1
+    out["warp_threads"] = float(threads)
+    out["warp_log2Threads"] = math.log2(1 + threads)
+    out["warp_launches"] = float(counts[LAUNCHES])
+    fp = int(counts.ops_thread[list(FP32_OPS)].sum() + counts.ops_thread[list(FP64_OPS)].sum())
+    nbytes = counts[THREAD_LOAD_BYTES] + counts[THREAD_STORE_BYTES]
+    out["warp_arithIntensity"] = fp / nbytes if nbytes else 0.0
+    return out
+
+
+def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | None, page_rate: float,
+                 weight: float) -> pd.Series:
+    """The region's features from ``series`` (the sampled blocks'), ``address`` (the address sample's, None when
+    there was none), the filter's ``counts``, the address sample's ``page_rate`` and the thread ``weight``
+    (thread instances in all / kept)."""
+    out = series.astype(float).copy()
+    for k, v in exact_features(counts).items():
+        if k in out.index:
+            out[k] = v
+    n = counts[RECORDS]
+    if address is not None:
+        for k, how in ADDRESS_FEATURES.items():
+            if k in out.index and k in address.index:
+                out[k] = float(address[k]) / page_rate if how == "count" else float(address[k])
+        if "memInt" in out.index and "mica_dataBlocks" in out.index:
+            out["memInt"] = out["mica_dataBlocks"] / n if n else 0.0
+        if "pages" in out.index and "mica_dataPages" in out.index:
+            out["pages"] = out["mica_dataPages"] / n if n else 0.0
+    if math.isfinite(weight):
+        for k in SCALED_COUNTS:
+            if k in out.index:
+                out[k] = float(out[k]) * weight
+    return out
+
+
+def how_estimated(name: str) -> str:
+    """How :func:`whole_region` estimates feature ``name``: exact, address, scaled or ratio."""
+    if name in _EXACT_NAMES:
+        return EXACT
+    if name in ADDRESS_FEATURES or name in ("memInt", "pages"):
+        return "address"
+    if name in SCALED_COUNTS:
+        return "scaled"
+    return "ratio"
+
+
+_EXACT_NAMES = frozenset(
+    ["mem", "ctrl", "arith", "fp", "mul", "div", "rem", "spf", "fp64", "mica_instructions", "mica_branches",
+     "mica_instrFootprint", "warp_threads", "warp_log2Threads", "warp_launches", "warp_arithIntensity"]
+    + [f"mica_mix_{o.name}" for o in Op])

@@ -1,0 +1,304 @@
+"""A sampled profile's estimates of the whole region and their intervals (docs/sampling.md).
+
+:class:`SampleEstimator` is the last sink of a sampled profile run. It owns
+
+* the address sample's sinks (footprint and reuse features, the work and byte unions), which see every
+  access to the sampled pages;
+* ``groups`` replicates of the prediction's sinks (feature engine, work, bytes, and their address-sample
+  twins), replicate ``g`` seeing the host records, the sampled thread blocks of group ``g`` and the sampled pages of
+  group ``g``.
+
+When a region ends it replaces what the profile's own sinks gathered from the sampled records by estimates
+for the whole region (:func:`features.sampled.whole_region`, :func:`whole_work`): the op-class counts and hot
+lines by the filter's exact counts, the features and work counts by their estimates. The replicates' estimates
+give each feature's and each prediction's 95% interval by the random group method (:func:`interval`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from profiler.sampling import (
+    INSTANCES,
+    KEPT_INSTANCES,
+    LAUNCHES,
+    LOAD_BYTES,
+    MAX_TID,
+    RECORDS,
+    STORE_BYTES,
+    THREAD_RECORDS,
+    SampleCounts,
+    take,
+)
+from profiler.trace import Op
+
+#: work counts estimated from the address sample (divided by the page rate); every other one is exact
+ADDRESS_WORK = ("unique_bytes", "sector_bytes", "launch_sector_bytes")
+#: the two-sided 97.5% quantile of Student's t by degrees of freedom (random groups: groups - 1)
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+         11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 20: 2.086, 30: 2.042, 63: 1.998}
+
+
+def t975(df: int) -> float:
+    """Student's t quantile for a two-sided 95% interval with ``df`` degrees of freedom."""
+    if df in _T975:
+        return _T975[df]
+    below = max(k for k in _T975 if k <= df) if df >= 1 else 1
+    return _T975[below]
+
+
+def interval(point: float, replicates, log: bool = False) -> tuple[float, float] | None:
+    """The 95% interval of an estimate ``point`` from its random-group ``replicates`` (each from one group of
+    the sample): ``point ± t * s / sqrt(G)`` with ``s`` the replicates' standard deviation; on the log scale
+    for a time (``log``). None with fewer than two finite replicates."""
+    r = np.asarray([v for v in replicates if v is not None and math.isfinite(v) and (v > 0 or not log)], float)
+    if len(r) < 2 or not math.isfinite(point) or (log and not point > 0):
+        return None
+    if log:
+        r = np.log(r)
+    half = t975(len(r) - 1) * float(np.std(r, ddof=1)) / math.sqrt(len(r))
+    if log:
+        return float(point * math.exp(-half)), float(point * math.exp(half))
+    return float(point - half), float(point + half)
+
+
+def whole_work(work: dict, counts: SampleCounts, address_work: dict | None, page_rate: float) -> dict:
+    """The region's work counts (:class:`portcast.measured_ports.WorkSink`'s keys): exact from the filter's
+    counts, the distinct byte and sector unions from the address sample over ``page_rate``."""
+    from portcast.measured_ports import THREAD_MIX
+
+    out = dict(work)
+    out.update({"threads": counts[MAX_TID] + 1, "records": counts[RECORDS], "thread_records": counts[THREAD_RECORDS],
+                "loads": int(counts.ops_all[Op.LOAD]), "stores": int(counts.ops_all[Op.STORE]),
+                "load_bytes": counts[LOAD_BYTES], "store_bytes": counts[STORE_BYTES],
+                "launches": counts[LAUNCHES]})
+    for k, ops in THREAD_MIX.items():
+        out[k] = int(counts.ops_thread[list(ops)].sum())
+    if address_work is not None:
+        for k in ADDRESS_WORK:
+            out[k] = float(address_work[k]) / page_rate
+    return out
+
+
+def whole_bytes(bytes_rw: dict, address_bytes: dict | None, page_rate: float) -> dict:
+    """The distinct bytes read and written, from the address sample."""
+    if address_bytes is None:
+        return dict(bytes_rw)
+    return {k: float(address_bytes[k]) / page_rate for k in ("read_bytes", "written_bytes")}
+
+
+@dataclasses.dataclass
+class RegionSample:
+    """One sampled region's plan, counts and the replicates' estimates (series, work, bytes per group)."""
+
+    counts: SampleCounts
+    replicates: list  # (series, work, bytes) per group with kept threads or a thread-less region
+
+    def to_json(self) -> dict:
+        return self.counts.to_json()
+
+
+class _Set:
+    """The sinks one estimate needs: features, work, bytes of the kept records and of the address sample."""
+
+    def __init__(self, families=None) -> None:
+        from features import FeatureSink
+        from portcast.gpu_prediction import BytesSink
+        from portcast.measured_ports import WorkSink
+
+        self.feat, self.work, self.bytes = FeatureSink(families, threads=1), WorkSink(), BytesSink()
+        self.afeat, self.awork, self.abytes = FeatureSink(["footprint", "reuse"], threads=1), WorkSink(), BytesSink()
+
+    def main(self):
+        return (self.feat, self.work, self.bytes)
+
+    def address(self):
+        return (self.afeat, self.awork, self.abytes)
+
+
+class SampleEstimator:
+    """The last sink of a sampled profile run (see the module docstring). ``feature_sink``, ``work_sink``,
+    ``bytes_sink``, ``summary``, ``hot``: the run's own sinks whose results it replaces by the whole region's
+    estimates (None for those the run does not have). ``samples`` gets one :class:`RegionSample` per region
+    invocation (None for a region traced exactly)."""
+
+    def __init__(self, feature_sink=None, work_sink=None, bytes_sink=None, summary=None, hot=None,
+                 replicate: bool = True) -> None:
+        self.feature_sink, self.work_sink, self.bytes_sink = feature_sink, work_sink, bytes_sink
+        self.summary, self.hot = summary, hot
+        self.replicate = replicate
+        self.samples: list[RegionSample | None] = []
+        self._filter = None
+        self._address = None
+        self._groups: list[_Set] = []
+        self._started = False
+
+    # the tracer binds its filter when the region is sampled
+    def bind_sample_filter(self, filt) -> None:
+        self._filter = filt
+
+    def _all(self):
+        for s in ([self._address] if self._address else []) + self._groups:
+            yield from s.main()
+            yield from s.address()
+
+    def start_region(self, info, static) -> None:
+        self._address = _Set()
+        self._groups = []
+        self._started = False
+        self._static_info = (info, static)
+
+    def _ensure_started(self) -> None:
+        if self._started or self._filter is None:
+            return
+        self._started = True
+        info, static = self._static_info
+        if self.replicate:
+            self._groups = [_Set() for _ in range(self._filter.plan.groups)]
+        for s in self._all():
+            s.start_region(info, static)
+
+    def consume(self, chunk) -> None:
+        if self._filter is None:
+            return
+        self._ensure_started()
+        groups = self._filter.chunk_groups
+        for g, rep in enumerate(self._groups):
+            rows = np.flatnonzero((groups == g) | (groups < 0))
+            if len(rows):
+                part = take(chunk, rows)
+                for s in rep.main():
+                    s.consume(part)
+
+    def consume_address_sample(self, chunk) -> None:
+        self._ensure_started()
+        for s in self._address.address():
+            s.consume(chunk)
+        groups = self._filter.address_groups
+        for g, rep in enumerate(self._groups):
+            rows = np.flatnonzero((groups == g) | (groups < 0))
+            if len(rows):
+                part = take(chunk, rows)
+                for s in rep.address():
+                    s.consume(part)
+
+    def end_region(self, info, static) -> None:
+        extra = info.extra.get("sample")
+        if self._filter is None or extra is None or self._filter.result is None:
+            self.samples.append(None)
+            self._filter = None
+            return
+        self._ensure_started()
+        for s in self._all():
+            s.end_region(info, static)
+        counts = self._filter.result
+        plan = counts.plan
+        if self.summary is not None and self.summary.rows:
+            self.summary.rows[-1] = (self.summary.rows[-1][0], counts.ops_all.copy())
+        if self.hot is not None and self.hot.results:
+            self.hot.results[-1] = self.hot.lines(counts.pcs, static)
+        point = self._estimate(self.feature_sink, self.work_sink, self.bytes_sink, self._address, counts,
+                               plan.page_rate, counts.weight)
+        if point is not None:
+            series, work, bytes_rw = point
+            if self.feature_sink is not None and self.feature_sink.results:
+                self.feature_sink.results[-1] = (self.feature_sink.results[-1][0], series)
+            if self.work_sink is not None and self.work_sink.results:
+                self.work_sink.results[-1] = work
+            if self.bytes_sink is not None and self.bytes_sink.results:
+                self.bytes_sink.results[-1] = bytes_rw
+        reps = []
+        for g, rep in enumerate(self._groups):
+            w = counts.group_weight(g) if counts[INSTANCES] else 1.0
+            if not math.isfinite(w):
+                continue
+            est = self._estimate(rep.feat, rep.work, rep.bytes, rep, counts, plan.page_rate / plan.groups, w)
+            if est is not None:
+                reps.append(est)
+        self.samples.append(RegionSample(counts, reps))
+        self._groups = []
+        self._address = None
+        self._filter = None
+
+    @staticmethod
+    def _estimate(feat, work, bytes_sink, address: _Set, counts, page_rate, weight):
+        from features.sampled import whole_region
+
+        if feat is None or not feat.results:
+            return None
+        series = feat.results[-1][1]
+        aseries = address.afeat.results[-1][1] if address.afeat.results else None
+        awork = address.awork.results[-1] if address.awork.results else None
+        abytes = address.abytes.results[-1] if address.abytes.results else None
+        est_series = whole_region(series, counts, aseries, page_rate, weight)
+        est_work = whole_work(work.results[-1], counts, awork, page_rate) if work is not None and work.results \
+            else None
+        est_bytes = whole_bytes(bytes_sink.results[-1], abytes, page_rate) \
+            if bytes_sink is not None and bytes_sink.results else None
+        return est_series, est_work, est_bytes
+
+
+def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
+    """What a report says of a sampled region: the plan, what was kept, and the 95% intervals of the kernel
+    time, the speedups and every feature that is estimated (not exact), from the replicates' predictions."""
+    from features.sampled import EXACT, how_estimated
+
+    c = sample.counts
+    out = {**c.to_json(), "replicates": len(sample.replicates)}
+    kept = c[INSTANCES]
+    out["kept_fraction"] = c[KEPT_INSTANCES] / kept if kept else 1.0
+    feats = {}
+    for name in series.index:
+        if how_estimated(name) == EXACT:
+            continue
+        ci = interval(float(series[name]), [float(r[0].get(name, np.nan)) for r in sample.replicates])
+        if ci is not None:
+            feats[name] = [ci[0], ci[1]]
+    out["feature_intervals"] = feats
+    p = rp.prediction
+    if p is None or chosen is None or chosen[0] != "gputime":
+        return out
+    from portcast.gpu_prediction import predict_region
+
+    kernel, total = [], []
+    for s, w, b in sample.replicates:
+        if w is None or b is None:
+            continue
+        try:
+            q = predict_region(chosen[2], gpu, w, s, b, float("nan"), cpu_s=p.cpu_s)
+        except ValueError:
+            continue
+        kernel.append(q.kernel_s)
+        total.append(q.kernel_s + q.transfer_s)
+    k_ci = interval(p.kernel_s, kernel, log=True)
+    t_ci = interval(p.kernel_s + p.transfer_s, total, log=True)
+    out["kernel_s_interval"] = list(k_ci) if k_ci else None
+    if p.cpu_s and k_ci:
+        out["speedup_interval"] = [p.cpu_s / k_ci[1], p.cpu_s / k_ci[0]]
+    if p.cpu_s and t_ci:
+        out["speedup_with_transfers_interval"] = [p.cpu_s / t_ci[1], p.cpu_s / t_ci[0]]
+    return out
+
+
+def sample_line(sample: dict) -> str:
+    """One line saying how a region was sampled and the 95% intervals of its prediction."""
+    from portcast.gpu_prediction import format_time
+
+    plan = sample["plan"]
+    head = (f"sampled {100 * plan['block_rate']:.3g}% of the thread blocks ({sample['kept_thread_instances']:,} of "
+            f"{sample['thread_instances']:,} thread runs) and {100 * plan['page_rate']:.3g}% of the pages; "
+            f"{sample['kept_records']:,} of {sample['records']:,} records analysed")
+    parts = []
+    k = sample.get("kernel_s_interval")
+    if k:
+        parts.append(f"GPU time {format_time(k[0])} to {format_time(k[1])}")
+    for key, what in (("speedup_interval", "speedup"), ("speedup_with_transfers_interval", "with copies")):
+        v = sample.get(key)
+        if v:
+            parts.append(f"{what} {v[0]:.3g}x to {v[1]:.3g}x")
+    if parts:
+        return head + f"; 95% interval ({sample['replicates']} replicate groups): " + ", ".join(parts)
+    return head + "; too few sampled blocks for an interval"

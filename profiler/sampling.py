@@ -1,0 +1,339 @@
+"""Sampled tracing: which records of a region the sinks see, and the exact totals of what they do not.
+
+A region's parallel iterations become GPU threads, 256 consecutive iterations a thread block (8 warps). A
+sampled trace keeps
+
+* every record outside the thread space (``tid < 0``: the host code around the launches);
+* every record of the *sampled blocks*: block ``b = tid // 256`` of every launch is kept when a hash of ``b``
+  (and the plan's seed) falls below ``block_rate`` (so a time-step loop samples the same blocks each step);
+
+and hands every memory record to a second test, the *address sample*: the LOAD and STORE records (of any
+thread, and of the host) whose 4 KiB page's hash falls below ``page_rate`` go to the sinks that take it, so
+that distinct bytes, sectors, blocks and pages, and long reuse distances, are estimated from every access to
+a random set of pages (spatially hashed sampling, SHARDS, Waldspurger et al., FAST 2015), which block
+sampling cannot do when blocks share data (the rows above and below of a stencil). A marker record
+(``tid = -1``, OTHER) opens every launch in the address sample so that per-launch unions stay per launch.
+
+The :class:`SampleFilter` counts exactly, on every record, what costs nothing to count: records, records per
+operation class (all, and inside threads), records per static instruction, LOAD and STORE bytes, thread
+instances total and kept (per replicate group), launches, the largest tid. What it keeps goes to the sinks as
+ordinary chunks. ``groups`` replicates: each sampled block and page belongs to one of ``groups`` groups (another
+hash), so that estimates from each group alone give the variance of the estimate from all of them (the random
+group method).
+
+Everything is deterministic: the same region on the same inputs, with the same plan, keeps the same records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numba
+import numpy as np
+
+from .trace import N_OPS, Op, TraceChunk
+
+#: iterations per sampling unit: a thread block of 256 (8 warps of 32); a unit's first records see a gap
+#: to the unit sampled before it (a stride, a reuse), 1 in 256 iterations' worth: an error within 0.004
+UNIT_SHIFT = 8
+UNIT = 1 << UNIT_SHIFT
+#: bytes per unit of the address sample (a page)
+PAGE_SHIFT = 12
+#: replicate groups by default (the variance of an estimate comes from these)
+DEFAULT_GROUPS = 8
+#: records of the sampled part a region's sinks should see at most under ``--sample auto``
+AUTO_BUDGET_RECORDS = 4_000_000
+#: the address sample's rate relative to the block rate (it feeds only cheap sinks); the page rate is a power
+#: of two, so that a reuse distance in the address sample scales to the whole trace by a whole bucket
+PAGE_FACTOR = 8.0
+
+_LOAD, _STORE, _OTHER = int(Op.LOAD), int(Op.STORE), int(Op.OTHER)
+_M53 = float(1 << 53)
+
+# the filter's counters (:attr:`SampleFilter.counts`)
+RECORDS, THREAD_RECORDS, INSTANCES, KEPT_INSTANCES, LAUNCHES, MAX_TID, PREV_TID, KEPT_RECORDS, LOAD_BYTES, \
+    STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES = range(15)
+N_COUNTS = 15
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplePlan:
+    """What a sampled trace keeps: thread blocks of the thread space at ``block_rate``, pages of the address sample at
+    ``page_rate`` (both in (0, 1]), hashed with ``seed``; ``groups`` replicate groups."""
+
+    block_rate: float
+    page_rate: float
+    seed: int = 0
+    groups: int = DEFAULT_GROUPS
+
+    def __post_init__(self) -> None:
+        for name in ("block_rate", "page_rate"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0.0 < float(v) <= 1.0):
+                raise ValueError(f"sample plan: {name} must be in (0, 1], got {v!r}")
+        if not (isinstance(self.groups, int) and 2 <= self.groups <= 64):
+            raise ValueError(f"sample plan: groups must be an integer in 2..64, got {self.groups!r}")
+
+    @classmethod
+    def at_rate(cls, rate: float, seed: int = 0, groups: int = DEFAULT_GROUPS) -> "SamplePlan":
+        """Blocks at ``rate``; pages at :data:`PAGE_FACTOR` times that, rounded to a power of two (at most 1)."""
+        page = 2.0 ** round(math.log2(min(1.0, float(rate) * PAGE_FACTOR)))
+        return cls(float(rate), min(1.0, page), seed, groups)
+
+    @property
+    def page_shift(self) -> int:
+        """log2(1 / page_rate), rounded: how many reuse buckets the address sample's distances move up."""
+        return max(0, round(-math.log2(self.page_rate)))
+
+    @classmethod
+    def auto(cls, records: float | None, seed: int = 0) -> "SamplePlan | None":
+        """The plan ``--sample auto`` uses for a region of about ``records`` records: None (the exact trace)
+        when that is within :data:`AUTO_BUDGET_RECORDS` or unknown, else the rate that leaves the sinks about
+        that many records."""
+        if records is None or not records > AUTO_BUDGET_RECORDS:
+            return None
+        return cls.at_rate(AUTO_BUDGET_RECORDS / float(records), seed)
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(x):
+    """splitmix64's finaliser: a well-mixed 64-bit hash of ``x``."""
+    z = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, inline="always")
+def _unit_hash(x, seed, salt):
+    """A hash of unit ``x`` as a float in [0, 1) (53 bits)."""
+    h = _mix(np.uint64(x) ^ _mix(np.uint64(seed) * np.uint64(2) + np.uint64(salt)))
+    return float(h >> np.uint64(11)) / _M53
+
+
+@numba.njit(cache=True, inline="always")
+def _group_of(x, seed, groups):
+    return np.int64(_mix(np.uint64(x) ^ _mix(np.uint64(seed) * np.uint64(2) + np.uint64(7))) % np.uint64(groups))
+
+
+def block_kept(block: int, plan: SamplePlan) -> bool:
+    """Whether ``plan`` keeps thread block ``block`` (tid // 256; for tests and documentation: the filter's rule)."""
+    return _unit_hash(np.int64(block), np.int64(plan.seed), np.int64(1)) < plan.block_rate
+
+
+def page_kept(page: int, plan: SamplePlan) -> bool:
+    """Whether ``plan``'s address sample keeps 4 KiB page ``page``."""
+    return _unit_hash(np.int64(page), np.int64(plan.seed), np.int64(2)) < plan.page_rate
+
+
+def block_group(block: int, plan: SamplePlan) -> int:
+    """The replicate group of thread block ``block`` (0 .. groups - 1)."""
+    return int(_group_of(np.int64(block), np.int64(plan.seed), np.int64(plan.groups)))
+
+
+page_group = block_group  # pages are grouped by the same hash of their number
+
+
+@numba.njit(cache=True)
+def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
+            keep, keep_group, side, side_group, side_launch):  # pragma: no cover - compiled
+    """One pass over a chunk: the exact counts (``c``, ``ops_all``, ``ops_thr``, ``pcs``, ``group_inst``: kept
+    thread instances per group), the rows kept (``keep``, their group in ``keep_group``, -1 for host rows)
+    and the rows of the address sample (``side``, their page group, and ``side_launch``: 1 where a launch
+    opens just before the row). Returns (kept, side rows)."""
+    nk = 0
+    ns = 0
+    prev = c[PREV_TID]
+    cur_keep = c[CUR_KEEP]
+    cur_group = c[CUR_GROUP]
+    launch_open = 0
+    for i in range(tid.shape[0]):
+        t = tid[i]
+        o = op[i]
+        c[RECORDS] += 1
+        ops_all[o] += 1
+        p = pc[i]
+        if p >= 0 and p < pcs.shape[0]:
+            pcs[p] += 1
+        if t >= 0:
+            c[THREAD_RECORDS] += 1
+            ops_thr[o] += 1
+            if t > c[MAX_TID]:
+                c[MAX_TID] = t
+            if prev < 0 or t < prev:
+                c[LAUNCHES] += 1
+                launch_open = 1
+            if t != prev:
+                c[INSTANCES] += 1
+                b = t >> 8
+                cur_keep = 1 if _unit_hash(b, seed, 1) < wrate else 0
+                cur_group = _group_of(b, seed, groups)
+                if cur_keep:
+                    c[KEPT_INSTANCES] += 1
+                    group_inst[cur_group] += 1
+        else:
+            cur_keep = 1
+            cur_group = -1
+        prev = t
+        if o == _LOAD or o == _STORE:
+            if o == _LOAD:
+                c[LOAD_BYTES] += size[i]
+                if t >= 0:
+                    c[THREAD_LOAD_BYTES] += size[i]
+            else:
+                c[STORE_BYTES] += size[i]
+                if t >= 0:
+                    c[THREAD_STORE_BYTES] += size[i]
+            if size[i] > 0:
+                pg = addr[i] >> 12
+                if _unit_hash(pg, seed, 2) < prate:
+                    side[ns] = i
+                    side_group[ns] = _group_of(pg, seed, groups)
+                    side_launch[ns] = launch_open
+                    launch_open = 0
+                    ns += 1
+        if cur_keep:
+            keep[nk] = i
+            keep_group[nk] = cur_group if t >= 0 else -1
+            nk += 1
+    c[PREV_TID] = prev
+    c[CUR_KEEP] = cur_keep
+    c[CUR_GROUP] = cur_group
+    c[KEPT_RECORDS] += nk
+    c[SIDE_RECORDS] += ns
+    return nk, ns
+
+
+@numba.njit(cache=True)
+def _side_rows(side, side_launch, ns, addr, size, op, tid, pc, out_addr, out_size, out_op, out_tid, out_pc):
+    """The address sample's chunk: its rows, a launch marker (tid -1, OTHER) before each row that opens a
+    launch. Returns its length."""  # pragma: no cover - compiled
+    j = 0
+    for s in range(ns):
+        i = side[s]
+        if side_launch[s]:
+            out_addr[j] = 0
+            out_size[j] = 0
+            out_op[j] = _OTHER
+            out_tid[j] = -1
+            out_pc[j] = 0
+            j += 1
+        out_addr[j] = addr[i]
+        out_size[j] = size[i]
+        out_op[j] = op[i]
+        out_tid[j] = tid[i]
+        out_pc[j] = pc[i]
+        j += 1
+    return j
+
+
+def take(chunk: TraceChunk, rows: np.ndarray) -> TraceChunk:
+    """The records ``rows`` of ``chunk`` (a new chunk)."""
+    return TraceChunk(**{name: np.asarray(getattr(chunk, name))[rows] for name in
+                         ("pc", "op", "taken", "src1", "src2", "src3", "dst", "addr", "size", "tid")})
+
+
+@dataclasses.dataclass
+class SampleCounts:
+    """What the filter counted exactly over a whole region invocation, and what it kept."""
+
+    plan: SamplePlan
+    counts: np.ndarray  # N_COUNTS counters (module constants)
+    ops_all: np.ndarray  # records per operation class
+    ops_thread: np.ndarray  # records with tid >= 0 per operation class
+    pcs: np.ndarray  # records per static instruction
+    group_instances: np.ndarray  # kept thread instances per replicate group
+
+    def __getitem__(self, k: int) -> int:
+        return int(self.counts[k])
+
+    @property
+    def weight(self) -> float:
+        """Thread instances in all / kept: the factor a count over the kept threads is scaled by (1 when the
+        region has no thread space or nothing was sampled away)."""
+        kept = self[KEPT_INSTANCES]
+        return self[INSTANCES] / kept if kept else (1.0 if not self[INSTANCES] else math.inf)
+
+    def group_weight(self, g: int) -> float:
+        kept = int(self.group_instances[g])
+        return self[INSTANCES] / kept if kept else math.inf
+
+    def to_json(self) -> dict:
+        """The counts a region's metadata keeps (``info.extra["sample"]``)."""
+        return {"plan": self.plan.to_json(), "records": self[RECORDS], "thread_records": self[THREAD_RECORDS],
+                "kept_records": self[KEPT_RECORDS], "address_sample_records": self[SIDE_RECORDS],
+                "thread_instances": self[INSTANCES], "kept_thread_instances": self[KEPT_INSTANCES],
+                "launches": self[LAUNCHES], "max_tid": self[MAX_TID],
+                "group_thread_instances": [int(v) for v in self.group_instances]}
+
+
+class SampleFilter:
+    """Sits between a tracer and its sinks: counts every chunk exactly, hands the kept records to the sinks
+    (``consume``) and the address sample to those that take it (``consume_address_sample``), with each kept
+    row's replicate group in ``chunk_groups`` / ``address_groups`` during the calls."""
+
+    def __init__(self, plan: SamplePlan, sinks, n_pcs: int = 0) -> None:
+        self.plan = plan
+        self.sinks = list(sinks)
+        self.side_sinks = [s for s in self.sinks if hasattr(s, "consume_address_sample")]
+        self.n_pcs = max(1, int(n_pcs))
+        self.result: SampleCounts | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        c = np.zeros(N_COUNTS, np.int64)
+        c[PREV_TID] = -1
+        c[MAX_TID] = -1
+        c[CUR_KEEP] = 1
+        c[CUR_GROUP] = -1
+        self.counts = c
+        self.ops_all = np.zeros(N_OPS, np.int64)
+        self.ops_thread = np.zeros(N_OPS, np.int64)
+        self.pcs = np.zeros(self.n_pcs, np.int64)
+        self.group_instances = np.zeros(self.plan.groups, np.int64)
+
+    def filter(self, chunk: TraceChunk) -> None:
+        """Count ``chunk`` and hand its kept records and its address sample to the sinks."""
+        n = len(chunk)
+        if not n:
+            return
+        tid, op, pc, addr, size = chunk.tid, chunk.op, chunk.pc, chunk.addr, chunk.size
+        keep = np.empty(n, np.int64)
+        kgroup = np.empty(n, np.int64)
+        side = np.empty(n, np.int64)
+        sgroup = np.empty(n, np.int64)
+        slaunch = np.empty(n, np.int64)
+        p = self.plan
+        nk, ns = _filter(tid, op, pc, addr, size, float(p.block_rate), float(p.page_rate), np.int64(p.seed),
+                         np.int64(p.groups), self.counts, self.ops_all, self.ops_thread, self.pcs,
+                         self.group_instances, keep, kgroup, side, sgroup, slaunch)
+        if nk:
+            kept = chunk if nk == n else take(chunk, keep[:nk])
+            self.chunk_groups = kgroup[:nk]
+            for s in self.sinks:
+                s.consume(kept)
+        if ns and self.side_sinks:
+            m = ns + int(slaunch[:ns].sum())
+            cols = {k: np.empty(m, dt) for k, dt in (("addr", np.int64), ("size", np.int32), ("op", np.uint8),
+                                                        ("tid", np.int64), ("pc", np.int32))}
+            j = _side_rows(side, slaunch, ns, addr, size, op, tid, pc, cols["addr"], cols["size"], cols["op"],
+                           cols["tid"], cols["pc"])
+            z = np.zeros(j, np.int32)
+            sc = TraceChunk(pc=cols["pc"][:j], op=cols["op"][:j], taken=np.zeros(j, np.uint8), src1=z, src2=z,
+                            src3=z, dst=z, addr=cols["addr"][:j], size=cols["size"][:j], tid=cols["tid"][:j])
+            groups = np.full(j, -1, np.int64)
+            groups[cols["op"][:j] != _OTHER] = sgroup[:ns]  # the launch markers belong to every group
+            self.address_groups = groups
+            for s in self.side_sinks:
+                s.consume_address_sample(sc)
+
+    def finish(self) -> SampleCounts:
+        """The region's exact counts (and a fresh filter for the next region)."""
+        self.result = SampleCounts(self.plan, self.counts.copy(), self.ops_all.copy(), self.ops_thread.copy(),
+                                   self.pcs.copy(), self.group_instances.copy())
+        self.reset()
+        return self.result
