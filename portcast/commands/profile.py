@@ -309,9 +309,9 @@ def register(app: typer.Typer) -> None:
                                            "output goes to stderr)."),
         sample: Optional[str] = typer.Option(
             None, "--sample",
-            help="auto (default): a large region's features come from a sample of its thread blocks and pages, sized from "
-                 "its uninstrumented run to finish in seconds, with 95% intervals; or a block rate in (0, 1], e.g. "
-                 "0.01 (docs/sampling.md). With --trace-dir the default is the exact trace."),
+            help="auto (default): a large region's features come from a sample of its thread blocks and pages, "
+                 "sized from its uninstrumented run to finish in seconds, with 95% intervals; or a block rate in "
+                 "(0, 1], e.g. 0.01 (docs/sampling.md). With --trace-dir the default is the exact trace."),
         exact: bool = typer.Option(False, "--exact", help="Trace every record (no sampling)."),
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
