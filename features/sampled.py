@@ -10,12 +10,13 @@ engine's features of the two into estimates for the whole region, feature by fea
   ``warp_launches``) and ``warp_arithIntensity``;
 * **address sample** (SHARDS): distinct blocks and pages (``mica_dataBlocks``, ``mica_dataPages``, divided by
   the page rate), ``memInt`` and ``pages`` (those over the exact record count), ``coldRef`` and
-  ``mica_loadBlockRefs`` (the references to the sampled pages, divided by the page rate);
+  ``mica_loadBlockRefs`` (the references to the sampled pages, divided by the page rate), and the reuse
+  histogram (``mica_reuse_*``, ``reuseDist4``: :func:`reuse_histogram`);
 * **counts of the sampled blocks, scaled** by the thread instances in all over those kept: the dependence
   counts ``ts_carriedDeps``, ``ts_reductionDeps``, ``ts_atomicDeps``, ``ts_sameValueRaces`` (a dependence
   between a sampled and an unsampled thread is not seen: these are estimates of a lower bound);
 * **ratios of the sampled blocks**, as they are: everything else (ILP, strides, branch behaviour, warp
-  coalescing and divergence, reuse distance, registers). Each sampled block is 256 whole consecutive
+  coalescing and divergence, registers). Each sampled block is 256 whole consecutive
   iterations, so what happens inside a block and between neighbouring records is seen as in the full trace.
 """
 
@@ -30,10 +31,13 @@ from profiler.sampling import LAUNCHES, MAX_TID, RECORDS, THREAD_LOAD_BYTES, THR
 from profiler.trace import Op
 
 from .mix import FP32_OPS, FP64_OPS, MixAnalyzer
+from .reuse import N_REUSE_BUCKETS
 
 #: features taken from the address sample and how: "count" (divided by the page rate), "ratio" (as it is)
 ADDRESS_FEATURES = {"mica_dataBlocks": "count", "mica_dataPages": "count", "mica_loadBlockRefs": "count",
-                    "coldRef": "ratio"}
+                    "coldRef": "ratio", "mica_reuse_cold": "ratio"}
+#: the reuse histogram's buckets (features/reuse.py): b0 = {0, 1}, bk = [2^k, 2^(k+1)), the last >= 2^18
+REUSE_BUCKETS = [f"mica_reuse_b{k}" for k in range(N_REUSE_BUCKETS)]
 #: features whose value is a count over the sampled threads, scaled to all of them
 SCALED_COUNTS = ("ts_carriedDeps", "ts_reductionDeps", "ts_atomicDeps", "ts_sameValueRaces")
 #: what each feature's estimate is (docs/sampling.md): exact, address, scaled or ratio
@@ -58,11 +62,35 @@ def exact_features(counts: SampleCounts) -> dict[str, float]:
     return out
 
 
+def reuse_histogram(blocks: np.ndarray, address: np.ndarray, shift: int) -> np.ndarray:
+    """The reuse-distance histogram of the whole trace (fractions of load block references per bucket, cold
+    references apart) from the sampled blocks' (``blocks``) and the address sample's (``address``), whose page
+    rate is 2^-``shift``. In the address sample every access to a sampled page is seen and each distinct block
+    between two uses of a block is seen with the page rate, so a distance there is the whole trace's over
+    2^shift: its bucket k >= 1 is the whole trace's bucket k + shift (SHARDS). Its bucket 0 holds the whole
+    trace's buckets 0 .. shift, too short to tell apart there: they are shared out as the sampled blocks
+    have them (a short reuse happens inside a block of threads, which the block sample sees whole)."""
+    n = len(address)
+    out = np.zeros(n)
+    if shift <= 0:
+        return address.astype(float).copy()
+    for k in range(1, n):
+        out[min(n - 1, k + shift)] += address[k]
+    short = min(shift + 1, n)
+    w = blocks[:short].astype(float)
+    if w.sum() > 0:
+        out[:short] += address[0] * w / w.sum()
+    else:
+        out[short - 1] += address[0]
+    return out
+
+
 def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | None, page_rate: float,
                  weight: float) -> pd.Series:
     """The region's features from ``series`` (the sampled blocks'), ``address`` (the address sample's, None when
     there was none), the filter's ``counts``, the address sample's ``page_rate`` and the thread ``weight``
     (thread instances in all / kept)."""
+    shift = max(0, round(-math.log2(page_rate))) if page_rate > 0 else 0
     out = series.astype(float).copy()
     for k, v in exact_features(counts).items():
         if k in out.index:
@@ -76,6 +104,13 @@ def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | N
             out["memInt"] = out["mica_dataBlocks"] / n if n else 0.0
         if "pages" in out.index and "mica_dataPages" in out.index:
             out["pages"] = out["mica_dataPages"] / n if n else 0.0
+        if all(k in out.index and k in address.index for k in REUSE_BUCKETS):
+            hist = reuse_histogram(np.array([float(series[k]) for k in REUSE_BUCKETS]),
+                                   np.array([float(address[k]) for k in REUSE_BUCKETS]), shift)
+            for k, v in zip(REUSE_BUCKETS, hist):
+                out[k] = v
+            if "reuseDist4" in out.index:
+                out["reuseDist4"] = hist[0] + hist[1]
     if math.isfinite(weight):
         for k in SCALED_COUNTS:
             if k in out.index:
@@ -87,7 +122,7 @@ def how_estimated(name: str) -> str:
     """How :func:`whole_region` estimates feature ``name``: exact, address, scaled or ratio."""
     if name in _EXACT_NAMES:
         return EXACT
-    if name in ADDRESS_FEATURES or name in ("memInt", "pages"):
+    if name in ADDRESS_FEATURES or name in ("memInt", "pages", "reuseDist4") or name in REUSE_BUCKETS:
         return "address"
     if name in SCALED_COUNTS:
         return "scaled"

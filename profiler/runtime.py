@@ -721,6 +721,15 @@ class CompiledBuffer:
             self._out = {name: np.empty(self.cap, dtype) for name, dtype in RECORD_COLUMNS}
             self._regs = np.ascontiguousarray(self.tracer.program.reg_table, dtype=np.int32)
         tid0 = self.tid
+        filt = getattr(self.tracer, "filter", None)
+        if filt is not None and n <= self.chunk:  # a sampled trace: count every row, decode only the kept ones
+            n, k, self.tid = filt.filter_coded(self, n, k, tid0)
+            if n:
+                try:
+                    filt.deliver_kept(CodedChunk(self, n, k, tid0))
+                finally:
+                    self.generation += 1
+            return
         if n <= self.chunk:
             self.tid, top = walk_tids(self.B[2], self.B[3], k, n, tid0, _NO_TIDS)
             try:

@@ -32,6 +32,7 @@ import math
 import numba
 import numpy as np
 
+from .runtime import HAS_ADDR, PC_MASK, PC_SHIFT, SIZE_SHIFT, decode_op
 from .trace import N_OPS, Op, TraceChunk
 
 #: iterations per sampling unit: a thread block of 256 (8 warps of 32); a unit's first records see a gap
@@ -208,6 +209,183 @@ def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops
     return nk, ns
 
 
+@numba.njit(cache=True, inline="always")
+def _device(a, low, high, delta, last):
+    """The trace's address of CPU address ``a`` (as :func:`profiler.runtime.to_device`), the allocation found
+    (``last``: where to look first) and the page key the address sample hashes: for an address in one of the
+    arrays the region got from Python, its page within that array (and the array's size), which is the same
+    wherever the CPU placed the array; for any other address, its page in the trace."""
+    m = low.shape[0]
+    if m == 0 or a < low[0] or a >= high[m - 1]:
+        return a, last, a >> 12
+    if not (low[last] <= a and a < high[last]):
+        lo, hi = 0, m
+        while hi - lo > 1:
+            mid = (lo + hi) >> 1
+            if low[mid] <= a:
+                lo = mid
+            else:
+                hi = mid
+        if a >= high[lo]:
+            return a, last, a >> 12
+        last = lo
+    key = ((a - low[last]) >> 12) + (high[last] - low[last]) * np.int64(0x51ED27)
+    return a + delta[last], last, key
+
+
+@numba.njit(cache=True, inline="always")
+def _salt(seed, salt):
+    return _mix(np.uint64(seed) * np.uint64(2) + np.uint64(salt))
+
+
+@numba.njit(cache=True, inline="always")
+def _below(x, salt, threshold):
+    """Whether unit ``x``'s hash (salted) falls below ``threshold`` (a fraction of 2^64, as an integer)."""
+    return _mix(np.uint64(x) ^ salt) < threshold
+
+
+def _threshold(rate: float) -> np.uint64:
+    """``rate`` as a fraction of 2^64 (1.0: every unit)."""
+    if rate >= 1.0:
+        return np.uint64(0xFFFFFFFFFFFFFFFF)
+    return np.uint64(int(rate * float(1 << 53)) << 11)
+
+
+@numba.njit(cache=True)
+def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, c, low6,
+                  pcs, group_inst, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc,
+                  s_group):  # pragma: no cover - compiled
+    """:func:`_filter` on the compiled buffer's compact stream, before anything is decoded: counts every row
+    (``low6``: rows by the code's low six bits, host rows in the first 64 entries, thread rows in the next 64),
+    compacts the kept rows in place (``codes``, ``addrs``; their thread changes into ``ktrow``, ``ktval``,
+    their groups into ``kgroup``) and writes the address sample decoded (with a launch marker before each row
+    that opens a launch). ``bthr``, ``pthr``: the block and page thresholds (:func:`_threshold`). Returns
+    (kept rows, kept thread changes, address-sample rows, the thread after the last row)."""
+    nk = 0
+    nkt = 0
+    ns = 0
+    prev = c[PREV_TID]
+    cur_keep = c[CUR_KEEP]
+    cur_group = c[CUR_GROUP]
+    launch_open = 0
+    t = tid0
+    m = 0
+    last_alloc = 0
+    s1 = _salt(seed, 1)
+    s2 = _salt(seed, 2)
+    s7 = _salt(seed, 7)
+    ug = np.uint64(groups)
+    cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
+    cache_in = np.zeros(8, np.int64)
+    lb = sb = tlb = tsb = 0
+    launches = instances = kept_instances = 0
+    top = c[MAX_TID]
+    npcs = pcs.shape[0]
+    next_change = trow[0] if k > 0 else n
+    for j in range(n):
+        while j >= next_change:
+            t = tval[m]
+            m += 1
+            next_change = trow[m] if m < k else n
+            if t > top:
+                top = t
+        code = codes[j]
+        p = (code >> PC_SHIFT) & PC_MASK
+        if p < npcs:
+            pcs[p] += 1
+        inside = t >= 0
+        low6[(code & 63) + (64 if inside else 0)] += 1
+        if t != prev:
+            if inside:
+                if prev < 0 or t < prev:
+                    launches += 1
+                    launch_open = 1
+                instances += 1
+                b = t >> 8
+                cur_keep = 1 if _below(b, s1, bthr) else 0
+                if cur_keep:
+                    cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
+                    kept_instances += 1
+                    group_inst[cur_group] += 1
+            else:
+                cur_keep = 1
+                cur_group = -1
+            prev = t
+        if code & HAS_ADDR:
+            o4 = (code >> 1) & 15
+            if o4 == _LOAD or o4 == _STORE:
+                size = code >> SIZE_SHIFT
+                if o4 == _LOAD:
+                    lb += size
+                    if inside:
+                        tlb += size
+                else:
+                    sb += size
+                    if inside:
+                        tsb += size
+                if size > 0:
+                    a, last_alloc, pg = _device(addrs[j], low, high, delta, last_alloc)
+                    slot = pg & 7
+                    if cache_page[slot] != pg:
+                        cache_page[slot] = pg
+                        cache_in[slot] = 1 if _below(pg, s2, pthr) else 0
+                    if cache_in[slot]:
+                        if launch_open:
+                            s_addr[ns] = 0
+                            s_size[ns] = 0
+                            s_op[ns] = _OTHER
+                            s_tid[ns] = -1
+                            s_pc[ns] = 0
+                            s_group[ns] = -1
+                            ns += 1
+                            launch_open = 0
+                        s_addr[ns] = a
+                        s_size[ns] = size
+                        s_op[ns] = o4
+                        s_tid[ns] = t
+                        s_pc[ns] = p
+                        s_group[ns] = np.int64(_mix(np.uint64(pg) ^ s7) % ug)
+                        ns += 1
+        if cur_keep:
+            if nkt == 0 or ktval[nkt - 1] != t:
+                ktrow[nkt] = nk
+                ktval[nkt] = t
+                nkt += 1
+            codes[nk] = code
+            addrs[nk] = addrs[j]
+            kgroup[nk] = cur_group
+            nk += 1
+    c[RECORDS] += n
+    c[MAX_TID] = top
+    c[LAUNCHES] += launches
+    c[INSTANCES] += instances
+    c[KEPT_INSTANCES] += kept_instances
+    c[PREV_TID] = prev
+    c[CUR_KEEP] = cur_keep
+    c[CUR_GROUP] = cur_group
+    c[KEPT_RECORDS] += nk
+    c[SIDE_RECORDS] += ns
+    c[LOAD_BYTES] += lb
+    c[STORE_BYTES] += sb
+    c[THREAD_LOAD_BYTES] += tlb
+    c[THREAD_STORE_BYTES] += tsb
+    return nk, nkt, ns, t
+
+
+@numba.njit(cache=True)
+def _low6_ops(low6, ops_all, ops_thr):  # pragma: no cover - compiled
+    """Add the rows counted by low code bits (:func:`_filter_coded`) to the counts per operation class."""
+    for half in range(2):
+        for b in range(64):
+            v = low6[half * 64 + b]
+            if v:
+                o, _ = decode_op(np.int64(b))
+                ops_all[o] += v
+                if half:
+                    ops_thr[o] += v
+        low6[half * 64:half * 64 + 64] = 0
+
+
 @numba.njit(cache=True)
 def _side_rows(side, side_launch, ns, addr, size, op, tid, pc, out_addr, out_size, out_op, out_tid, out_pc):
     """The address sample's chunk: its rows, a launch marker (tid -1, OTHER) before each row that opens a
@@ -295,6 +473,7 @@ class SampleFilter:
         self.ops_thread = np.zeros(N_OPS, np.int64)
         self.pcs = np.zeros(self.n_pcs, np.int64)
         self.group_instances = np.zeros(self.plan.groups, np.int64)
+        self._low6 = np.zeros(128, np.int64)
 
     def filter(self, chunk: TraceChunk) -> None:
         """Count ``chunk`` and hand its kept records and its address sample to the sinks."""
@@ -331,8 +510,45 @@ class SampleFilter:
             for s in self.side_sinks:
                 s.consume_address_sample(sc)
 
+    def filter_coded(self, buf, n: int, k: int, tid0: int) -> tuple[int, int, int]:
+        """Count the compiled buffer's first ``n`` rows (``k`` thread changes, thread ``tid0`` before the first)
+        in place, hand the address sample to the sinks that take it and leave only the kept rows in the buffer
+        (with their thread changes): returns (kept rows, kept thread changes, the thread after the last row).
+        The caller hands the kept rows to the sinks with :meth:`deliver_kept`."""
+        B = buf.B
+        ktrow = np.empty(n + 1, np.int64)
+        ktval = np.empty(n + 1, np.int64)
+        kgroup = np.empty(n, np.int64)
+        m = 2 * n + 1
+        s_addr, s_size, s_op = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.uint8)
+        s_tid, s_pc, s_group = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int64)
+        p = self.plan
+        low, high, delta = buf.allocations
+        nk, nkt, ns, t_end = _filter_coded(
+            B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, _threshold(p.block_rate),
+            _threshold(p.page_rate), np.int64(p.seed), np.int64(p.groups), self.counts, self._low6, self.pcs,
+            self.group_instances, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc, s_group)
+        B[2][:nkt] = ktrow[:nkt]
+        B[3][:nkt] = ktval[:nkt]
+        self.chunk_groups = kgroup[:nk]
+        if ns and self.side_sinks:
+            z = np.zeros(ns, np.int32)
+            sc = TraceChunk(pc=s_pc[:ns], op=s_op[:ns], taken=np.zeros(ns, np.uint8), src1=z, src2=z, src3=z,
+                            dst=z, addr=s_addr[:ns], size=s_size[:ns], tid=s_tid[:ns])
+            self.address_groups = s_group[:ns]
+            for s in self.side_sinks:
+                s.consume_address_sample(sc)
+        return nk, nkt, t_end
+
+    def deliver_kept(self, chunk) -> None:
+        """Hand kept records (counted by :meth:`filter_coded`) to the sinks."""
+        for s in self.sinks:
+            s.consume(chunk)
+
     def finish(self) -> SampleCounts:
         """The region's exact counts (and a fresh filter for the next region)."""
+        self.counts[THREAD_RECORDS] += int(self._low6[64:].sum())
+        _low6_ops(self._low6, self.ops_all, self.ops_thread)
         self.result = SampleCounts(self.plan, self.counts.copy(), self.ops_all.copy(), self.ops_thread.copy(),
                                    self.pcs.copy(), self.group_instances.copy())
         self.reset()

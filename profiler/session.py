@@ -28,7 +28,7 @@ from .baseline import Baseline
 from .baseline import measure_uninstrumented as _measure_baseline
 from .compile_errors import NotCompilable, describe_failure
 from .repeat_timing import RepeatRule
-from .sampling import SampleFilter, SamplePlan
+from .sampling import MAX_TID, RECORDS, SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .version import portcast_version
@@ -168,8 +168,11 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
 def _finish(tracer: _Tracer, info: RegionInfo, prog: ins.Program, buf=None) -> None:
     info.n_records = tracer.n_records
     info.n_threads = tracer.max_tid + 1
-    if tracer.filter is not None:
-        info.extra["sample"] = tracer.filter.finish().to_json()
+    if tracer.filter is not None:  # it counted every record, those the compiled buffer never decoded too
+        counts = tracer.filter.finish()
+        info.n_records = counts[RECORDS]
+        info.n_threads = counts[MAX_TID] + 1
+        info.extra["sample"] = counts.to_json()
     if buf is not None:  # library calls: what was expanded, and the estimated work of what was not
         _lib.annotate(info, prog, buf.lib.S if isinstance(buf, rt.InterpretedBuffer) else buf.S)
     for s in tracer.sinks:

@@ -1,0 +1,231 @@
+"""The sampling filter (profiler/sampling.py) against a slow, obviously correct reference, and the compiled
+tracer's in-place filter against the exact trace of the same region."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from profiler.sampling import (INSTANCES, KEPT_INSTANCES, LAUNCHES, LOAD_BYTES, MAX_TID, RECORDS, STORE_BYTES,
+                               THREAD_RECORDS, SampleFilter, SamplePlan, block_group, block_kept, page_group,
+                               page_kept)
+from profiler.session import trace_function
+from profiler.trace import N_OPS, Op, TraceChunk
+
+LOAD, STORE, OTHER = int(Op.LOAD), int(Op.STORE), int(Op.OTHER)
+
+
+class Keep:
+    """Keeps copies of what a filter hands over, with the replicate groups of each row."""
+
+    def __init__(self, filt_holder: list) -> None:
+        self.holder = filt_holder
+        self.rows: list[dict] = []
+        self.side: list[dict] = []
+        self.groups: list[np.ndarray] = []
+        self.side_groups: list[np.ndarray] = []
+
+    def start_region(self, info, static):
+        pass
+
+    def end_region(self, info, static):
+        pass
+
+    def consume(self, chunk):
+        self.rows.append({k: np.array(getattr(chunk, k)) for k in ("pc", "op", "addr", "size", "tid")})
+        self.groups.append(np.array(self.holder[0].chunk_groups))
+
+    def consume_address_sample(self, chunk):
+        self.side.append({k: np.array(getattr(chunk, k)) for k in ("pc", "op", "addr", "size", "tid")})
+        self.side_groups.append(np.array(self.holder[0].address_groups))
+
+
+def _chunk(rows) -> TraceChunk:
+    pc, op, addr, size, tid = (np.array(c) for c in zip(*rows))
+    z = np.zeros(len(rows), np.int32)
+    return TraceChunk(pc=pc.astype(np.int32), op=op.astype(np.uint8), taken=z.astype(np.uint8), src1=z, src2=z,
+                      src3=z, dst=z, addr=addr.astype(np.int64), size=size.astype(np.int32),
+                      tid=tid.astype(np.int64))
+
+
+def _reference(rows, plan: SamplePlan):
+    """Every count, kept row and address-sample row, one record at a time."""
+    c = {"records": 0, "thread_records": 0, "instances": 0, "kept": 0, "launches": 0, "max_tid": -1,
+         "load_bytes": 0, "store_bytes": 0}
+    ops_all, ops_thr = np.zeros(N_OPS, np.int64), np.zeros(N_OPS, np.int64)
+    kept, kept_groups, side, side_groups = [], [], [], []
+    groups = np.zeros(plan.groups, np.int64)
+    prev, keep = -1, True
+    for r in rows:
+        pc, op, addr, size, tid = r
+        c["records"] += 1
+        ops_all[op] += 1
+        opened = False
+        if tid >= 0:
+            c["thread_records"] += 1
+            ops_thr[op] += 1
+            c["max_tid"] = max(c["max_tid"], tid)
+            if prev < 0 or tid < prev:
+                c["launches"] += 1
+                opened = True
+            if tid != prev:
+                c["instances"] += 1
+                keep = block_kept(tid // 256, plan)
+                if keep:
+                    c["kept"] += 1
+                    groups[block_group(tid // 256, plan)] += 1
+        else:
+            keep = True
+        prev = tid
+        if op == LOAD:
+            c["load_bytes"] += size
+        if op == STORE:
+            c["store_bytes"] += size
+        if op in (LOAD, STORE) and size > 0 and page_kept(addr >> 12, plan):
+            side.append((pc, op, addr, size, tid))
+            side_groups.append(page_group(addr >> 12, plan))
+        if opened:
+            c["open"] = True
+        if keep:
+            kept.append(r)
+            kept_groups.append(block_group(tid // 256, plan) if tid >= 0 else -1)
+    return c, ops_all, ops_thr, kept, kept_groups, side, side_groups, groups
+
+
+_row = st.tuples(st.integers(1, 9), st.sampled_from([0, 4, 8, 9, 10, 16, 15]), st.integers(0, 1 << 20),
+                 st.sampled_from([0, 4, 8]), st.integers(-1, 3000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=400), st.sampled_from([0.05, 0.3, 0.7, 1.0]), st.integers(0, 3),
+       st.integers(1, 4))
+def test_filter_counts_and_keeps_what_the_reference_does(rows, rate, seed, n_chunks):
+    rows = [(pc, op, addr if op in (LOAD, STORE) else 0, size if op in (LOAD, STORE) else 0, tid)
+            for pc, op, addr, size, tid in rows]
+    plan = SamplePlan.at_rate(rate, seed=seed)
+    holder: list = []
+    sink = Keep(holder)
+    filt = SampleFilter(plan, [sink], n_pcs=16)
+    holder.append(filt)
+    bounds = np.linspace(0, len(rows), n_chunks + 1).astype(int)
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b > a:
+            filt.filter(_chunk(rows[a:b]))
+    got = filt.finish()
+    c, ops_all, ops_thr, kept, kept_groups, side, side_groups, groups = _reference(rows, plan)
+    assert got[RECORDS] == c["records"] and got[THREAD_RECORDS] == c["thread_records"]
+    assert got[INSTANCES] == c["instances"] and got[KEPT_INSTANCES] == c["kept"]
+    assert got[LAUNCHES] == c["launches"] and got[MAX_TID] == c["max_tid"]
+    assert got[LOAD_BYTES] == c["load_bytes"] and got[STORE_BYTES] == c["store_bytes"]
+    assert got.ops_all.tolist() == ops_all.tolist() and got.ops_thread.tolist() == ops_thr.tolist()
+    assert got.group_instances.tolist() == groups.tolist()
+    assert got.pcs.tolist() == np.bincount([r[0] for r in rows], minlength=16).tolist()
+    kept_rows = [tuple(int(v[k][i]) for k in ("pc", "op", "addr", "size", "tid"))
+                 for v in sink.rows for i in range(len(v["pc"]))]
+    assert kept_rows == [tuple(r) for r in kept]
+    assert (np.concatenate(sink.groups).tolist() if sink.groups else []) == kept_groups
+    side_rows = [tuple(int(v[k][i]) for k in ("pc", "op", "addr", "size", "tid"))
+                 for v in sink.side for i in range(len(v["pc"]))]
+    real = [r for r in side_rows if not (r[1] == OTHER and r[4] == -1)]  # the launch markers aside
+    assert real == [tuple(r) for r in side]
+    g = np.concatenate(sink.side_groups).tolist() if sink.side_groups else []
+    assert [x for x, r in zip(g, side_rows) if not (r[1] == OTHER and r[4] == -1)] == side_groups
+
+
+def test_plan_checks_its_values():
+    with pytest.raises(ValueError, match="block_rate must be in"):
+        SamplePlan(0.0, 0.5)
+    with pytest.raises(ValueError, match="page_rate must be in"):
+        SamplePlan(0.5, 1.5)
+    with pytest.raises(ValueError, match="groups must be"):
+        SamplePlan(0.5, 0.5, groups=1)
+    p = SamplePlan.at_rate(0.01)
+    assert p.page_rate == 0.0625 and p.page_shift == 4  # 8 x 0.01 rounded to a power of two
+    assert SamplePlan.at_rate(0.5).page_rate == 1.0
+    assert SamplePlan.auto(None) is None and SamplePlan.auto(1000) is None
+    assert SamplePlan.auto(4e8).block_rate == pytest.approx(0.01)
+
+
+def test_block_choice_follows_the_rate():
+    plan = SamplePlan.at_rate(0.25, seed=3)
+    share = np.mean([block_kept(b, plan) for b in range(20000)])
+    assert abs(share - 0.25) < 0.01
+    counts = np.bincount([block_group(b, plan) for b in range(16000)], minlength=plan.groups)
+    assert counts.min() > 1800 and counts.max() < 2200
+
+
+@numba.njit
+def _triad(a, b, c, s):
+    for i in numba.prange(a.shape[0]):
+        a[i] = b[i] + s * c[i]
+
+
+@numba.njit
+def _steps(u, v, steps):
+    n = u.shape[0]
+    t = 0.0
+    for k in range(steps):
+        for i in numba.prange(1, n - 1):
+            v[i] = 0.5 * (u[i - 1] + u[i + 1])
+        for i in numba.prange(1, n - 1):
+            u[i] = v[i]
+        t += u[1]
+    return t
+
+
+class Rows:
+    def __init__(self):
+        self.tid, self.op, self.n = [], [], 0
+
+    def start_region(self, info, static):
+        pass
+
+    def end_region(self, info, static):
+        pass
+
+    def consume(self, chunk):
+        self.tid.append(np.array(chunk.tid))
+        self.op.append(np.array(chunk.op))
+
+
+@pytest.mark.parametrize("fn,make", [
+    (_triad, lambda: (np.zeros(70_000), np.arange(70_000.0), np.ones(70_000), 2.0)),
+    (_steps, lambda: (np.linspace(0, 1, 9_000), np.zeros(9_000), 3)),
+])
+def test_compiled_filter_counts_the_exact_trace(fn, make):
+    exact = Rows()
+    r0 = trace_function(fn, make(), sinks=[exact], mode="compiled")
+    tid, op = np.concatenate(exact.tid), np.concatenate(exact.op)
+    plan = SamplePlan.at_rate(0.2, seed=1)
+    kept = Rows()
+    r1 = trace_function(fn, make(), sinks=[kept], mode="compiled", sample=plan)
+    s = r1.info.extra["sample"]
+    assert r1.info.n_records == r0.info.n_records == s["records"] == len(tid)
+    assert s["thread_records"] == int((tid >= 0).sum())
+    assert s["max_tid"] == int(tid.max())
+    starts = (tid >= 0) & ((np.r_[-1, tid[:-1]] < 0) | (tid < np.r_[-1, tid[:-1]]))
+    assert s["launches"] == int(starts.sum())
+    changes = (tid >= 0) & (tid != np.r_[-1, tid[:-1]])
+    assert s["thread_instances"] == int(changes.sum())
+    keep_block = np.array([block_kept(b, plan) for b in range(int(tid.max()) // 256 + 1)])
+    want = (tid < 0) | keep_block[np.maximum(tid, 0) // 256]
+    got_tid = np.concatenate(kept.tid)
+    assert got_tid.tolist() == tid[want].tolist()
+    assert np.concatenate(kept.op).tolist() == op[want].tolist()
+    assert s["kept_records"] == int(want.sum())
+    assert s["kept_thread_instances"] == int((changes & want).sum())
+
+
+def test_same_plan_same_sample_wherever_the_arrays_lie():
+    plan = SamplePlan.at_rate(0.1)
+    out = []
+    for pad in (0, 3):
+        junk = [np.empty(1000 + 517 * pad) for _ in range(pad)]  # moves the next allocations
+        args = (np.zeros(60_000), np.arange(60_000.0), np.ones(60_000), 2.0)
+        r = trace_function(_triad, args, sinks=[], mode="compiled", sample=plan)
+        out.append(r.info.extra["sample"])
+        del junk
+    assert out[0] == out[1]
