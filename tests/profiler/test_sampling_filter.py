@@ -9,9 +9,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiler.sampling import (INSTANCES, KEPT_INSTANCES, LAUNCHES, LOAD_BYTES, MAX_TID, RECORDS, STORE_BYTES,
-                               THREAD_RECORDS, SampleFilter, SamplePlan, block_group, block_kept, page_group,
-                               page_kept)
+from profiler.sampling import (
+    INSTANCES,
+    KEPT_INSTANCES,
+    LAUNCHES,
+    LOAD_BYTES,
+    MAX_TID,
+    RECORDS,
+    STORE_BYTES,
+    THREAD_RECORDS,
+    SampleFilter,
+    SamplePlan,
+    block_group,
+    block_kept,
+    page_group,
+    page_kept,
+)
 from profiler.session import trace_function
 from profiler.trace import N_OPS, Op, TraceChunk
 
