@@ -101,10 +101,15 @@ class RegionSample:
         return self.counts.to_json()
 
 
+#: the feature families a replicate computes from its blocks: all but the dependence check (its counts get no
+#: interval) and the footprint and reuse families (a replicate's address sample gives those)
+REPLICATE_FAMILIES = ("mix", "ilp", "stride", "bdiv", "mica_stride", "regs", "branch", "warp", "library")
+
+
 class _Set:
     """The sinks one estimate needs: features, work, bytes of the kept records and of the address sample."""
 
-    def __init__(self, families=None) -> None:
+    def __init__(self, families=REPLICATE_FAMILIES) -> None:
         from features import FeatureSink
         from portcast.gpu_prediction import BytesSink
         from portcast.measured_ports import WorkSink
@@ -141,12 +146,14 @@ class SampleEstimator:
         self._filter = filt
 
     def _all(self):
-        for s in ([self._address] if self._address else []) + self._groups:
+        if self._address is not None:
+            yield from self._address.address()
+        for s in self._groups:
             yield from s.main()
             yield from s.address()
 
     def start_region(self, info, static) -> None:
-        self._address = _Set()
+        self._address = _Set(())
         self._groups = []
         self._started = False
         self._static_info = (info, static)
@@ -201,7 +208,7 @@ class SampleEstimator:
         if self.hot is not None and self.hot.results:
             self.hot.results[-1] = self.hot.lines(counts.pcs, static)
         point = self._estimate(self.feature_sink, self.work_sink, self.bytes_sink, self._address, counts,
-                               plan.page_rate, counts.weight)
+                               counts.page_rate, counts.weight)
         if point is not None:
             series, work, bytes_rw = point
             if self.feature_sink is not None and self.feature_sink.results:
@@ -215,7 +222,7 @@ class SampleEstimator:
             w = counts.group_weight(g) if counts[INSTANCES] else 1.0
             if not math.isfinite(w):
                 continue
-            est = self._estimate(rep.feat, rep.work, rep.bytes, rep, counts, plan.page_rate / plan.groups, w)
+            est = self._estimate(rep.feat, rep.work, rep.bytes, rep, counts, counts.page_rate / plan.groups, w)
             if est is not None:
                 reps.append(est)
         self.samples.append(RegionSample(counts, reps))
@@ -289,7 +296,7 @@ def sample_line(sample: dict) -> str:
 
     plan = sample["plan"]
     head = (f"sampled {100 * plan['block_rate']:.3g}% of the thread blocks ({sample['kept_thread_instances']:,} of "
-            f"{sample['thread_instances']:,} thread runs) and {100 * plan['page_rate']:.3g}% of the pages; "
+            f"{sample['thread_instances']:,} thread runs) and {100 * sample['page_rate']:.3g}% of the pages; "
             f"{sample['kept_records']:,} of {sample['records']:,} records analysed")
     parts = []
     k = sample.get("kernel_s_interval")

@@ -43,11 +43,17 @@ UNIT = 1 << UNIT_SHIFT
 PAGE_SHIFT = 12
 #: replicate groups by default (the variance of an estimate comes from these)
 DEFAULT_GROUPS = 8
-#: records of the sampled part a region's sinks should see at most under ``--sample auto``
-AUTO_BUDGET_RECORDS = 4_000_000
-#: the address sample's rate relative to the block rate (it feeds only cheap sinks); the page rate is a power
-#: of two, so that a reuse distance in the address sample scales to the whole trace by a whole bucket
-PAGE_FACTOR = 8.0
+#: records of the sampled blocks a region's sinks should see under ``--sample auto`` (each costs the sinks about
+#: 400 ns: 200 for the estimate, 200 for the replicates)
+AUTO_BUDGET_RECORDS = 1_000_000
+#: ``--sample auto`` samples a region of more records than this (below it the exact trace costs about as much)
+AUTO_MIN_RECORDS = 4_000_000
+#: the address sample's first page rate relative to the block rate; a power of two (so that a reuse distance in
+#: the address sample scales to the whole trace by a whole bucket), halved whenever the sample outgrows
+#: :data:`ADDRESS_CAP` rows
+PAGE_FACTOR = 64.0
+#: rows the address sample keeps at most (about 40 bytes each)
+ADDRESS_CAP = 1 << 20
 
 _LOAD, _STORE, _OTHER = int(Op.LOAD), int(Op.STORE), int(Op.OTHER)
 _M53 = float(1 << 53)
@@ -90,9 +96,9 @@ class SamplePlan:
     @classmethod
     def auto(cls, records: float | None, seed: int = 0) -> "SamplePlan | None":
         """The plan ``--sample auto`` uses for a region of about ``records`` records: None (the exact trace)
-        when that is within :data:`AUTO_BUDGET_RECORDS` or unknown, else the rate that leaves the sinks about
-        that many records."""
-        if records is None or not records > AUTO_BUDGET_RECORDS:
+        when that is at most :data:`AUTO_MIN_RECORDS` or unknown, else the rate that leaves the sinks about
+        :data:`AUTO_BUDGET_RECORDS` records."""
+        if records is None or not records > AUTO_MIN_RECORDS:
             return None
         return cls.at_rate(AUTO_BUDGET_RECORDS / float(records), seed)
 
@@ -140,18 +146,23 @@ page_group = block_group  # pages are grouped by the same hash of their number
 
 
 @numba.njit(cache=True)
-def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
-            keep, keep_group, side, side_group, side_launch):  # pragma: no cover - compiled
-    """One pass over a chunk: the exact counts (``c``, ``ops_all``, ``ops_thr``, ``pcs``, ``group_inst``: kept
-    thread instances per group), the rows kept (``keep``, their group in ``keep_group``, -1 for host rows)
-    and the rows of the address sample (``side``, their page group, and ``side_launch``: 1 where a launch
-    opens just before the row). Returns (kept, side rows)."""
+def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
+            keep, keep_group, s_addr, s_size, s_op, s_tid, s_pc, s_key):  # pragma: no cover - compiled
+    """One pass over a decoded chunk: the exact counts (``c``, ``ops_all``, ``ops_thr``, ``pcs``,
+    ``group_inst``: kept thread instances per group), the rows kept (``keep``, their group in ``keep_group``,
+    -1 for host rows) and the address sample's rows, decoded (``s_*``; ``s_key``: the page key, -1 for the
+    launch marker written before a row that opens a launch). The page key is the page in the trace.
+    Returns (kept, address-sample rows)."""
     nk = 0
     ns = 0
     prev = c[PREV_TID]
     cur_keep = c[CUR_KEEP]
     cur_group = c[CUR_GROUP]
     launch_open = 0
+    s1 = _salt(seed, 1)
+    s2 = _salt(seed, 2)
+    s7 = _salt(seed, 7)
+    ug = np.uint64(groups)
     for i in range(tid.shape[0]):
         t = tid[i]
         o = op[i]
@@ -171,8 +182,8 @@ def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops
             if t != prev:
                 c[INSTANCES] += 1
                 b = t >> 8
-                cur_keep = 1 if _unit_hash(b, seed, 1) < wrate else 0
-                cur_group = _group_of(b, seed, groups)
+                cur_keep = 1 if _below(b, s1, bthr) else 0
+                cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
                 if cur_keep:
                     c[KEPT_INSTANCES] += 1
                     group_inst[cur_group] += 1
@@ -191,11 +202,22 @@ def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops
                     c[THREAD_STORE_BYTES] += size[i]
             if size[i] > 0:
                 pg = addr[i] >> 12
-                if _unit_hash(pg, seed, 2) < prate:
-                    side[ns] = i
-                    side_group[ns] = _group_of(pg, seed, groups)
-                    side_launch[ns] = launch_open
-                    launch_open = 0
+                if _below(pg, s2, pthr):
+                    if launch_open:
+                        s_addr[ns] = 0
+                        s_size[ns] = 0
+                        s_op[ns] = _OTHER
+                        s_tid[ns] = -1
+                        s_pc[ns] = 0
+                        s_key[ns] = -1
+                        ns += 1
+                        launch_open = 0
+                    s_addr[ns] = addr[i]
+                    s_size[ns] = size[i]
+                    s_op[ns] = o
+                    s_tid[ns] = t
+                    s_pc[ns] = p
+                    s_key[ns] = pg
                     ns += 1
         if cur_keep:
             keep[nk] = i
@@ -205,7 +227,6 @@ def _filter(tid, op, pc, addr, size, wrate, prate, seed, groups, c, ops_all, ops
     c[CUR_KEEP] = cur_keep
     c[CUR_GROUP] = cur_group
     c[KEPT_RECORDS] += nk
-    c[SIDE_RECORDS] += ns
     return nk, ns
 
 
@@ -218,7 +239,13 @@ def _device(a, low, high, delta, last):
     m = low.shape[0]
     if m == 0 or a < low[0] or a >= high[m - 1]:
         return a, last, a >> 12
-    if not (low[last] <= a and a < high[last]):
+    if m <= 8:  # a few arrays: count those starting at or below a (no branch to mispredict)
+        last = 0
+        for i in range(1, m):
+            last += np.int64(low[i] <= a)
+        if a >= high[last]:
+            return a, last, a >> 12
+    elif not (low[last] <= a and a < high[last]):
         lo, hi = 0, m
         while hi - lo > 1:
             mid = (lo + hi) >> 1
@@ -254,7 +281,7 @@ def _threshold(rate: float) -> np.uint64:
 @numba.njit(cache=True)
 def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, c, low6,
                   pcs, group_inst, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc,
-                  s_group):  # pragma: no cover - compiled
+                  s_key):  # pragma: no cover - compiled
     """:func:`_filter` on the compiled buffer's compact stream, before anything is decoded: counts every row
     (``low6``: rows by the code's low six bits, host rows in the first 64 entries, thread rows in the next 64),
     compacts the kept rows in place (``codes``, ``addrs``; their thread changes into ``ktrow``, ``ktval``,
@@ -336,7 +363,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                             s_op[ns] = _OTHER
                             s_tid[ns] = -1
                             s_pc[ns] = 0
-                            s_group[ns] = -1
+                            s_key[ns] = -1
                             ns += 1
                             launch_open = 0
                         s_addr[ns] = a
@@ -344,7 +371,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                         s_op[ns] = o4
                         s_tid[ns] = t
                         s_pc[ns] = p
-                        s_group[ns] = np.int64(_mix(np.uint64(pg) ^ s7) % ug)
+                        s_key[ns] = pg
                         ns += 1
         if cur_keep:
             if nkt == 0 or ktval[nkt - 1] != t:
@@ -364,7 +391,6 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     c[CUR_KEEP] = cur_keep
     c[CUR_GROUP] = cur_group
     c[KEPT_RECORDS] += nk
-    c[SIDE_RECORDS] += ns
     c[LOAD_BYTES] += lb
     c[STORE_BYTES] += sb
     c[THREAD_LOAD_BYTES] += tlb
@@ -387,26 +413,20 @@ def _low6_ops(low6, ops_all, ops_thr):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _side_rows(side, side_launch, ns, addr, size, op, tid, pc, out_addr, out_size, out_op, out_tid, out_pc):
-    """The address sample's chunk: its rows, a launch marker (tid -1, OTHER) before each row that opens a
-    launch. Returns its length."""  # pragma: no cover - compiled
-    j = 0
-    for s in range(ns):
-        i = side[s]
-        if side_launch[s]:
-            out_addr[j] = 0
-            out_size[j] = 0
-            out_op[j] = _OTHER
-            out_tid[j] = -1
-            out_pc[j] = 0
-            j += 1
-        out_addr[j] = addr[i]
-        out_size[j] = size[i]
-        out_op[j] = op[i]
-        out_tid[j] = tid[i]
-        out_pc[j] = pc[i]
-        j += 1
-    return j
+def _page_hashes(keys, seed, groups, hashes, group):  # pragma: no cover - compiled
+    """The address sample's hash of each page key (``hashes``; the launch markers, key -1, get 0: they stay
+    in every sample) and its replicate group (``group``; -1 for the markers)."""
+    s2 = _salt(seed, 2)
+    s7 = _salt(seed, 7)
+    ug = np.uint64(groups)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        if k == -1:
+            hashes[i] = np.uint64(0)
+            group[i] = -1
+        else:
+            hashes[i] = _mix(np.uint64(k) ^ s2)
+            group[i] = np.int64(_mix(np.uint64(k) ^ s7) % ug)
 
 
 def take(chunk: TraceChunk, rows: np.ndarray) -> TraceChunk:
@@ -425,6 +445,7 @@ class SampleCounts:
     ops_thread: np.ndarray  # records with tid >= 0 per operation class
     pcs: np.ndarray  # records per static instruction
     group_instances: np.ndarray  # kept thread instances per replicate group
+    page_rate: float = 1.0  # the address sample's final page rate (the plan's, halved while it outgrew its cap)
 
     def __getitem__(self, k: int) -> int:
         return int(self.counts[k])
@@ -445,20 +466,24 @@ class SampleCounts:
         return {"plan": self.plan.to_json(), "records": self[RECORDS], "thread_records": self[THREAD_RECORDS],
                 "kept_records": self[KEPT_RECORDS], "address_sample_records": self[SIDE_RECORDS],
                 "thread_instances": self[INSTANCES], "kept_thread_instances": self[KEPT_INSTANCES],
-                "launches": self[LAUNCHES], "max_tid": self[MAX_TID],
+                "launches": self[LAUNCHES], "max_tid": self[MAX_TID], "page_rate": self.page_rate,
                 "group_thread_instances": [int(v) for v in self.group_instances]}
 
 
 class SampleFilter:
     """Sits between a tracer and its sinks: counts every chunk exactly, hands the kept records to the sinks
-    (``consume``) and the address sample to those that take it (``consume_address_sample``), with each kept
-    row's replicate group in ``chunk_groups`` / ``address_groups`` during the calls."""
+    (``consume``, with each kept row's replicate group in ``chunk_groups`` during the call) and keeps the
+    address sample, bounded: when it grows past ``address_cap`` rows, the page rate halves and the rows of
+    the pages no longer sampled go (fixed-size SHARDS: a page below the final rate was below every earlier one,
+    so every access to it is kept). At the region's end the address sample goes to the sinks that take it
+    (``consume_address_sample``, with the rows' page groups in ``address_groups``)."""
 
-    def __init__(self, plan: SamplePlan, sinks, n_pcs: int = 0) -> None:
+    def __init__(self, plan: SamplePlan, sinks, n_pcs: int = 0, address_cap: int = ADDRESS_CAP) -> None:
         self.plan = plan
         self.sinks = list(sinks)
         self.side_sinks = [s for s in self.sinks if hasattr(s, "consume_address_sample")]
         self.n_pcs = max(1, int(n_pcs))
+        self.address_cap = max(16, int(address_cap))
         self.result: SampleCounts | None = None
         self.reset()
 
@@ -474,70 +499,73 @@ class SampleFilter:
         self.pcs = np.zeros(self.n_pcs, np.int64)
         self.group_instances = np.zeros(self.plan.groups, np.int64)
         self._low6 = np.zeros(128, np.int64)
+        self.page_rate = float(self.plan.page_rate)
+        self._parts: list[tuple] = []  # the address sample so far: (addr, size, op, tid, pc, key) arrays
+        self._rows = 0
+
+    @property
+    def _page_threshold(self) -> np.uint64:
+        return _threshold(self.page_rate)
+
+    def _keep_address_rows(self, ns, cols) -> None:
+        if not ns or not self.side_sinks:
+            return
+        self._parts.append(tuple(c[:ns].copy() for c in cols))
+        self._rows += ns
+        while self._rows > self.address_cap and self.page_rate > 2.0 ** -60:
+            self.page_rate /= 2.0
+            thr = self._page_threshold
+            parts, self._rows = [], 0
+            for part in self._parts:
+                h = np.empty(len(part[5]), np.uint64)
+                _page_hashes(part[5], np.int64(self.plan.seed), np.int64(self.plan.groups), h,
+                             np.empty(len(h), np.int64))
+                m = h < thr
+                if m.any():
+                    parts.append(tuple(c[m] for c in part))
+                    self._rows += int(m.sum())
+            self._parts = parts
 
     def filter(self, chunk: TraceChunk) -> None:
-        """Count ``chunk`` and hand its kept records and its address sample to the sinks."""
+        """Count a decoded ``chunk``, hand its kept records to the sinks and keep its address sample."""
         n = len(chunk)
         if not n:
             return
         tid, op, pc, addr, size = chunk.tid, chunk.op, chunk.pc, chunk.addr, chunk.size
         keep = np.empty(n, np.int64)
         kgroup = np.empty(n, np.int64)
-        side = np.empty(n, np.int64)
-        sgroup = np.empty(n, np.int64)
-        slaunch = np.empty(n, np.int64)
+        cols = _address_columns(2 * n + 1)
         p = self.plan
-        nk, ns = _filter(tid, op, pc, addr, size, float(p.block_rate), float(p.page_rate), np.int64(p.seed),
+        nk, ns = _filter(tid, op, pc, addr, size, _threshold(p.block_rate), self._page_threshold, np.int64(p.seed),
                          np.int64(p.groups), self.counts, self.ops_all, self.ops_thread, self.pcs,
-                         self.group_instances, keep, kgroup, side, sgroup, slaunch)
+                         self.group_instances, keep, kgroup, *cols)
+        self._keep_address_rows(ns, cols)
         if nk:
             kept = chunk if nk == n else take(chunk, keep[:nk])
             self.chunk_groups = kgroup[:nk]
             for s in self.sinks:
                 s.consume(kept)
-        if ns and self.side_sinks:
-            m = ns + int(slaunch[:ns].sum())
-            cols = {k: np.empty(m, dt) for k, dt in (("addr", np.int64), ("size", np.int32), ("op", np.uint8),
-                                                        ("tid", np.int64), ("pc", np.int32))}
-            j = _side_rows(side, slaunch, ns, addr, size, op, tid, pc, cols["addr"], cols["size"], cols["op"],
-                           cols["tid"], cols["pc"])
-            z = np.zeros(j, np.int32)
-            sc = TraceChunk(pc=cols["pc"][:j], op=cols["op"][:j], taken=np.zeros(j, np.uint8), src1=z, src2=z,
-                            src3=z, dst=z, addr=cols["addr"][:j], size=cols["size"][:j], tid=cols["tid"][:j])
-            groups = np.full(j, -1, np.int64)
-            groups[cols["op"][:j] != _OTHER] = sgroup[:ns]  # the launch markers belong to every group
-            self.address_groups = groups
-            for s in self.side_sinks:
-                s.consume_address_sample(sc)
 
     def filter_coded(self, buf, n: int, k: int, tid0: int) -> tuple[int, int, int]:
         """Count the compiled buffer's first ``n`` rows (``k`` thread changes, thread ``tid0`` before the first)
-        in place, hand the address sample to the sinks that take it and leave only the kept rows in the buffer
-        (with their thread changes): returns (kept rows, kept thread changes, the thread after the last row).
-        The caller hands the kept rows to the sinks with :meth:`deliver_kept`."""
+        in place, keep the address sample and leave only the kept rows in the buffer (with their thread
+        changes): returns (kept rows, kept thread changes, the thread after the last row). The caller hands the
+        kept rows to the sinks with :meth:`deliver_kept`."""
         B = buf.B
         ktrow = np.empty(n + 1, np.int64)
         ktval = np.empty(n + 1, np.int64)
         kgroup = np.empty(n, np.int64)
-        m = 2 * n + 1
-        s_addr, s_size, s_op = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.uint8)
-        s_tid, s_pc, s_group = np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.int64)
+        cols = _address_columns(2 * n + 1)
         p = self.plan
         low, high, delta = buf.allocations
         nk, nkt, ns, t_end = _filter_coded(
             B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, _threshold(p.block_rate),
-            _threshold(p.page_rate), np.int64(p.seed), np.int64(p.groups), self.counts, self._low6, self.pcs,
-            self.group_instances, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc, s_group)
+            self._page_threshold, np.int64(p.seed), np.int64(p.groups), self.counts, self._low6, self.pcs,
+            self.group_instances, ktrow, ktval, kgroup, *cols)
+        self._keep_address_rows(ns, cols)
         B[2][:nkt] = ktrow[:nkt]
         B[3][:nkt] = ktval[:nkt]
         self.chunk_groups = kgroup[:nk]
-        if ns and self.side_sinks:
-            z = np.zeros(ns, np.int32)
-            sc = TraceChunk(pc=s_pc[:ns], op=s_op[:ns], taken=np.zeros(ns, np.uint8), src1=z, src2=z, src3=z,
-                            dst=z, addr=s_addr[:ns], size=s_size[:ns], tid=s_tid[:ns])
-            self.address_groups = s_group[:ns]
-            for s in self.side_sinks:
-                s.consume_address_sample(sc)
         return nk, nkt, t_end
 
     def deliver_kept(self, chunk) -> None:
@@ -545,11 +573,71 @@ class SampleFilter:
         for s in self.sinks:
             s.consume(chunk)
 
+    def _deliver_address_sample(self) -> None:
+        if not self._parts:
+            return
+        addr, size, op, tid, pc, key = (np.concatenate([p[i] for p in self._parts]) for i in range(6))
+        self._parts, self._rows = [], 0
+        h = np.empty(len(key), np.uint64)
+        groups = np.empty(len(key), np.int64)
+        _page_hashes(key, np.int64(self.plan.seed), np.int64(self.plan.groups), h, groups)
+        self.counts[SIDE_RECORDS] = int((key != -1).sum())
+        step = 1 << 16
+        for a in range(0, len(key), step):
+            b = min(len(key), a + step)
+            z = np.zeros(b - a, np.int32)
+            chunk = TraceChunk(pc=pc[a:b], op=op[a:b], taken=np.zeros(b - a, np.uint8), src1=z, src2=z, src3=z,
+                               dst=z, addr=addr[a:b], size=size[a:b], tid=tid[a:b])
+            self.address_groups = groups[a:b]
+            for s in self.side_sinks:
+                s.consume_address_sample(chunk)
+
     def finish(self) -> SampleCounts:
-        """The region's exact counts (and a fresh filter for the next region)."""
+        """The region's exact counts, after handing the address sample to the sinks (a fresh filter for the
+        next region)."""
         self.counts[THREAD_RECORDS] += int(self._low6[64:].sum())
         _low6_ops(self._low6, self.ops_all, self.ops_thread)
+        self._deliver_address_sample()
         self.result = SampleCounts(self.plan, self.counts.copy(), self.ops_all.copy(), self.ops_thread.copy(),
-                                   self.pcs.copy(), self.group_instances.copy())
+                                   self.pcs.copy(), self.group_instances.copy(), self.page_rate)
         self.reset()
         return self.result
+
+
+def _address_columns(m: int) -> tuple:
+    """Empty columns for up to ``m`` address-sample rows: addr, size, op, tid, pc, page key."""
+    return (np.empty(m, np.int64), np.empty(m, np.int32), np.empty(m, np.uint8), np.empty(m, np.int64),
+            np.empty(m, np.int32), np.empty(m, np.int64))
+
+
+class SamplingSink:
+    """A sink that samples for the sinks behind it: the tracers without a filter of their own (the native
+    recorder, the importers, a trace file read back) give it every chunk; it counts them exactly, hands the
+    kept records and, at the region's end, the address sample on, and puts the exact counts into the region's
+    metadata (``info.extra["sample"]``, ``info.n_records``, ``info.n_threads``) before the sinks behind it
+    end the region."""
+
+    def __init__(self, plan: SamplePlan, sinks, n_pcs: int = 1 << 16) -> None:
+        self.filter = SampleFilter(plan, sinks, n_pcs)
+        for s in self.filter.sinks:
+            if hasattr(s, "bind_sample_filter"):
+                s.bind_sample_filter(self.filter)
+
+    def start_region(self, info, static) -> None:
+        self.filter.n_pcs = max(self.filter.n_pcs, len(static) + 1)
+        self.filter.reset()
+        for s in self.filter.sinks:
+            if hasattr(s, "bind_sample_filter"):
+                s.bind_sample_filter(self.filter)
+            s.start_region(info, static)
+
+    def consume(self, chunk) -> None:
+        self.filter.filter(chunk)
+
+    def end_region(self, info, static) -> None:
+        counts = self.filter.finish()
+        info.extra["sample"] = counts.to_json()
+        info.n_records = counts[RECORDS]
+        info.n_threads = counts[MAX_TID] + 1
+        for s in self.filter.sinks:
+            s.end_region(info, static)

@@ -48,16 +48,19 @@ class ProgressSink:
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
                 replace: bool = False, predict: bool = False, model: Optional[str] = None,
-                gpu: str = DEFAULT_GPU) -> ProfileSetup:
+                gpu: str = DEFAULT_GPU, sample=None) -> ProfileSetup:
     """The sinks of a native run (:func:`portcast.pipeline.prepare`: summary counter, hot lines, optional
     progress, optional Parquet files): with ``predict``, the feature engine and the chosen model's sinks
     (``model``, ``gpu`` as for ``portcast profile``), exactly those of a Python profile run; else the feature
-    engine alone when ``features`` (``portcast record --features``)."""
+    engine alone when ``features`` (``portcast record --features``). ``sample``: a block rate or sample plan
+    (:func:`portcast.pipeline.sample_option`; ``"auto"`` is the exact trace here: a native region has no
+    uninstrumented run to size a sample from)."""
     from portcast.pipeline import prepare
 
     setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
-                    notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True))
+                    notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True),
+                    sample=None if sample == "auto" else sample)
     if features and not predict:
         from features import FeatureSink
 
@@ -278,7 +281,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
                       trace_dir: Optional[Path] = None, features: bool = False, progress: bool = False,
                       predict: bool = False, model: Optional[str] = None, gpu: str = DEFAULT_GPU, verbose: bool = False,
                       chunk_records: int = 1 << 20, no_region_error: Optional[str] = None,
-                      quiet: bool = False) -> NativeRun:
+                      quiet: bool = False, sample=None) -> NativeRun:
     """Run ``program`` under the Valgrind tool, then print the per-region summary, features and prediction.
 
     The one implementation behind ``portcast record`` and ``portcast profile --native``, whose regions go to
@@ -300,6 +303,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     no_region_error : when given and no region was recorded, raise :class:`UserError` with this message
         (plus the program's exit status); otherwise print a hint
     quiet : print nothing (``--json``: the caller prints the report); the program's own output goes to stderr
+    sample : a block rate or sample plan: the sinks see the sampled records (``profiler.sampling.SamplingSink``)
 
     Returns
     -------
@@ -307,9 +311,15 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
     """
     from profiler.native.record import record_program
 
-    setup = build_sinks(trace_dir, progress=progress, features=features, predict=predict, model=model, gpu=gpu)
+    setup = build_sinks(trace_dir, progress=progress, features=features, predict=predict, model=model, gpu=gpu,
+                        sample=sample)
+    sinks = setup.sinks
+    if setup.sample is not None:
+        from profiler.sampling import SamplingSink
+
+        sinks = [SamplingSink(setup.sample, setup.sinks)]
     with report_if_interrupted(setup, json_out=quiet):
-        dec = record_program(program, setup.sinks, region=region, whole_program=whole, chunk_records=chunk_records,
+        dec = record_program(program, sinks, region=region, whole_program=whole, chunk_records=chunk_records,
                              stdout=2 if quiet else None)
     if not dec.regions:
         if no_region_error is not None:

@@ -41,7 +41,8 @@ def _sample_choice(sample: Optional[str], exact: bool, trace_dir) -> Optional[st
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
-                    features, model, gpu, verbose, baseline=False, report=None, json_out=False) -> None:
+                    features, model, gpu, verbose, baseline=False, report=None, json_out=False,
+                    sample=None) -> None:
     """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code); its
     regions go to the sinks of a Python profile run and get their prediction, report and JSON the same way."""
     from portcast import pipeline
@@ -65,6 +66,7 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
             [sys.executable, str(script), *(script_args or [])], region=region[0] if region else None,
             trace_dir=trace_dir, features=features, progress=progress and console.is_terminal,
             predict=features, model=model, gpu=gpu, verbose=verbose, chunk_records=chunk_records, quiet=json_out,
+            sample=sample,
             no_region_error=f"{script} ran under the Valgrind tool but executed no native region{hint}: mark one "
                             f"in @numba.njit code with region_start(\"name\") / region_end(\"name\") from "
                             f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
@@ -337,13 +339,11 @@ def register(app: typer.Typer) -> None:
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
                                  trace_dir=trace_dir, baseline_kind=kind, baseline_rule=rule)
                 return
-            if native and (sample is not None or exact):
-                raise UserError("--sample and --exact apply to the Python profiler; --native traces every record")
             if native:  # the model file and the GPU name are checked before the script runs (prepare)
                 _profile_native(script, script_args, function=function, mode=mode, region=region,
                                 trace_dir=trace_dir, chunk_records=chunk_records, progress=not no_progress,
                                 features=features, model=model, gpu=gpu, verbose=verbose, baseline=bool(baseline),
-                                report=report, json_out=json_out)
+                                report=report, json_out=json_out, sample=_sample_choice(sample, exact, trace_dir))
                 return
             baseline = True if baseline is None else baseline
             setup = pipeline.prepare(

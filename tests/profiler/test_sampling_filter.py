@@ -155,11 +155,30 @@ def test_plan_checks_its_values():
         SamplePlan(0.5, 1.5)
     with pytest.raises(ValueError, match="groups must be"):
         SamplePlan(0.5, 0.5, groups=1)
-    p = SamplePlan.at_rate(0.01)
-    assert p.page_rate == 0.0625 and p.page_shift == 4  # 8 x 0.01 rounded to a power of two
-    assert SamplePlan.at_rate(0.5).page_rate == 1.0
-    assert SamplePlan.auto(None) is None and SamplePlan.auto(1000) is None
-    assert SamplePlan.auto(4e8).block_rate == pytest.approx(0.01)
+    p = SamplePlan.at_rate(0.001)
+    assert p.page_rate == 0.0625 and p.page_shift == 4  # 64 x 0.001 rounded to a power of two
+    assert SamplePlan.at_rate(0.05).page_rate == 1.0
+    assert SamplePlan.auto(None) is None and SamplePlan.auto(4_000_000) is None
+    assert SamplePlan.auto(1e8).block_rate == pytest.approx(0.01)
+
+
+def test_a_full_address_sample_halves_its_page_rate_and_keeps_every_access_to_the_pages_below_it():
+    rows = [(1, LOAD if i % 3 else STORE, 4096 * (i % 997) + 8 * (i % 7), 8, i % 5000) for i in range(20000)]
+    plan = SamplePlan(1.0, 1.0, seed=5)
+    holder: list = []
+    sink = Keep(holder)
+    filt = SampleFilter(plan, [sink], n_pcs=4, address_cap=3000)
+    holder.append(filt)
+    for a in range(0, len(rows), 4096):
+        filt.filter(_chunk(rows[a:a + 4096]))
+    assert sink.side == []  # the address sample goes to the sinks when the region ends
+    got = filt.finish()
+    assert got.page_rate == 0.125  # 20,000 accesses to 997 pages: 1/8 of them is under 3,000 accesses
+    final = SamplePlan(1.0, got.page_rate, seed=5)
+    want = [r for r in rows if page_kept(r[2] >> 12, final)]
+    side = [tuple(int(v[k][i]) for k in ("pc", "op", "addr", "size", "tid")) for v in sink.side
+            for i in range(len(v["pc"]))]
+    assert [r for r in side if r[4] >= 0] == want and got.to_json()["address_sample_records"] == len(want)
 
 
 def test_block_choice_follows_the_rate():
@@ -242,3 +261,30 @@ def test_same_plan_same_sample_wherever_the_arrays_lie():
         out.append(r.info.extra["sample"])
         del junk
     assert out[0] == out[1]
+
+
+def test_sampling_sink_samples_for_a_tracer_without_a_filter():
+    from profiler.sampling import SamplingSink
+    from profiler.trace import RegionInfo, StaticTable
+
+    rows = [(1 + i % 3, [0, LOAD, STORE][i % 3], 8 * i, 8 if i % 3 else 0, i // 3) for i in range(30000)]
+    plan = SamplePlan.at_rate(0.25, seed=1)
+    seen = {}
+
+    class Ends(Keep):
+        def end_region(self, info, static):
+            seen.update(info.extra["sample"], n_records=info.n_records, n_threads=info.n_threads)
+
+    holder: list = []
+    sink = Ends(holder)
+    sampler = SamplingSink(plan, [sink])
+    holder.append(sampler.filter)
+    info = RegionInfo(name="r")
+    sampler.start_region(info, StaticTable([]))
+    for a in range(0, len(rows), 7000):
+        sampler.consume(_chunk(rows[a:a + 7000]))
+    sampler.end_region(info, StaticTable([]))
+    c, *_ = _reference(rows, plan)
+    assert seen["records"] == seen["n_records"] == 30000 and seen["n_threads"] == 10000
+    assert seen["kept_thread_instances"] == c["kept"] and seen["thread_instances"] == 10000
+    assert sum(len(v["pc"]) for v in sink.rows) == 3 * c["kept"]
