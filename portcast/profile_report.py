@@ -408,6 +408,10 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
         out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_label'])}: "
                    f"<b>{_printed_time(p['kernel_s'])}</b>{sp}</p>")
         out.append(f"<p class=\"dim\">Model: <code>{_e(p['model_file'])}</code></p>")
+        if r.sample and r.sample.get("plan"):
+            from portcast.sampled import sample_line
+
+            out.append(f"<p class=\"note\">{_e(sample_line(r.sample))}.</p>")
         if p.get("extrapolated"):
             out.append(f"<p class=\"note\">No GPU of the {_e(p['generation'])} generation has measured points: the "
                        "prediction for it is extrapolated from older generations.</p>")

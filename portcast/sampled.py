@@ -307,5 +307,5 @@ def sample_line(sample: dict) -> str:
         if v:
             parts.append(f"{what} {v[0]:.3g}x to {v[1]:.3g}x")
     if parts:
-        return head + f"; 95% interval ({sample['replicates']} replicate groups): " + ", ".join(parts)
+        return head + f"; 95% interval ({sample.get('replicates', 0)} replicate groups): " + ", ".join(parts)
     return head + "; too few sampled blocks for an interval"

@@ -135,6 +135,10 @@ def test_cli_sample_options(tmp_path):
     doc = json.loads(res.stdout)
     smp = doc["regions"][0]["sample"]
     assert smp["plan"]["block_rate"] == 0.25 and smp["records"] == doc["regions"][0]["records"]
+    html = tmp_path / "r.html"
+    res = _cli("--function", f"{mod}:tri", "--no-progress", "--no-baseline", "--sample", "0.25", "--report",
+               str(html))
+    assert res.exit_code == 0 and "sampled 25% of the thread blocks" in html.read_text()
     res = _cli("--function", f"{mod}:tri", "--no-progress", "--no-baseline", "--exact", "--json")
     assert json.loads(res.stdout)["regions"][0]["sample"] is None
     for bad, why in (("2", "a block rate must be in (0, 1]"), ("lots", "give auto, exact, or a block rate")):
