@@ -96,21 +96,20 @@ def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | N
         if k in out.index:
             out[k] = v
     n = counts[RECORDS]
-    if address is not None:
+    if address is not None:  # (a replicate's blocks have no footprint or reuse family: these come from here)
         for k, how in ADDRESS_FEATURES.items():
-            if k in out.index and k in address.index:
+            if k in address.index:
                 out[k] = float(address[k]) / page_rate if how == "count" else float(address[k])
-        if "memInt" in out.index and "mica_dataBlocks" in out.index:
+        if "mica_dataBlocks" in address.index:
             out["memInt"] = out["mica_dataBlocks"] / n if n else 0.0
-        if "pages" in out.index and "mica_dataPages" in out.index:
+        if "mica_dataPages" in address.index:
             out["pages"] = out["mica_dataPages"] / n if n else 0.0
-        if all(k in out.index and k in address.index for k in REUSE_BUCKETS):
-            hist = reuse_histogram(np.array([float(series[k]) for k in REUSE_BUCKETS]),
-                                   np.array([float(address[k]) for k in REUSE_BUCKETS]), shift)
+        if all(k in address.index for k in REUSE_BUCKETS):
+            blocks = np.array([float(series.get(k, 0.0)) for k in REUSE_BUCKETS])
+            hist = reuse_histogram(blocks, np.array([float(address[k]) for k in REUSE_BUCKETS]), shift)
             for k, v in zip(REUSE_BUCKETS, hist):
                 out[k] = v
-            if "reuseDist4" in out.index:
-                out["reuseDist4"] = hist[0] + hist[1]
+            out["reuseDist4"] = hist[0] + hist[1]
     if math.isfinite(weight):
         for k in SCALED_COUNTS:
             if k in out.index:

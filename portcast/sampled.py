@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from profiler.sampling import (
+    INSTANCE_RECORDS,
     INSTANCES,
     KEPT_INSTANCES,
     LAUNCHES,
@@ -30,6 +31,7 @@ from profiler.sampling import (
     RECORDS,
     STORE_BYTES,
     THREAD_RECORDS,
+    UNIT,
     SampleCounts,
     take,
 )
@@ -248,6 +250,14 @@ class SampleEstimator:
         return est_series, est_work, est_bytes
 
 
+def _fractions() -> frozenset:
+    """The features whose values are fractions (catalogue range 0..1)."""
+    from features.catalogue import catalogue
+
+    cat = catalogue()
+    return frozenset(cat.loc[cat["range"] == "0..1", "name"])
+
+
 def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
     """What a report says of a sampled region: the plan, what was kept, and the 95% intervals of the kernel
     time, the speedups and every feature that is estimated (not exact), from the replicates' predictions."""
@@ -258,12 +268,19 @@ def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
     kept = c[INSTANCES]
     out["kept_fraction"] = c[KEPT_INSTANCES] / kept if kept else 1.0
     feats = {}
+    gap = 1.0 / (INSTANCE_RECORDS if c.plan.intervals else UNIT)
+    fractions = _fractions()
     for name in series.index:
-        if how_estimated(name) == EXACT:
+        how = how_estimated(name)
+        if how == EXACT:
             continue
-        ci = interval(float(series[name]), [float(r[0].get(name, np.nan)) for r in sample.replicates])
+        point = float(series[name])
+        ci = interval(point, [float(r[0].get(name, np.nan)) for r in sample.replicates])
         if ci is not None:
-            feats[name] = [ci[0], ci[1]]
+            # a ratio of the sampled units also carries the gaps between them (one pair of records per unit
+            # follows another unit's: docs/sampling.md): at most ``gap`` of a fraction, or of the value
+            bias = (gap if name in fractions else gap * abs(point)) if how == "ratio" else 0.0
+            feats[name] = [ci[0] - bias, ci[1] + bias]
     out["feature_intervals"] = feats
     p = rp.prediction
     if p is None or chosen is None or chosen[0] != "gputime":
@@ -295,8 +312,10 @@ def sample_line(sample: dict) -> str:
     from portcast.gpu_prediction import format_time
 
     plan = sample["plan"]
-    head = (f"sampled {100 * plan['block_rate']:.3g}% of the thread blocks ({sample['kept_thread_instances']:,} of "
-            f"{sample['thread_instances']:,} thread runs) and {100 * sample['page_rate']:.3g}% of the pages; "
+    unit = "intervals of the sequential trace" if plan.get("intervals") else "thread blocks"
+    runs = "intervals" if plan.get("intervals") else "thread runs"
+    head = (f"sampled {100 * plan['block_rate']:.3g}% of the {unit} ({sample['kept_thread_instances']:,} of "
+            f"{sample['thread_instances']:,} {runs}) and {100 * sample['page_rate']:.3g}% of the pages; "
             f"{sample['kept_records']:,} of {sample['records']:,} records analysed")
     parts = []
     k = sample.get("kernel_s_interval")
@@ -308,4 +327,4 @@ def sample_line(sample: dict) -> str:
             parts.append(f"{what} {v[0]:.3g}x to {v[1]:.3g}x")
     if parts:
         return head + f"; 95% interval ({sample.get('replicates', 0)} replicate groups): " + ", ".join(parts)
-    return head + "; too few sampled blocks for an interval"
+    return head + "; too few sampled units for an interval"

@@ -60,8 +60,11 @@ _M53 = float(1 << 53)
 
 # the filter's counters (:attr:`SampleFilter.counts`)
 RECORDS, THREAD_RECORDS, INSTANCES, KEPT_INSTANCES, LAUNCHES, MAX_TID, PREV_TID, KEPT_RECORDS, LOAD_BYTES, \
-    STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES = range(15)
-N_COUNTS = 15
+    STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, CUR_INTERVAL = range(16)
+N_COUNTS = 16
+#: records per interval of the sequential trace, the unit of a region without a thread space (2^14)
+INTERVAL_SHIFT = 14
+INSTANCE_RECORDS = 1 << INTERVAL_SHIFT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,6 +76,9 @@ class SamplePlan:
     page_rate: float
     seed: int = 0
     groups: int = DEFAULT_GROUPS
+    #: a region without a thread space: its host records are sampled by intervals of 2^14 records (at
+    #: ``block_rate``) instead of kept whole (set per region by the tracer, from the region's thread space)
+    intervals: bool = False
 
     def __post_init__(self) -> None:
         for name in ("block_rate", "page_rate"):
@@ -146,7 +152,7 @@ page_group = block_group  # pages are grouped by the same hash of their number
 
 
 @numba.njit(cache=True)
-def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
+def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops_all, ops_thr, pcs, group_inst,
             keep, keep_group, s_addr, s_size, s_op, s_tid, s_pc, s_key):  # pragma: no cover - compiled
     """One pass over a decoded chunk: the exact counts (``c``, ``ops_all``, ``ops_thr``, ``pcs``,
     ``group_inst``: kept thread instances per group), the rows kept (``keep``, their group in ``keep_group``,
@@ -161,6 +167,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
     launch_open = 0
     s1 = _salt(seed, 1)
     s2 = _salt(seed, 2)
+    s3 = _salt(seed, 3)
     s7 = _salt(seed, 7)
     ug = np.uint64(groups)
     for i in range(tid.shape[0]):
@@ -184,6 +191,16 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
                 b = t >> 8
                 cur_keep = 1 if _below(b, s1, bthr) else 0
                 cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
+                if cur_keep:
+                    c[KEPT_INSTANCES] += 1
+                    group_inst[cur_group] += 1
+        elif intervals:  # no thread space: intervals of the sequential trace are the units
+            iv = (c[RECORDS] - 1) >> INTERVAL_SHIFT
+            if iv != c[CUR_INTERVAL]:
+                c[CUR_INTERVAL] = iv
+                c[INSTANCES] += 1
+                cur_keep = 1 if _below(iv, s3, bthr) else 0
+                cur_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
                 if cur_keep:
                     c[KEPT_INSTANCES] += 1
                     group_inst[cur_group] += 1
@@ -221,7 +238,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
                     ns += 1
         if cur_keep:
             keep[nk] = i
-            keep_group[nk] = cur_group if t >= 0 else -1
+            keep_group[nk] = cur_group if (t >= 0 or intervals) else -1
             nk += 1
     c[PREV_TID] = prev
     c[CUR_KEEP] = cur_keep
@@ -279,7 +296,7 @@ def _threshold(rate: float) -> np.uint64:
 
 
 @numba.njit(cache=True)
-def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, c, low6,
+def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, intervals, c, low6,
                   pcs, group_inst, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc,
                   s_key):  # pragma: no cover - compiled
     """:func:`_filter` on the compiled buffer's compact stream, before anything is decoded: counts every row
@@ -300,8 +317,11 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     last_alloc = 0
     s1 = _salt(seed, 1)
     s2 = _salt(seed, 2)
+    s3 = _salt(seed, 3)
     s7 = _salt(seed, 7)
     ug = np.uint64(groups)
+    base = c[RECORDS]
+    cur_iv = c[CUR_INTERVAL]
     cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
     cache_in = np.zeros(8, np.int64)
     lb = sb = tlb = tsb = 0
@@ -334,10 +354,20 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                     cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
                     kept_instances += 1
                     group_inst[cur_group] += 1
-            else:
+            elif not intervals:
                 cur_keep = 1
                 cur_group = -1
             prev = t
+        if intervals and not inside:  # no thread space: intervals of the sequential trace are the units
+            iv = (base + j) >> INTERVAL_SHIFT
+            if iv != cur_iv:
+                cur_iv = iv
+                instances += 1
+                cur_keep = 1 if _below(iv, s3, bthr) else 0
+                cur_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
+                if cur_keep:
+                    kept_instances += 1
+                    group_inst[cur_group] += 1
         if code & HAS_ADDR:
             o4 = (code >> 1) & 15
             if o4 == _LOAD or o4 == _STORE:
@@ -382,6 +412,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
             addrs[nk] = addrs[j]
             kgroup[nk] = cur_group
             nk += 1
+    c[CUR_INTERVAL] = cur_iv
     c[RECORDS] += n
     c[MAX_TID] = top
     c[LAUNCHES] += launches
@@ -467,6 +498,7 @@ class SampleCounts:
                 "kept_records": self[KEPT_RECORDS], "address_sample_records": self[SIDE_RECORDS],
                 "thread_instances": self[INSTANCES], "kept_thread_instances": self[KEPT_INSTANCES],
                 "launches": self[LAUNCHES], "max_tid": self[MAX_TID], "page_rate": self.page_rate,
+                "unit": "intervals of 16,384 records" if self.plan.intervals else "thread blocks of 256",
                 "group_thread_instances": [int(v) for v in self.group_instances]}
 
 
@@ -493,6 +525,7 @@ class SampleFilter:
         c[MAX_TID] = -1
         c[CUR_KEEP] = 1
         c[CUR_GROUP] = -1
+        c[CUR_INTERVAL] = -1
         self.counts = c
         self.ops_all = np.zeros(N_OPS, np.int64)
         self.ops_thread = np.zeros(N_OPS, np.int64)
@@ -537,7 +570,7 @@ class SampleFilter:
         cols = _address_columns(2 * n + 1)
         p = self.plan
         nk, ns = _filter(tid, op, pc, addr, size, _threshold(p.block_rate), self._page_threshold, np.int64(p.seed),
-                         np.int64(p.groups), self.counts, self.ops_all, self.ops_thread, self.pcs,
+                         np.int64(p.groups), bool(p.intervals), self.counts, self.ops_all, self.ops_thread, self.pcs,
                          self.group_instances, keep, kgroup, *cols)
         self._keep_address_rows(ns, cols)
         if nk:
@@ -560,7 +593,8 @@ class SampleFilter:
         low, high, delta = buf.allocations
         nk, nkt, ns, t_end = _filter_coded(
             B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, _threshold(p.block_rate),
-            self._page_threshold, np.int64(p.seed), np.int64(p.groups), self.counts, self._low6, self.pcs,
+            self._page_threshold, np.int64(p.seed), np.int64(p.groups), bool(p.intervals), self.counts, self._low6,
+            self.pcs,
             self.group_instances, ktrow, ktval, kgroup, *cols)
         self._keep_address_rows(ns, cols)
         B[2][:nkt] = ktrow[:nkt]

@@ -120,6 +120,8 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         info.extra["sample_auto"] = "sampled" if plan is not None else (
             "exact: small enough" if baseline is not None and baseline.seconds else
             "exact: no uninstrumented time to size the sample from")
+    if plan is not None and not _has_thread_space(prog.thread_space):
+        plan = dataclasses.replace(plan, intervals=True)  # no parallel loop: sample the sequential trace
     tracer = _Tracer(prog, sinks, info, plan)
     fn = prog.root.fn
     if mode == "compiled":
@@ -251,6 +253,12 @@ def check_baseline_options(kind: str, rule) -> None:
         raise ValueError(f"baseline_kind must be one of {', '.join(BASELINE_KINDS)}, got {kind!r}")
     if rule is not None and not isinstance(rule, RepeatRule):
         raise TypeError(f"baseline_rule must be a profiler.repeat_timing.RepeatRule, got {type(rule).__name__}")
+
+
+def _has_thread_space(ts) -> bool:
+    """Whether a program's thread space (``prog.thread_space``) has a parallel loop (a region without one may
+    still expand NumPy operations on arrays into threads: those are sampled by blocks all the same)."""
+    return bool(ts) and (ts.get("how") not in (None, "none") or bool(ts.get("loops")))
 
 
 #: records per second of an uninstrumented run, by how it ran: what ``--sample auto`` sizes a region by (on

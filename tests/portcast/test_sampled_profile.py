@@ -146,3 +146,25 @@ def test_cli_sample_options(tmp_path):
         assert res.exit_code != 0 and why in res.output, res.output
     res = _cli("--function", f"{mod}:tri", "--no-progress", "--sample", "0.5", "--exact")
     assert res.exit_code != 0 and "either --sample or --exact" in res.output
+
+
+@numba.njit
+def leaky_sum(x, out):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = 0.5 * s + x[i]
+        out[i] = s
+
+
+def test_a_region_without_a_thread_space_is_sampled_by_intervals_of_its_trace():
+    x = np.linspace(0.0, 1.0, 300_000)
+    ex = profile(leaky_sum, (x, np.zeros_like(x)), sample="exact", baseline=False, mode="compiled").regions[0]
+    sm = profile(leaky_sum, (x, np.zeros_like(x)), sample=0.125, baseline=False, mode="compiled").regions[0]
+    smp = sm.sample
+    assert smp["plan"]["intervals"] and smp["unit"] == "intervals of 16,384 records"
+    assert smp["thread_instances"] == -(-ex.records // 16384) and smp["kept_records"] < ex.records / 3
+    for k in ("mem", "fp", "mica_instructions", "mica_branches"):
+        assert sm.features[k] == ex.features[k], k
+    assert sm.features["ilp32"] == pytest.approx(ex.features["ilp32"], rel=1e-3)
+    lo, hi = smp["feature_intervals"]["locStride8"]
+    assert lo <= sm.features["locStride8"] <= hi and abs(sm.features["locStride8"] - ex.features["locStride8"]) < 1e-3
