@@ -344,6 +344,29 @@ def test_record_into_counting_sink(benchmark, bench_exe, kernel, reader):
     _report(benchmark, kernel, f"tool + reader -> counting sink ({reader})", runs, native)
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_record_into_sampled_profile(benchmark, bench_exe, kernel):
+    """``portcast profile --native --sample 0.01``'s sinks (features, work, bytes, the estimator and its
+    replicates) behind the sampling filter: 1% of the trace's intervals analysed, every record counted."""
+    pytest.importorskip("features.engine")
+    from portcast.pipeline import prepare
+    from profiler.sampling import SamplingSink
+
+    native = _native_region_time(bench_exe, kernel)
+
+    def make():
+        setup = prepare(sample=0.01)
+        sampler = SamplingSink(setup.sample, setup.sinks)
+        sampler.setup = setup
+        return sampler
+
+    record_program([str(bench_exe), "dot", "1000"], [make()], stdout=subprocess.DEVNULL)  # warm the kernels
+    runs, sink = _runs(benchmark, bench_exe, kernel, make, "shm")
+    info = runs[-1][0].regions[0]
+    assert info.extra["sample"]["records"] == info.n_records
+    _report(benchmark, kernel, "sampled profile, 1% of intervals (shm)", runs, native)
+
+
 @pytest.mark.parametrize("kernel,reader", PAIRS)
 def test_record_into_feature_engine(benchmark, bench_exe, kernel, reader):
     """The full pipeline: tool, reader and the feature engine (every feature family) on the whole trace."""

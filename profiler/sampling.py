@@ -51,7 +51,7 @@ AUTO_MIN_RECORDS = 4_000_000
 #: the address sample's first page rate relative to the block rate; a power of two (so that a reuse distance in
 #: the address sample scales to the whole trace by a whole bucket), halved whenever the sample outgrows
 #: :data:`ADDRESS_CAP` rows
-PAGE_FACTOR = 64.0
+PAGE_FACTOR = 8.0
 #: rows the address sample keeps at most (about 40 bytes each)
 ADDRESS_CAP = 1 << 20
 
@@ -170,6 +170,8 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     s3 = _salt(seed, 3)
     s7 = _salt(seed, 7)
     ug = np.uint64(groups)
+    cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
+    cache_in = np.zeros(8, np.int64)
     for i in range(tid.shape[0]):
         t = tid[i]
         o = op[i]
@@ -219,7 +221,11 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                     c[THREAD_STORE_BYTES] += size[i]
             if size[i] > 0:
                 pg = addr[i] >> 12
-                if _below(pg, s2, pthr):
+                slot = pg & 7
+                if cache_page[slot] != pg:
+                    cache_page[slot] = pg
+                    cache_in[slot] = 1 if _below(pg, s2, pthr) else 0
+                if cache_in[slot]:
                     if launch_open:
                         s_addr[ns] = 0
                         s_size[ns] = 0
@@ -649,9 +655,12 @@ class SamplingSink:
     recorder, the importers, a trace file read back) give it every chunk; it counts them exactly, hands the
     kept records and, at the region's end, the address sample on, and puts the exact counts into the region's
     metadata (``info.extra["sample"]``, ``info.n_records``, ``info.n_threads``) before the sinks behind it
-    end the region."""
+    end the region. Thread records are sampled by blocks, host records by intervals of the trace."""
 
     def __init__(self, plan: SamplePlan, sinks, n_pcs: int = 1 << 16) -> None:
+        # these tracers say nothing of a thread space in advance: their host records (all of a region without
+        # threads, e.g. a native region without region_thread markers) are sampled by intervals
+        plan = dataclasses.replace(plan, intervals=True)
         self.filter = SampleFilter(plan, sinks, n_pcs)
         for s in self.filter.sinks:
             if hasattr(s, "bind_sample_filter"):

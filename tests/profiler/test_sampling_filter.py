@@ -155,9 +155,9 @@ def test_plan_checks_its_values():
         SamplePlan(0.5, 1.5)
     with pytest.raises(ValueError, match="groups must be"):
         SamplePlan(0.5, 0.5, groups=1)
-    p = SamplePlan.at_rate(0.001)
-    assert p.page_rate == 0.0625 and p.page_shift == 4  # 64 x 0.001 rounded to a power of two
-    assert SamplePlan.at_rate(0.05).page_rate == 1.0
+    p = SamplePlan.at_rate(0.01)
+    assert p.page_rate == 0.0625 and p.page_shift == 4  # 8 x 0.01 rounded to a power of two
+    assert SamplePlan.at_rate(0.1).page_rate == 1.0
     assert SamplePlan.auto(None) is None and SamplePlan.auto(4_000_000) is None
     assert SamplePlan.auto(1e8).block_rate == pytest.approx(0.01)
 
