@@ -868,8 +868,13 @@ def profile(target, args: tuple | None = None, *, gpu: str = DEFAULT_GPU, model:
     so far stay, marked incomplete). A trace under ``trace_dir`` that cannot be written (a full disk) does not
     stop the run: :class:`profiler.tracefile.TraceWriteError`, naming the file and the cause, is raised after it
     (the traces written before stay). ``sample``: ``"auto"`` (sampled when the region is large, sized from its
-    uninstrumented run), ``"exact"`` (every record), or a block rate in (0, 1] (docs/sampling.md)."""
+    uninstrumented run), ``"exact"`` (every record), or a block rate in (0, 1] (docs/sampling.md); with
+    ``trace_dir`` the profile is exact (a trace file holds every record)."""
     _check_baseline_options(baseline_kind, baseline_rule)
+    if trace_dir is not None:
+        if sample not in ("auto", "exact", None):
+            raise UserError("trace_dir writes every record of a region: it profiles exactly, not with a sample")
+        sample = "exact"
     setup = prepare(trace_dir=Path(trace_dir) if trace_dir is not None else None, model=model, gpu=gpu,
                     sample=sample)
     try:

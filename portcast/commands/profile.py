@@ -29,15 +29,15 @@ from portcast.safe_text import as_text, escape, visible
 
 def _sample_choice(sample: Optional[str], exact: bool, trace_dir) -> Optional[str]:
     """What ``--sample`` and ``--exact`` ask for (:func:`portcast.pipeline.sample_option` checks the value):
-    the exact trace with ``--exact``, or by default when traces are written (a trace file holds every record);
-    else ``--sample`` (default ``auto``)."""
+    the exact trace with ``--exact`` or when traces are written (a trace file holds every record, so
+    ``--sample`` with ``--trace-dir`` is refused); else ``--sample`` (default ``auto``)."""
     if exact and sample is not None:
         raise UserError("give either --sample or --exact, not both")
-    if exact:
+    if trace_dir is not None and sample is not None and sample != "exact":
+        raise UserError("--trace-dir writes every record of a region: it profiles exactly, not with --sample")
+    if exact or trace_dir is not None:
         return "exact"
-    if sample is None:
-        return "exact" if trace_dir is not None else "auto"
-    return sample
+    return "auto" if sample is None else sample
 
 
 def _profile_native(script, script_args, *, function, mode, region, trace_dir, chunk_records, progress,
@@ -313,7 +313,7 @@ def register(app: typer.Typer) -> None:
             None, "--sample",
             help="auto (default): a large region's features come from a sample of its thread blocks and pages, "
                  "sized from its uninstrumented run to finish in seconds, with 95% intervals; or a block rate in "
-                 "(0, 1], e.g. 0.01 (docs/sampling.md). With --trace-dir the default is the exact trace."),
+                 "(0, 1], e.g. 0.01 (docs/sampling.md). --trace-dir profiles exactly."),
         exact: bool = typer.Option(False, "--exact", help="Trace every record (no sampling)."),
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,

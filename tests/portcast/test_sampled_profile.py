@@ -146,6 +146,8 @@ def test_cli_sample_options(tmp_path):
         assert res.exit_code != 0 and why in res.output, res.output
     res = _cli("--function", f"{mod}:tri", "--no-progress", "--sample", "0.5", "--exact")
     assert res.exit_code != 0 and "either --sample or --exact" in res.output
+    res = _cli("--function", f"{mod}:tri", "--no-progress", "--sample", "0.5", "--trace-dir", str(tmp_path / "t"))
+    assert res.exit_code != 0 and "--trace-dir writes every record of a region" in res.output
 
 
 @numba.njit
