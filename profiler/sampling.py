@@ -172,54 +172,61 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     ug = np.uint64(groups)
     cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
     cache_in = np.zeros(8, np.int64)
+    records = c[RECORDS]
+    thread_records = launches = instances = kept_instances = 0
+    lb = sb = tlb = tsb = 0
+    top = c[MAX_TID]
+    cur_iv = c[CUR_INTERVAL]
+    npcs = pcs.shape[0]
     for i in range(tid.shape[0]):
         t = tid[i]
         o = op[i]
-        c[RECORDS] += 1
+        records += 1
         ops_all[o] += 1
         p = pc[i]
-        if p >= 0 and p < pcs.shape[0]:
+        if p >= 0 and p < npcs:
             pcs[p] += 1
         if t >= 0:
-            c[THREAD_RECORDS] += 1
+            thread_records += 1
             ops_thr[o] += 1
-            if t > c[MAX_TID]:
-                c[MAX_TID] = t
-            if prev < 0 or t < prev:
-                c[LAUNCHES] += 1
-                launch_open = 1
+            if t > top:
+                top = t
             if t != prev:
-                c[INSTANCES] += 1
+                if prev < 0 or t < prev:
+                    launches += 1
+                    launch_open = 1
+                instances += 1
                 b = t >> 8
                 cur_keep = 1 if _below(b, s1, bthr) else 0
                 cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
                 if cur_keep:
-                    c[KEPT_INSTANCES] += 1
+                    kept_instances += 1
                     group_inst[cur_group] += 1
         elif intervals:  # no thread space: intervals of the sequential trace are the units
-            iv = (c[RECORDS] - 1) >> INTERVAL_SHIFT
-            if iv != c[CUR_INTERVAL]:
-                c[CUR_INTERVAL] = iv
-                c[INSTANCES] += 1
+            iv = (records - 1) >> INTERVAL_SHIFT
+            if iv != cur_iv:
+                cur_iv = iv
+                instances += 1
                 cur_keep = 1 if _below(iv, s3, bthr) else 0
                 cur_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
                 if cur_keep:
-                    c[KEPT_INSTANCES] += 1
+                    kept_instances += 1
                     group_inst[cur_group] += 1
         else:
             cur_keep = 1
             cur_group = -1
         prev = t
         if o == _LOAD or o == _STORE:
+            z = size[i]
             if o == _LOAD:
-                c[LOAD_BYTES] += size[i]
+                lb += z
                 if t >= 0:
-                    c[THREAD_LOAD_BYTES] += size[i]
+                    tlb += z
             else:
-                c[STORE_BYTES] += size[i]
+                sb += z
                 if t >= 0:
-                    c[THREAD_STORE_BYTES] += size[i]
-            if size[i] > 0:
+                    tsb += z
+            if z > 0:
                 pg = addr[i] >> 12
                 slot = pg & 7
                 if cache_page[slot] != pg:
@@ -236,7 +243,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                         ns += 1
                         launch_open = 0
                     s_addr[ns] = addr[i]
-                    s_size[ns] = size[i]
+                    s_size[ns] = z
                     s_op[ns] = o
                     s_tid[ns] = t
                     s_pc[ns] = p
@@ -246,6 +253,17 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
             keep[nk] = i
             keep_group[nk] = cur_group if (t >= 0 or intervals) else -1
             nk += 1
+    c[RECORDS] = records
+    c[THREAD_RECORDS] += thread_records
+    c[LAUNCHES] += launches
+    c[INSTANCES] += instances
+    c[KEPT_INSTANCES] += kept_instances
+    c[MAX_TID] = top
+    c[CUR_INTERVAL] = cur_iv
+    c[LOAD_BYTES] += lb
+    c[STORE_BYTES] += sb
+    c[THREAD_LOAD_BYTES] += tlb
+    c[THREAD_STORE_BYTES] += tsb
     c[PREV_TID] = prev
     c[CUR_KEEP] = cur_keep
     c[CUR_GROUP] = cur_group
