@@ -780,6 +780,7 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
     with the chosen model on ``setup.gpu``: the Python tracer's regions and the native recorder's alike (a
     native region's notes say what its trace lacks)."""
     from profiler.baseline import Baseline, uses_numpy
+    from profiler.sampling import AUTO_MIN_RECORDS
 
     fsink = setup.features
     if fsink is None or setup.chosen is None:
@@ -797,6 +798,10 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
             label=f"{info.name} #{info.invocation}", notes=[NATIVE_NOTE] if info.mode == "native" else [],
             cpu_how=str(info.extra.get("uninstrumented_mode", "")), cpu_why=_cpu_why(info, baseline),
             cpu_baseline=Baseline.from_info(info), cpu_numpy=uses_numpy(info)))
+        why = str(info.extra.get("sample_auto", ""))
+        if why.startswith("exact: ") and not why.endswith("small enough") and info.n_records > AUTO_MIN_RECORDS:
+            out[-1].notes.append(f"every one of its {info.n_records:,} records was analysed ({why[7:]}); "
+                                 "--sample RATE (e.g. 0.01) profiles a region this large in seconds")
         sample = samples[i] if i < len(samples) else None
         if sample is not None:
             from portcast.sampled import sample_summary

@@ -97,11 +97,12 @@ def _program_for(fn, mode: str) -> ins.Program:
 
 def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records: int, mode: str, source: str,
                 invocation: int | None = None, compile_key=None, baseline: "Baseline | None" = None,
-                baseline_skipped: str | None = None, sample=None):
+                baseline_skipped: str | None = None, sample=None, sample_why: str | None = None):
     """Run ``prog.root`` on ``positional`` while tracing; returns (value, info). ``baseline``: the
     uninstrumented runs' measurement, stored in the region metadata (``baseline_skipped``: why it was asked
     for and not made). ``sample``: None (the exact trace), a :class:`profiler.sampling.SamplePlan`, or
-    ``"auto"`` (:func:`auto_plan` from the baseline; exact without one)."""
+    ``"auto"`` (:func:`auto_plan` from the baseline; exact without one); ``sample_why``: why ``--sample auto``
+    traces this invocation exactly, when the caller decided (a marked block)."""
     if invocation is None:
         invocation = _INVOCATIONS.get(name, 0)
         _INVOCATIONS[name] = invocation + 1
@@ -120,6 +121,8 @@ def _run_region(name, prog: ins.Program, positional: list, sinks, chunk_records:
         info.extra["sample_auto"] = "sampled" if plan is not None else (
             "exact: small enough" if baseline is not None and baseline.seconds else
             "exact: no uninstrumented time to size the sample from")
+    elif sample_why:
+        info.extra["sample_auto"] = sample_why
     if plan is not None and not _has_thread_space(prog.thread_space):
         plan = dataclasses.replace(plan, intervals=True)  # no parallel loop: sample the sequential trace
     tracer = _Tracer(prog, sinks, info, plan)
@@ -385,6 +388,15 @@ class Session:
             return "auto"
         return SamplePlan.auto(self._records.get(name))
 
+    def _block_why(self, name) -> str | None:
+        """Why ``--sample auto`` traces a marked block's invocation exactly (None: it samples it, or was not
+        asked to)."""
+        if self.sample != "auto" or SamplePlan.auto(self._records.get(name)) is not None:
+            return None
+        if name not in self._records:
+            return "exact: the first invocation of a marked block, which cannot be re-run to size a sample"
+        return "exact: small enough (its previous invocation)"
+
     def wants(self, name: str) -> bool:
         return self._depth == 0 and (self.regions is None or name in self.regions)
 
@@ -465,7 +477,7 @@ class Session:
             value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
                                       f"{spec.file}:{spec.line}", self._next_invocation(name),
                                       baseline_skipped=BLOCK_NOT_RERUN if self.measure_uninstrumented else None,
-                                      sample=self._plan(name, None))
+                                      sample=self._plan(name, None), sample_why=self._block_why(name))
         finally:
             self._depth -= 1
         self.infos.append(info)
