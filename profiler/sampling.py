@@ -48,10 +48,6 @@ DEFAULT_GROUPS = 8
 AUTO_BUDGET_RECORDS = 1_000_000
 #: ``--sample auto`` samples a region of more records than this (below it the exact trace costs about as much)
 AUTO_MIN_RECORDS = 4_000_000
-#: the address sample's first page rate relative to the block rate; a power of two (so that a reuse distance in
-#: the address sample scales to the whole trace by a whole bucket), halved whenever the sample outgrows
-#: :data:`ADDRESS_CAP` rows
-PAGE_FACTOR = 8.0
 #: rows the address sample keeps at most (about 40 bytes each)
 ADDRESS_CAP = 1 << 20
 
@@ -90,9 +86,9 @@ class SamplePlan:
 
     @classmethod
     def at_rate(cls, rate: float, seed: int = 0, groups: int = DEFAULT_GROUPS) -> "SamplePlan":
-        """Blocks at ``rate``; pages at :data:`PAGE_FACTOR` times that, rounded to a power of two (at most 1)."""
-        page = 2.0 ** round(math.log2(min(1.0, float(rate) * PAGE_FACTOR)))
-        return cls(float(rate), min(1.0, page), seed, groups)
+        """Blocks at ``rate``; every page to begin with (the address sample's cap lowers the page rate as the
+        region goes on: a region whose memory records fit in the cap has an exact address sample)."""
+        return cls(float(rate), 1.0, seed, groups)
 
     @property
     def page_shift(self) -> int:
@@ -133,9 +129,18 @@ def _group_of(x, seed, groups):
     return np.int64(_mix(np.uint64(x) ^ _mix(np.uint64(seed) * np.uint64(2) + np.uint64(7))) % np.uint64(groups))
 
 
-def block_kept(block: int, plan: SamplePlan) -> bool:
-    """Whether ``plan`` keeps thread block ``block`` (tid // 256; for tests and documentation: the filter's rule)."""
-    return _unit_hash(np.int64(block), np.int64(plan.seed), np.int64(1)) < plan.block_rate
+@numba.njit(cache=True, inline="always")
+def _unit_key(block, launch):
+    """The sampling unit of thread block ``block`` of the region's ``launch``-th launch (from 1): each launch
+    samples its own blocks, so that a region of many small launches is sampled launch by launch."""
+    return np.uint64(block) ^ (np.uint64(launch) * np.uint64(0x9E3779B97F4A7C15))
+
+
+def block_kept(block: int, plan: SamplePlan, launch: int = 1) -> bool:
+    """Whether ``plan`` keeps thread block ``block`` (tid // 256) of the ``launch``-th launch (for tests and
+    documentation: the filter's rule)."""
+    key = np.uint64(_unit_key(np.int64(block), np.int64(launch)))
+    return _unit_hash(key, np.int64(plan.seed), np.int64(1)) < plan.block_rate
 
 
 def page_kept(page: int, plan: SamplePlan) -> bool:
@@ -143,12 +148,15 @@ def page_kept(page: int, plan: SamplePlan) -> bool:
     return _unit_hash(np.int64(page), np.int64(plan.seed), np.int64(2)) < plan.page_rate
 
 
-def block_group(block: int, plan: SamplePlan) -> int:
-    """The replicate group of thread block ``block`` (0 .. groups - 1)."""
-    return int(_group_of(np.int64(block), np.int64(plan.seed), np.int64(plan.groups)))
+def block_group(block: int, plan: SamplePlan, launch: int = 1) -> int:
+    """The replicate group of thread block ``block`` of the ``launch``-th launch (0 .. groups - 1)."""
+    key = np.uint64(_unit_key(np.int64(block), np.int64(launch)))
+    return int(_group_of(key, np.int64(plan.seed), np.int64(plan.groups)))
 
 
-page_group = block_group  # pages are grouped by the same hash of their number
+def page_group(page: int, plan: SamplePlan) -> int:
+    """The replicate group of page key ``page`` (0 .. groups - 1)."""
+    return int(_group_of(np.int64(page), np.int64(plan.seed), np.int64(plan.groups)))
 
 
 @numba.njit(cache=True)
@@ -196,9 +204,9 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                     launches += 1
                     launch_open = 1
                 instances += 1
-                b = t >> 8
+                b = _unit_key(t >> 8, c[LAUNCHES] + launches)
                 cur_keep = 1 if _below(b, s1, bthr) else 0
-                cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
+                cur_group = np.int64(_mix(b ^ s7) % ug)
                 if cur_keep:
                     kept_instances += 1
                     group_inst[cur_group] += 1
@@ -372,10 +380,10 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                     launches += 1
                     launch_open = 1
                 instances += 1
-                b = t >> 8
+                b = _unit_key(t >> 8, c[LAUNCHES] + launches)
                 cur_keep = 1 if _below(b, s1, bthr) else 0
                 if cur_keep:
-                    cur_group = np.int64(_mix(np.uint64(b) ^ s7) % ug)
+                    cur_group = np.int64(_mix(b ^ s7) % ug)
                     kept_instances += 1
                     group_inst[cur_group] += 1
             elif not intervals:

@@ -86,10 +86,10 @@ def _reference(rows, plan: SamplePlan):
                 opened = True
             if tid != prev:
                 c["instances"] += 1
-                keep = block_kept(tid // 256, plan)
+                keep = block_kept(tid // 256, plan, c["launches"])
                 if keep:
                     c["kept"] += 1
-                    groups[block_group(tid // 256, plan)] += 1
+                    groups[block_group(tid // 256, plan, c["launches"])] += 1
         else:
             keep = True
         prev = tid
@@ -104,7 +104,7 @@ def _reference(rows, plan: SamplePlan):
             c["open"] = True
         if keep:
             kept.append(r)
-            kept_groups.append(block_group(tid // 256, plan) if tid >= 0 else -1)
+            kept_groups.append(block_group(tid // 256, plan, c["launches"]) if tid >= 0 else -1)
     return c, ops_all, ops_thr, kept, kept_groups, side, side_groups, groups
 
 
@@ -156,8 +156,8 @@ def test_plan_checks_its_values():
     with pytest.raises(ValueError, match="groups must be"):
         SamplePlan(0.5, 0.5, groups=1)
     p = SamplePlan.at_rate(0.01)
-    assert p.page_rate == 0.0625 and p.page_shift == 4  # 8 x 0.01 rounded to a power of two
-    assert SamplePlan.at_rate(0.1).page_rate == 1.0
+    assert p.page_rate == 1.0 and p.page_shift == 0  # every page until the address sample's cap lowers it
+    assert SamplePlan(0.5, 0.0625).page_shift == 4
     assert SamplePlan.auto(None) is None and SamplePlan.auto(4_000_000) is None
     assert SamplePlan.auto(1e8).block_rate == pytest.approx(0.01)
 
@@ -239,11 +239,14 @@ def test_compiled_filter_counts_the_exact_trace(fn, make):
     assert s["thread_records"] == int((tid >= 0).sum())
     assert s["max_tid"] == int(tid.max())
     starts = (tid >= 0) & ((np.r_[-1, tid[:-1]] < 0) | (tid < np.r_[-1, tid[:-1]]))
+    assert len(set(np.cumsum(starts)[tid >= 0].tolist())) == s["launches"]
     assert s["launches"] == int(starts.sum())
     changes = (tid >= 0) & (tid != np.r_[-1, tid[:-1]])
     assert s["thread_instances"] == int(changes.sum())
-    keep_block = np.array([block_kept(b, plan) for b in range(int(tid.max()) // 256 + 1)])
-    want = (tid < 0) | keep_block[np.maximum(tid, 0) // 256]
+    launch = np.cumsum(starts)  # the launch of each record (from 1)
+    keep_block = {(int(lc), int(b)): block_kept(int(b), plan, int(lc)) for lc, b in
+                  set(zip(launch[tid >= 0].tolist(), (tid[tid >= 0] // 256).tolist()))}
+    want = np.array([t < 0 or keep_block[(int(lc), int(t) // 256)] for t, lc in zip(tid, launch)])
     got_tid = np.concatenate(kept.tid)
     assert got_tid.tolist() == tid[want].tolist()
     assert np.concatenate(kept.op).tolist() == op[want].tolist()
