@@ -250,6 +250,13 @@ class SampleEstimator:
         return est_series, est_work, est_bytes
 
 
+def _at_least(ci, point: float, rel: float):
+    """Interval ``ci`` widened to at least ``point`` times (1 -/+ ``rel``)."""
+    if ci is None:
+        return None
+    return min(ci[0], point * (1.0 - rel)), max(ci[1], point * (1.0 + rel))
+
+
 def _fractions() -> frozenset:
     """The features whose values are fractions (catalogue range 0..1)."""
     from features.catalogue import catalogue
@@ -297,8 +304,9 @@ def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
             continue
         kernel.append(q.kernel_s)
         total.append(q.kernel_s + q.transfer_s)
-    k_ci = interval(p.kernel_s, kernel, log=True)
-    t_ci = interval(p.kernel_s + p.transfer_s, total, log=True)
+    # the sampled ratios' gap bound (above) carried into the time: at least that much either way
+    k_ci = _at_least(interval(p.kernel_s, kernel, log=True), p.kernel_s, gap)
+    t_ci = _at_least(interval(p.kernel_s + p.transfer_s, total, log=True), p.kernel_s + p.transfer_s, gap)
     out["kernel_s_interval"] = list(k_ci) if k_ci else None
     if p.cpu_s and k_ci:
         out["speedup_interval"] = [p.cpu_s / k_ci[1], p.cpu_s / k_ci[0]]
