@@ -7,14 +7,15 @@ engine's features of the two into estimates for the whole region, feature by fea
 * **exact** from the filter's counts of every record: the instruction mix (``mem`` .. ``fp64``,
   ``mica_mix_*``, ``mica_instructions``, ``mica_branches``), the static footprint
   (``mica_instrFootprint``), the thread space's size (``warp_threads``, ``warp_log2Threads``,
-  ``warp_launches``) and ``warp_arithIntensity``;
+  ``warp_launches``), ``warp_arithIntensity``, ``warp_parallelFraction`` and the load block references
+  (``mica_loadBlockRefs``);
 * **address sample** (SHARDS): distinct blocks and pages (``mica_dataBlocks``, ``mica_dataPages``, divided by
-  the page rate), ``memInt`` and ``pages`` (those over the exact record count), ``coldRef`` and
-  ``mica_loadBlockRefs`` (the references to the sampled pages, divided by the page rate), and the reuse
-  histogram (``mica_reuse_*``, ``reuseDist4``: :func:`reuse_histogram`);
+  the page rate), ``memInt`` and ``pages`` (those over the exact record count), ``coldRef`` (=
+  ``mica_reuse_cold``), and the reuse histogram (``mica_reuse_*``, ``reuseDist4``: :func:`reuse_histogram`);
 * **counts of the sampled blocks, scaled** by the thread instances in all over those kept: the dependence
   counts ``ts_carriedDeps``, ``ts_reductionDeps``, ``ts_atomicDeps``, ``ts_sameValueRaces`` (a dependence
-  between a sampled and an unsampled thread is not seen: these are estimates of a lower bound);
+  between a sampled and an unsampled thread is not seen: these are estimates of a lower bound), and
+  ``ts_parallelFraction`` (the sampled threads' records in dependence-free launches, scaled, over all records);
 * **ratios of the sampled blocks**, as they are: everything else (ILP, strides, branch behaviour, warp
   coalescing and divergence, registers). Each sampled block is 256 whole consecutive
   iterations, so what happens inside a block and between neighbouring records is seen as in the full trace.
@@ -27,15 +28,25 @@ import math
 import numpy as np
 import pandas as pd
 
-from profiler.sampling import LAUNCHES, MAX_TID, RECORDS, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, SampleCounts
+from profiler.sampling import (
+    KEPT_RECORDS,
+    LAUNCHES,
+    LOAD_BLOCK_REFS,
+    MAX_TID,
+    RECORDS,
+    THREAD_LOAD_BYTES,
+    THREAD_RECORDS,
+    THREAD_STORE_BYTES,
+    SampleCounts,
+)
 from profiler.trace import Op
 
 from .mix import FP32_OPS, FP64_OPS, MixAnalyzer
 from .reuse import N_REUSE_BUCKETS
 
 #: features taken from the address sample and how: "count" (divided by the page rate), "ratio" (as it is)
-ADDRESS_FEATURES = {"mica_dataBlocks": "count", "mica_dataPages": "count", "mica_loadBlockRefs": "count",
-                    "coldRef": "ratio", "mica_reuse_cold": "ratio"}
+ADDRESS_FEATURES = {"mica_dataBlocks": "count", "mica_dataPages": "count", "coldRef": "ratio",
+                    "mica_reuse_cold": "ratio"}
 #: the reuse histogram's buckets (features/reuse.py): b0 = {0, 1}, bk = [2^k, 2^(k+1)), the last >= 2^18
 REUSE_BUCKETS = [f"mica_reuse_b{k}" for k in range(N_REUSE_BUCKETS)]
 #: features whose value is a count over the sampled threads, scaled to all of them
@@ -59,6 +70,8 @@ def exact_features(counts: SampleCounts) -> dict[str, float]:
     fp = int(counts.ops_thread[list(FP32_OPS)].sum() + counts.ops_thread[list(FP64_OPS)].sum())
     nbytes = counts[THREAD_LOAD_BYTES] + counts[THREAD_STORE_BYTES]
     out["warp_arithIntensity"] = fp / nbytes if nbytes else 0.0
+    out["mica_loadBlockRefs"] = float(counts[LOAD_BLOCK_REFS])
+    out["warp_parallelFraction"] = counts[THREAD_RECORDS] / counts[RECORDS] if counts[RECORDS] else 0.0
     return out
 
 
@@ -114,6 +127,10 @@ def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | N
         for k in SCALED_COUNTS:
             if k in out.index:
                 out[k] = float(out[k]) * weight
+        if "ts_parallelFraction" in out.index and n and counts[THREAD_RECORDS]:
+            # the sampled threads' records in dependence-free launches, scaled to all threads, over all records
+            scaled = float(series["ts_parallelFraction"]) * counts[KEPT_RECORDS] * weight / n
+            out["ts_parallelFraction"] = min(1.0, scaled)
     return out
 
 
@@ -123,12 +140,13 @@ def how_estimated(name: str) -> str:
         return EXACT
     if name in ADDRESS_FEATURES or name in ("memInt", "pages", "reuseDist4") or name in REUSE_BUCKETS:
         return "address"
-    if name in SCALED_COUNTS:
+    if name in SCALED_COUNTS or name == "ts_parallelFraction":
         return "scaled"
     return "ratio"
 
 
 _EXACT_NAMES = frozenset(
     ["mem", "ctrl", "arith", "fp", "mul", "div", "rem", "spf", "fp64", "mica_instructions", "mica_branches",
-     "mica_instrFootprint", "warp_threads", "warp_log2Threads", "warp_launches", "warp_arithIntensity"]
+     "mica_instrFootprint", "warp_threads", "warp_log2Threads", "warp_launches", "warp_arithIntensity",
+     "mica_loadBlockRefs", "warp_parallelFraction"]
     + [f"mica_mix_{o.name}" for o in Op])

@@ -56,8 +56,9 @@ _M53 = float(1 << 53)
 
 # the filter's counters (:attr:`SampleFilter.counts`)
 RECORDS, THREAD_RECORDS, INSTANCES, KEPT_INSTANCES, LAUNCHES, MAX_TID, PREV_TID, KEPT_RECORDS, LOAD_BYTES, \
-    STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, CUR_INTERVAL = range(16)
-N_COUNTS = 16
+    STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, CUR_INTERVAL, \
+    LOAD_BLOCK_REFS = range(17)
+N_COUNTS = 17
 #: records per interval of the sequential trace, the unit of a region without a thread space (2^14)
 INTERVAL_SHIFT = 14
 INSTANCE_RECORDS = 1 << INTERVAL_SHIFT
@@ -182,7 +183,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     cache_in = np.zeros(8, np.int64)
     records = c[RECORDS]
     thread_records = launches = instances = kept_instances = 0
-    lb = sb = tlb = tsb = 0
+    lb = sb = tlb = tsb = brefs = 0
     top = c[MAX_TID]
     cur_iv = c[CUR_INTERVAL]
     npcs = pcs.shape[0]
@@ -235,6 +236,8 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                 if t >= 0:
                     tsb += z
             if z > 0:
+                if o == _LOAD:  # the 64-byte blocks the load touches (the reuse family's block references)
+                    brefs += 1 + (((addr[i] & 63) + z - 1) >> 6)
                 pg = addr[i] >> 12
                 slot = pg & 7
                 if cache_page[slot] != pg:
@@ -272,6 +275,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     c[STORE_BYTES] += sb
     c[THREAD_LOAD_BYTES] += tlb
     c[THREAD_STORE_BYTES] += tsb
+    c[LOAD_BLOCK_REFS] += brefs
     c[PREV_TID] = prev
     c[CUR_KEEP] = cur_keep
     c[CUR_GROUP] = cur_group
@@ -356,7 +360,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     cur_iv = c[CUR_INTERVAL]
     cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
     cache_in = np.zeros(8, np.int64)
-    lb = sb = tlb = tsb = 0
+    lb = sb = tlb = tsb = brefs = 0
     launches = instances = kept_instances = 0
     top = c[MAX_TID]
     npcs = pcs.shape[0]
@@ -414,6 +418,8 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                         tsb += size
                 if size > 0:
                     a, last_alloc, pg = _device(addrs[j], low, high, delta, last_alloc)
+                    if o4 == _LOAD:
+                        brefs += 1 + (((a & 63) + size - 1) >> 6)
                     slot = pg & 7
                     if cache_page[slot] != pg:
                         cache_page[slot] = pg
@@ -458,6 +464,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     c[STORE_BYTES] += sb
     c[THREAD_LOAD_BYTES] += tlb
     c[THREAD_STORE_BYTES] += tsb
+    c[LOAD_BLOCK_REFS] += brefs
     return nk, nkt, ns, t
 
 

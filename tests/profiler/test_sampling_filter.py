@@ -13,6 +13,7 @@ from profiler.sampling import (
     INSTANCES,
     KEPT_INSTANCES,
     LAUNCHES,
+    LOAD_BLOCK_REFS,
     LOAD_BYTES,
     MAX_TID,
     RECORDS,
@@ -95,6 +96,8 @@ def _reference(rows, plan: SamplePlan):
         prev = tid
         if op == LOAD:
             c["load_bytes"] += size
+            if size > 0:
+                c["block_refs"] = c.get("block_refs", 0) + 1 + ((addr % 64) + size - 1) // 64
         if op == STORE:
             c["store_bytes"] += size
         if op in (LOAD, STORE) and size > 0 and page_kept(addr >> 12, plan):
@@ -133,6 +136,7 @@ def test_filter_counts_and_keeps_what_the_reference_does(rows, rate, seed, n_chu
     assert got[INSTANCES] == c["instances"] and got[KEPT_INSTANCES] == c["kept"]
     assert got[LAUNCHES] == c["launches"] and got[MAX_TID] == c["max_tid"]
     assert got[LOAD_BYTES] == c["load_bytes"] and got[STORE_BYTES] == c["store_bytes"]
+    assert got[LOAD_BLOCK_REFS] == c.get("block_refs", 0)
     assert got.ops_all.tolist() == ops_all.tolist() and got.ops_thread.tolist() == ops_thr.tolist()
     assert got.group_instances.tolist() == groups.tolist()
     assert got.pcs.tolist() == np.bincount([r[0] for r in rows], minlength=16).tolist()
