@@ -804,9 +804,13 @@ def predict_regions(setup: ProfileSetup, *, baseline: bool = True) -> list[Regio
                                  "--sample RATE (e.g. 0.01) profiles a region this large in seconds")
         sample = samples[i] if i < len(samples) else None
         if sample is not None:
-            from portcast.sampled import sample_summary
+            from portcast.sampled import kept_nothing, sample_summary
 
             out[-1].sample = sample_summary(out[-1], sample, setup.chosen, setup.gpu, series)
+            why = kept_nothing(sample)
+            if why:  # the estimate would be the host code's alone
+                out[-1].prediction = out[-1].bounds = out[-1].contributions = out[-1].speedup_model = None
+                out[-1].reason = why
     return out
 
 

@@ -250,6 +250,17 @@ class SampleEstimator:
         return est_series, est_work, est_bytes
 
 
+def kept_nothing(sample: RegionSample) -> str | None:
+    """Why a sampled region has no estimate: its sample kept none of its units (a region of a few long thread
+    blocks, sampled at a low rate), so what the sinks saw is its host code alone; None when it kept some."""
+    c = sample.counts
+    if c[INSTANCES] and not c[KEPT_INSTANCES]:
+        unit = "intervals" if c.plan.intervals else "thread runs"
+        return (f"the sample kept none of the region's {c[INSTANCES]:,} {unit} (its thread blocks of 256 are "
+                f"few, at a block rate of {c.plan.block_rate:.3g}): profile it with --exact or a larger --sample")
+    return None
+
+
 def _at_least(ci, point: float, rel: float):
     """Interval ``ci`` widened to at least ``point`` times (1 -/+ ``rel``)."""
     if ci is None:

@@ -170,3 +170,11 @@ def test_a_region_without_a_thread_space_is_sampled_by_intervals_of_its_trace():
     assert sm.features["ilp32"] == pytest.approx(ex.features["ilp32"], rel=1e-3)
     lo, hi = smp["feature_intervals"]["locStride8"]
     assert lo <= sm.features["locStride8"] <= hi and abs(sm.features["locStride8"] - ex.features["locStride8"]) < 1e-3
+
+
+def test_a_sample_that_kept_no_thread_block_predicts_nothing_and_says_why():
+    # 300 threads: two blocks of 256; at a rate of 1e-6 neither is kept
+    reg = profile(blur_rows, _inputs(3, 300), sample=SamplePlan(1e-6, 1.0), baseline=False,
+                  mode="compiled").regions[0]
+    assert reg.prediction is None and reg.sample["kept_thread_instances"] == 0
+    assert reg.no_prediction.startswith("the sample kept none of the region's 300 thread runs")
