@@ -36,8 +36,8 @@ GOAL_SHARE = 0.95
 COVER_SLACK = 1e-9
 
 #: the long-form table's columns (:func:`run_corpus`, ``validation.csv``)
-COLUMNS = ["region", "size", "rate", "seed", "records", "kept_records", "feature", "how", "kind", "exact",
-           "sampled", "error", "tolerance", "within", "lo", "hi", "covered", "skipped"]
+COLUMNS = ["region", "size", "rate", "seed", "records", "kept_records", "threads", "kept_threads", "feature", "how",
+           "kind", "exact", "sampled", "error", "tolerance", "within", "lo", "hi", "covered", "skipped"]
 #: pseudo-features of a row that carry the prediction (``how`` = :data:`PREDICTION`): the kernel time and the
 #: kernel + transfer time; their ``error`` is the |relative change of the speedup|, ``sampled / exact - 1`` of
 #: the time being in ``exact``/``sampled``
@@ -123,7 +123,8 @@ def compare(region: str, exact, sampled, rate: float, seed: int, fractions: set[
         "region": region, "rate": float(rate), "seed": int(seed),
         "records": int(exact.records), "kept_records": int(s.get("kept_records", sampled.records)),
         "sampled_records": int(s.get("records", sampled.records)),
-        "thread_instances": s.get("thread_instances"), "kept_thread_instances": s.get("kept_thread_instances"),
+        "thread_instances": int(s.get("thread_instances") or 0),
+        "kept_thread_instances": int(s.get("kept_thread_instances") or 0),
         "exact_kernel_s": ek, "sampled_kernel_s": sk, "exact_total_s": et, "sampled_total_s": st,
         "kernel_change": kernel_change, "total_change": total_change,
         # speedup = CPU time / GPU time: its change is the inverse ratio
@@ -164,7 +165,8 @@ def long_form(rows: list[dict], size: str = "") -> pd.DataFrame:
     out = []
     for r in rows:
         head = {"region": r["region"], "size": size, "rate": r["rate"], "seed": r["seed"], "records": r["records"],
-                "kept_records": r["kept_records"], "skipped": ""}
+                "kept_records": r["kept_records"], "threads": r["thread_instances"],
+                "kept_threads": r["kept_thread_instances"], "skipped": ""}
         for f in r["features"]:
             out.append({**head, **f})
         k_ci = r["kernel_s_interval"]
@@ -273,8 +275,12 @@ def per_region(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (region, rate), g in p.groupby(["region", "rate"], sort=False):
         ff = f[(f["region"] == region) & (f["rate"] == rate)]
+        threads = g["threads"].replace(0, np.nan)
         rows.append({"region": region, "rate": rate, "records": int(g["records"].iloc[0]),
                      "kept_share": float((g["kept_records"] / g["records"]).median()),
+                     "threads": int(g["threads"].iloc[0]),
+                     "kept_threads": float((g["kept_threads"] / threads).median()) if threads.notna().any()
+                     else math.nan, "no_thread_runs": int(((g["threads"] > 0) & (g["kept_threads"] == 0)).sum()),
                      "median_speedup_change": _quantile(g["error"], 0.5),
                      "max_speedup_change": float(g["error"].max()) if g["error"].notna().any() else math.nan,
                      "kernel_covered": _share(g["covered"]), "features_within": _share(ff["within"])})
@@ -309,7 +315,9 @@ def goal(df: pd.DataFrame) -> pd.DataFrame:
         terr = pd.to_numeric(total["error"], errors="coerce").dropna()
         rows.append({
             "rate": rate, "regions": int(g["region"].nunique()), "pairs": len(g),
+            "runs": len(q), "no_thread_runs": int(((q["threads"] > 0) & (q["kept_threads"] == 0)).sum()),
             "within": _share(g["within"]), "fractions_within": _share(frac["within"]),
+            "within_when_kept": _share(g.loc[(g["threads"] == 0) | (g["kept_threads"] > 0), "within"]),
             "counts_within": _share(rel["within"]), "features": len(k),
             "features_meeting_goal": float((k["within"] >= GOAL_SHARE).mean()) if len(k) else math.nan,
             "predictions": len(err),
@@ -342,6 +350,9 @@ def goal_lines(df: pd.DataFrame) -> list[str]:
             f"rate {lab}: 95% intervals hold the exact value for {_pct(r['feature_coverage'])} of "
             f"{r['feature_intervals']:,} feature intervals and {_pct(r['kernel_coverage'])} of "
             f"{r['kernel_intervals']} kernel-time intervals",
+            f"rate {lab}: {r['no_thread_runs']} of {r['runs']} sampled runs kept no thread block (their features "
+            f"come from the host records alone); in the others {_pct(r['within_when_kept'])} of the (region, "
+            "feature) pairs are within tolerance",
         ]
     return out
 
@@ -375,7 +386,8 @@ def tables(df: pd.DataFrame) -> dict[str, str]:
         "max abs speedup change": g["max_speedup_change"].map(_pct),
         "speedup within 5%": g["speedup_within_5pct"].map(_pct),
         "feature interval coverage": g["feature_coverage"].map(_pct),
-        "kernel-time interval coverage": g["kernel_coverage"].map(_pct)})
+        "kernel-time interval coverage": g["kernel_coverage"].map(_pct),
+        "runs keeping no thread": [f"{a} of {b}" for a, b in zip(g["no_thread_runs"], g["runs"])]})
 
     def feature_frame(pf):
         return pd.DataFrame({
@@ -394,7 +406,9 @@ def tables(df: pd.DataFrame) -> dict[str, str]:
     r = per_region(df)
     regions_t = pd.DataFrame({
         "region": r["region"], "rate": r["rate"].map(_rate_label), "records": r["records"].map("{:,}".format),
-        "kept": r["kept_share"].map(_pct), "median abs speedup change": r["median_speedup_change"].map(_pct),
+        "records kept": r["kept_share"].map(_pct), "thread runs": r["threads"].map("{:,}".format),
+        "thread runs kept": r["kept_threads"].map(_pct), "runs keeping no thread": r["no_thread_runs"],
+        "median abs speedup change": r["median_speedup_change"].map(_pct),
         "max abs speedup change": r["max_speedup_change"].map(_pct),
         "kernel-time interval covers exact": r["kernel_covered"].map(_pct),
         "features within tolerance": r["features_within"].map(_pct)})

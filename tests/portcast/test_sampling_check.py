@@ -36,6 +36,7 @@ def test_one_row_per_rate_and_seed_with_every_catalogue_feature(saxpy_rows):
     for r in saxpy_rows:
         assert r["region"] == "saxpy"
         assert r["records"] > 0 and 0 < r["kept_records"] < r["records"]
+        assert 0 < r["kept_thread_instances"] < r["thread_instances"] == 65536
         assert {f["feature"] for f in r["features"]} == names
         assert all({"feature", "how", "exact", "sampled", "error", "within", "covered"} <= f.keys()
                    for f in r["features"])
@@ -98,7 +99,7 @@ def test_tables_and_goal_lines_come_from_the_long_table(saxpy_frame):
     assert (exact["within"] == 1.0).all() and (exact["median_error"] == 0.0).all()
     assert t["regions"].count("| saxpy |") == 2
     lines = S.goal_lines(saxpy_frame)
-    assert len(lines) == 8 and lines[0].startswith("rate 1/8: ") and "(region, feature) pairs" in lines[0]
+    assert len(lines) == 10 and lines[0].startswith("rate 1/8: ") and "(region, feature) pairs" in lines[0]
 
 
 def test_a_region_that_raises_is_recorded_and_skipped(monkeypatch):
