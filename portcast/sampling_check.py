@@ -181,7 +181,7 @@ def long_form(rows: list[dict], size: str = "") -> pd.DataFrame:
     return pd.DataFrame(out, columns=COLUMNS)
 
 
-def run_corpus(size: str = "medium", kernels: Optional[Iterable[str]] = None, rates: Iterable[float] = DEFAULT_RATES,
+def run_corpus(size: str = "small", kernels: Optional[Iterable[str]] = None, rates: Iterable[float] = DEFAULT_RATES,
                seeds: Iterable[int] = DEFAULT_SEEDS, progress: Optional[Callable[[str], None]] = None,
                input_seed: int = 0) -> pd.DataFrame:
     """:func:`check_region` on every corpus kernel (or those named) at ``size``: the long-form table

@@ -50,7 +50,7 @@ def _command_line(size: str, kernels, rates: str, seeds: int, out_dir: Path) -> 
 
 
 def sample_check_cmd(
-    size: str = typer.Option("medium", "--size", help="Corpus size to run each kernel at (tiny, small, medium, "
+    size: str = typer.Option("small", "--size", help="Corpus size to run each kernel at (tiny, small, medium, "
                                                      "large)."),
     kernel: Optional[List[str]] = typer.Option(None, "--kernel", help="Corpus kernel to check (repeat or "
                                                                       "comma-separate); default all."),
