@@ -22,8 +22,10 @@ import math
 import numpy as np
 
 from profiler.sampling import (
+    HOST_UNITS,
     INSTANCE_RECORDS,
     INSTANCES,
+    KEPT_HOST_UNITS,
     KEPT_INSTANCES,
     LAUNCHES,
     LOAD_BYTES,
@@ -255,9 +257,11 @@ def kept_nothing(sample: RegionSample) -> str | None:
     blocks, sampled at a low rate), so what the sinks saw is its host code alone; None when it kept some."""
     c = sample.counts
     if c[INSTANCES] and not c[KEPT_INSTANCES]:
-        unit = "intervals" if c.plan.intervals else "thread runs"
-        return (f"the sample kept none of the region's {c[INSTANCES]:,} {unit} (its thread blocks of 256 are "
+        return (f"the sample kept none of the region's {c[INSTANCES]:,} thread runs (its thread blocks of 256 are "
                 f"few, at a block rate of {c.plan.block_rate:.3g}): profile it with --exact or a larger --sample")
+    if not c[INSTANCES] and c[HOST_UNITS] and not c[KEPT_HOST_UNITS]:
+        return (f"the sample kept none of the region's {c[HOST_UNITS]:,} intervals of 16,384 records, at a rate "
+                f"of {c.plan.block_rate:.3g}: profile it with --exact or a larger --sample")
     return None
 
 
@@ -331,10 +335,13 @@ def sample_line(sample: dict) -> str:
     from portcast.gpu_prediction import format_time
 
     plan = sample["plan"]
-    unit = "intervals of the sequential trace" if plan.get("intervals") else "thread blocks"
-    runs = "intervals" if plan.get("intervals") else "thread runs"
-    head = (f"sampled {100 * plan['block_rate']:.3g}% of the {unit} ({sample['kept_thread_instances']:,} of "
-            f"{sample['thread_instances']:,} {runs}) and {100 * sample['page_rate']:.3g}% of the pages; "
+    if plan.get("intervals") or not sample["thread_instances"]:
+        what = (f"the intervals of its trace ({sample.get('kept_host_intervals', 0):,} of "
+                f"{sample.get('host_intervals', 0):,})")
+    else:
+        what = (f"the thread blocks ({sample['kept_thread_instances']:,} of {sample['thread_instances']:,} thread "
+                "runs)")
+    head = (f"sampled {100 * plan['block_rate']:.3g}% of {what} and {100 * sample['page_rate']:.3g}% of the pages; "
             f"{sample['kept_records']:,} of {sample['records']:,} records analysed")
     parts = []
     k = sample.get("kernel_s_interval")

@@ -3,7 +3,9 @@
 A region's parallel iterations become GPU threads, 256 consecutive iterations a thread block (8 warps). A
 sampled trace keeps
 
-* every record outside the thread space (``tid < 0``: the host code around the launches);
+* the records outside the thread space (``tid < 0``: the host code around the launches) of the sampled
+  *intervals* of the trace (2^14 consecutive records, hashed at the same rate), and the first host record
+  after thread records (it separates the launches, so that no sink sees two launches as one);
 * every record of the *sampled blocks*: block ``b = tid // 256`` of every launch is kept when a hash of ``b``
   (and the plan's seed) falls below ``block_rate`` (so a time-step loop samples the same blocks each step);
 
@@ -57,8 +59,8 @@ _M53 = float(1 << 53)
 # the filter's counters (:attr:`SampleFilter.counts`)
 RECORDS, THREAD_RECORDS, INSTANCES, KEPT_INSTANCES, LAUNCHES, MAX_TID, PREV_TID, KEPT_RECORDS, LOAD_BYTES, \
     STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, CUR_INTERVAL, \
-    LOAD_BLOCK_REFS = range(17)
-N_COUNTS = 17
+    LOAD_BLOCK_REFS, HOST_UNITS, KEPT_HOST_UNITS, CUR_IV_KEEP, CUR_IV_GROUP = range(21)
+N_COUNTS = 21
 #: records per interval of the sequential trace, the unit of a region without a thread space (2^14)
 INTERVAL_SHIFT = 14
 INSTANCE_RECORDS = 1 << INTERVAL_SHIFT
@@ -73,8 +75,8 @@ class SamplePlan:
     page_rate: float
     seed: int = 0
     groups: int = DEFAULT_GROUPS
-    #: a region without a thread space: its host records are sampled by intervals of 2^14 records (at
-    #: ``block_rate``) instead of kept whole (set per region by the tracer, from the region's thread space)
+    #: the region has no thread space (set per region by the tracer): all its records are host code, sampled by
+    #: intervals of 2^14 records (as every region's host code is)
     intervals: bool = False
 
     def __post_init__(self) -> None:
@@ -144,6 +146,16 @@ def block_kept(block: int, plan: SamplePlan, launch: int = 1) -> bool:
     return _unit_hash(key, np.int64(plan.seed), np.int64(1)) < plan.block_rate
 
 
+def interval_kept(interval: int, plan: SamplePlan) -> bool:
+    """Whether ``plan`` keeps the host records of interval ``interval`` (record index // 2^14) of the trace."""
+    return _unit_hash(np.int64(interval), np.int64(plan.seed), np.int64(3)) < plan.block_rate
+
+
+def interval_group(interval: int, plan: SamplePlan) -> int:
+    """The replicate group of interval ``interval``'s host records."""
+    return int(_group_of(np.int64(interval), np.int64(plan.seed), np.int64(plan.groups)))
+
+
 def page_kept(page: int, plan: SamplePlan) -> bool:
     """Whether ``plan``'s address sample keeps 4 KiB page ``page``."""
     return _unit_hash(np.int64(page), np.int64(plan.seed), np.int64(2)) < plan.page_rate
@@ -161,7 +173,7 @@ def page_group(page: int, plan: SamplePlan) -> int:
 
 
 @numba.njit(cache=True)
-def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops_all, ops_thr, pcs, group_inst,
+def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
             keep, keep_group, s_addr, s_size, s_op, s_tid, s_pc, s_key):  # pragma: no cover - compiled
     """One pass over a decoded chunk: the exact counts (``c``, ``ops_all``, ``ops_thr``, ``pcs``,
     ``group_inst``: kept thread instances per group), the rows kept (``keep``, their group in ``keep_group``,
@@ -182,8 +194,10 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
     cache_in = np.zeros(8, np.int64)
     records = c[RECORDS]
-    thread_records = launches = instances = kept_instances = 0
+    thread_records = launches = instances = kept_instances = host_units = kept_host_units = 0
     lb = sb = tlb = tsb = brefs = 0
+    iv_keep = c[CUR_IV_KEEP]
+    iv_group = c[CUR_IV_GROUP]
     top = c[MAX_TID]
     cur_iv = c[CUR_INTERVAL]
     npcs = pcs.shape[0]
@@ -211,19 +225,20 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                 if cur_keep:
                     kept_instances += 1
                     group_inst[cur_group] += 1
-        elif intervals:  # no thread space: intervals of the sequential trace are the units
+        else:  # host code: kept with its interval of the trace, or as the first record after thread records
             iv = (records - 1) >> INTERVAL_SHIFT
             if iv != cur_iv:
                 cur_iv = iv
-                instances += 1
-                cur_keep = 1 if _below(iv, s3, bthr) else 0
-                cur_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
-                if cur_keep:
-                    kept_instances += 1
-                    group_inst[cur_group] += 1
-        else:
-            cur_keep = 1
-            cur_group = -1
+                host_units += 1
+                iv_keep = 1 if _below(iv, s3, bthr) else 0
+                iv_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
+                kept_host_units += iv_keep
+            if prev >= 0:  # it separates the launches before and after it: kept, in every replicate
+                cur_keep = 1
+                cur_group = -1
+            else:
+                cur_keep = iv_keep
+                cur_group = iv_group
         prev = t
         if o == _LOAD or o == _STORE:
             z = size[i]
@@ -262,7 +277,7 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
                     ns += 1
         if cur_keep:
             keep[nk] = i
-            keep_group[nk] = cur_group if (t >= 0 or intervals) else -1
+            keep_group[nk] = cur_group
             nk += 1
     c[RECORDS] = records
     c[THREAD_RECORDS] += thread_records
@@ -276,6 +291,10 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, intervals, c, ops
     c[THREAD_LOAD_BYTES] += tlb
     c[THREAD_STORE_BYTES] += tsb
     c[LOAD_BLOCK_REFS] += brefs
+    c[HOST_UNITS] += host_units
+    c[KEPT_HOST_UNITS] += kept_host_units
+    c[CUR_IV_KEEP] = iv_keep
+    c[CUR_IV_GROUP] = iv_group
     c[PREV_TID] = prev
     c[CUR_KEEP] = cur_keep
     c[CUR_GROUP] = cur_group
@@ -332,7 +351,7 @@ def _threshold(rate: float) -> np.uint64:
 
 
 @numba.njit(cache=True)
-def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, intervals, c, low6,
+def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, c, low6,
                   pcs, group_inst, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc,
                   s_key):  # pragma: no cover - compiled
     """:func:`_filter` on the compiled buffer's compact stream, before anything is decoded: counts every row
@@ -361,7 +380,9 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     cache_page = np.full(8, -1, np.int64)  # pages seen last (direct-mapped) and whether they are sampled
     cache_in = np.zeros(8, np.int64)
     lb = sb = tlb = tsb = brefs = 0
-    launches = instances = kept_instances = 0
+    launches = instances = kept_instances = host_units = kept_host_units = 0
+    iv_keep = c[CUR_IV_KEEP]
+    iv_group = c[CUR_IV_GROUP]
     top = c[MAX_TID]
     npcs = pcs.shape[0]
     next_change = trow[0] if k > 0 else n
@@ -390,20 +411,22 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                     cur_group = np.int64(_mix(b ^ s7) % ug)
                     kept_instances += 1
                     group_inst[cur_group] += 1
-            elif not intervals:
-                cur_keep = 1
-                cur_group = -1
-            prev = t
-        if intervals and not inside:  # no thread space: intervals of the sequential trace are the units
+        if not inside:  # host code: kept with its interval of the trace, or as the first record after threads
             iv = (base + j) >> INTERVAL_SHIFT
             if iv != cur_iv:
                 cur_iv = iv
-                instances += 1
-                cur_keep = 1 if _below(iv, s3, bthr) else 0
-                cur_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
-                if cur_keep:
-                    kept_instances += 1
-                    group_inst[cur_group] += 1
+                host_units += 1
+                iv_keep = 1 if _below(iv, s3, bthr) else 0
+                iv_group = np.int64(_mix(np.uint64(iv) ^ s7) % ug)
+                kept_host_units += iv_keep
+            if prev >= 0:  # it separates the launches before and after it: kept, in every replicate
+                cur_keep = 1
+                cur_group = -1
+            else:
+                cur_keep = iv_keep
+                cur_group = iv_group
+        if t != prev:
+            prev = t
         if code & HAS_ADDR:
             o4 = (code >> 1) & 15
             if o4 == _LOAD or o4 == _STORE:
@@ -465,6 +488,10 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     c[THREAD_LOAD_BYTES] += tlb
     c[THREAD_STORE_BYTES] += tsb
     c[LOAD_BLOCK_REFS] += brefs
+    c[HOST_UNITS] += host_units
+    c[KEPT_HOST_UNITS] += kept_host_units
+    c[CUR_IV_KEEP] = iv_keep
+    c[CUR_IV_GROUP] = iv_group
     return nk, nkt, ns, t
 
 
@@ -537,7 +564,8 @@ class SampleCounts:
                 "kept_records": self[KEPT_RECORDS], "address_sample_records": self[SIDE_RECORDS],
                 "thread_instances": self[INSTANCES], "kept_thread_instances": self[KEPT_INSTANCES],
                 "launches": self[LAUNCHES], "max_tid": self[MAX_TID], "page_rate": self.page_rate,
-                "unit": "intervals of 16,384 records" if self.plan.intervals else "thread blocks of 256",
+                "host_intervals": self[HOST_UNITS], "kept_host_intervals": self[KEPT_HOST_UNITS],
+                "unit": "thread blocks of 256; host code: intervals of 16,384 records",
                 "group_thread_instances": [int(v) for v in self.group_instances]}
 
 
@@ -609,7 +637,7 @@ class SampleFilter:
         cols = _address_columns(2 * n + 1)
         p = self.plan
         nk, ns = _filter(tid, op, pc, addr, size, _threshold(p.block_rate), self._page_threshold, np.int64(p.seed),
-                         np.int64(p.groups), bool(p.intervals), self.counts, self.ops_all, self.ops_thread, self.pcs,
+                         np.int64(p.groups), self.counts, self.ops_all, self.ops_thread, self.pcs,
                          self.group_instances, keep, kgroup, *cols)
         self._keep_address_rows(ns, cols)
         if nk:
@@ -632,7 +660,7 @@ class SampleFilter:
         low, high, delta = buf.allocations
         nk, nkt, ns, t_end = _filter_coded(
             B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, _threshold(p.block_rate),
-            self._page_threshold, np.int64(p.seed), np.int64(p.groups), bool(p.intervals), self.counts, self._low6,
+            self._page_threshold, np.int64(p.seed), np.int64(p.groups), self.counts, self._low6,
             self.pcs,
             self.group_instances, ktrow, ktval, kgroup, *cols)
         self._keep_address_rows(ns, cols)

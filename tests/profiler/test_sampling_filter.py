@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from profiler.sampling import (
+    HOST_UNITS,
     INSTANCES,
+    KEPT_HOST_UNITS,
     KEPT_INSTANCES,
     LAUNCHES,
     LOAD_BLOCK_REFS,
@@ -23,6 +25,8 @@ from profiler.sampling import (
     SamplePlan,
     block_group,
     block_kept,
+    interval_group,
+    interval_kept,
     page_group,
     page_kept,
 )
@@ -68,31 +72,38 @@ def _chunk(rows) -> TraceChunk:
 def _reference(rows, plan: SamplePlan):
     """Every count, kept row and address-sample row, one record at a time."""
     c = {"records": 0, "thread_records": 0, "instances": 0, "kept": 0, "launches": 0, "max_tid": -1,
-         "load_bytes": 0, "store_bytes": 0}
+         "load_bytes": 0, "store_bytes": 0, "host_units": 0, "kept_host_units": 0}
     ops_all, ops_thr = np.zeros(N_OPS, np.int64), np.zeros(N_OPS, np.int64)
     kept, kept_groups, side, side_groups = [], [], [], []
     groups = np.zeros(plan.groups, np.int64)
-    prev, keep = -1, True
-    for r in rows:
+    prev, keep, group, last_iv = -1, True, -1, -1
+    for index, r in enumerate(rows):
         pc, op, addr, size, tid = r
         c["records"] += 1
         ops_all[op] += 1
-        opened = False
         if tid >= 0:
             c["thread_records"] += 1
             ops_thr[op] += 1
             c["max_tid"] = max(c["max_tid"], tid)
             if prev < 0 or tid < prev:
                 c["launches"] += 1
-                opened = True
             if tid != prev:
                 c["instances"] += 1
                 keep = block_kept(tid // 256, plan, c["launches"])
+                group = block_group(tid // 256, plan, c["launches"])
                 if keep:
                     c["kept"] += 1
-                    groups[block_group(tid // 256, plan, c["launches"])] += 1
+                    groups[group] += 1
         else:
-            keep = True
+            iv = index >> 14
+            if iv != last_iv:
+                last_iv = iv
+                c["host_units"] += 1
+                c["kept_host_units"] += interval_kept(iv, plan)
+            if prev >= 0:  # the first host record after thread records separates launches: always kept
+                keep, group = True, -1
+            else:
+                keep, group = interval_kept(iv, plan), interval_group(iv, plan)
         prev = tid
         if op == LOAD:
             c["load_bytes"] += size
@@ -103,11 +114,9 @@ def _reference(rows, plan: SamplePlan):
         if op in (LOAD, STORE) and size > 0 and page_kept(addr >> 12, plan):
             side.append((pc, op, addr, size, tid))
             side_groups.append(page_group(addr >> 12, plan))
-        if opened:
-            c["open"] = True
         if keep:
             kept.append(r)
-            kept_groups.append(block_group(tid // 256, plan, c["launches"]) if tid >= 0 else -1)
+            kept_groups.append(group)
     return c, ops_all, ops_thr, kept, kept_groups, side, side_groups, groups
 
 
@@ -137,6 +146,7 @@ def test_filter_counts_and_keeps_what_the_reference_does(rows, rate, seed, n_chu
     assert got[LAUNCHES] == c["launches"] and got[MAX_TID] == c["max_tid"]
     assert got[LOAD_BYTES] == c["load_bytes"] and got[STORE_BYTES] == c["store_bytes"]
     assert got[LOAD_BLOCK_REFS] == c.get("block_refs", 0)
+    assert got[HOST_UNITS] == c["host_units"] and got[KEPT_HOST_UNITS] == c["kept_host_units"]
     assert got.ops_all.tolist() == ops_all.tolist() and got.ops_thread.tolist() == ops_thr.tolist()
     assert got.group_instances.tolist() == groups.tolist()
     assert got.pcs.tolist() == np.bincount([r[0] for r in rows], minlength=16).tolist()
@@ -150,6 +160,29 @@ def test_filter_counts_and_keeps_what_the_reference_does(rows, rate, seed, n_chu
     assert real == [tuple(r) for r in side]
     g = np.concatenate(sink.side_groups).tolist() if sink.side_groups else []
     assert [x for x, r in zip(g, side_rows) if not (r[1] == OTHER and r[4] == -1)] == side_groups
+
+
+def test_host_code_is_sampled_by_intervals_and_the_first_host_record_after_threads_is_kept():
+    rows = []
+    for k in range(12):  # host stretches of 9,000 records, each followed by a launch of 600 threads
+        rows += [(5 if k else 2, 0, 0, 0, -1)] + [(2, 0, 0, 0, -1)] * 8999  # pc 5: the first after a launch
+        rows += [(3, LOAD, 8 * t, 8, t) for t in range(600)]
+    plan = SamplePlan.at_rate(0.3, seed=4)
+    holder: list = []
+    sink = Keep(holder)
+    filt = SampleFilter(plan, [sink], n_pcs=8)
+    holder.append(filt)
+    for a in range(0, len(rows), 20000):
+        filt.filter(_chunk(rows[a:a + 20000]))
+    got = filt.finish()
+    c, _, _, kept, kept_groups, *_ = _reference(rows, plan)
+    assert got[HOST_UNITS] == c["host_units"] == 7  # of 8 intervals: the last holds thread records only
+    assert 0 < got[KEPT_HOST_UNITS] == c["kept_host_units"] < got[HOST_UNITS]
+    out = [tuple(int(v[k][i]) for k in ("pc", "op", "addr", "size", "tid")) for v in sink.rows
+           for i in range(len(v["pc"]))]
+    assert out == [tuple(r) for r in kept] and np.concatenate(sink.groups).tolist() == kept_groups
+    # the host record that ends each launch is kept, whatever its interval
+    assert sum(r[0] == 5 for r in out) == 11
 
 
 def test_plan_checks_its_values():
@@ -250,7 +283,10 @@ def test_compiled_filter_counts_the_exact_trace(fn, make):
     launch = np.cumsum(starts)  # the launch of each record (from 1)
     keep_block = {(int(lc), int(b)): block_kept(int(b), plan, int(lc)) for lc, b in
                   set(zip(launch[tid >= 0].tolist(), (tid[tid >= 0] // 256).tolist()))}
-    want = np.array([t < 0 or keep_block[(int(lc), int(t) // 256)] for t, lc in zip(tid, launch)])
+    prev = np.r_[-1, tid[:-1]]
+    ivs = {int(iv): interval_kept(int(iv), plan) for iv in set((np.arange(len(tid)) >> 14).tolist())}
+    want = np.array([(p >= 0 or ivs[j >> 14]) if t < 0 else keep_block[(int(lc), int(t) // 256)]
+                     for j, (t, p, lc) in enumerate(zip(tid, prev, launch))])
     got_tid = np.concatenate(kept.tid)
     assert got_tid.tolist() == tid[want].tolist()
     assert np.concatenate(kept.op).tolist() == op[want].tolist()
