@@ -99,10 +99,12 @@ def reuse_histogram(blocks: np.ndarray, address: np.ndarray, shift: int) -> np.n
 
 
 def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | None, page_rate: float,
-                 weight: float) -> pd.Series:
+                 weight: float, short_reuse: pd.Series | None = None) -> pd.Series:
     """The region's features from ``series`` (the sampled blocks'), ``address`` (the address sample's, None when
     there was none), the filter's ``counts``, the address sample's ``page_rate`` and the thread ``weight``
-    (thread instances in all / kept)."""
+    (thread instances in all / kept). ``short_reuse``: the features whose reuse histogram shares out the short
+    distances (default ``series``; a replicate, which has no reuse family of its own, passes the whole
+    sample's)."""
     shift = max(0, round(-math.log2(page_rate))) if page_rate > 0 else 0
     out = series.astype(float).copy()
     for k, v in exact_features(counts).items():
@@ -118,7 +120,8 @@ def whole_region(series: pd.Series, counts: SampleCounts, address: pd.Series | N
         if "mica_dataPages" in address.index:
             out["pages"] = out["mica_dataPages"] / n if n else 0.0
         if all(k in address.index for k in REUSE_BUCKETS):
-            blocks = np.array([float(series.get(k, 0.0)) for k in REUSE_BUCKETS])
+            src = series if short_reuse is None else short_reuse
+            blocks = np.array([float(src.get(k, 0.0)) for k in REUSE_BUCKETS])
             hist = reuse_histogram(blocks, np.array([float(address[k]) for k in REUSE_BUCKETS]), shift)
             for k, v in zip(REUSE_BUCKETS, hist):
                 out[k] = v

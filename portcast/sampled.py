@@ -211,6 +211,10 @@ class SampleEstimator:
             self.summary.rows[-1] = (self.summary.rows[-1][0], counts.ops_all.copy())
         if self.hot is not None and self.hot.results:
             self.hot.results[-1] = self.hot.lines(counts.pcs, static)
+        # the whole sample's own features (before they are replaced by the estimate): its reuse histogram shares
+        # out the replicates' short reuse distances too
+        main_series = self.feature_sink.results[-1][1] if self.feature_sink is not None and \
+            self.feature_sink.results else None
         point = self._estimate(self.feature_sink, self.work_sink, self.bytes_sink, self._address, counts,
                                counts.page_rate, counts.weight)
         if point is not None:
@@ -226,7 +230,8 @@ class SampleEstimator:
             w = counts.group_weight(g) if counts[INSTANCES] else 1.0
             if not math.isfinite(w):
                 continue
-            est = self._estimate(rep.feat, rep.work, rep.bytes, rep, counts, counts.page_rate / plan.groups, w)
+            est = self._estimate(rep.feat, rep.work, rep.bytes, rep, counts, counts.page_rate / plan.groups, w,
+                                 short_reuse=main_series)
             if est is not None:
                 reps.append(est)
         self.samples.append(RegionSample(counts, reps))
@@ -235,7 +240,7 @@ class SampleEstimator:
         self._filter = None
 
     @staticmethod
-    def _estimate(feat, work, bytes_sink, address: _Set, counts, page_rate, weight):
+    def _estimate(feat, work, bytes_sink, address: _Set, counts, page_rate, weight, short_reuse=None):
         from features.sampled import whole_region
 
         if feat is None or not feat.results:
@@ -244,7 +249,7 @@ class SampleEstimator:
         aseries = address.afeat.results[-1][1] if address.afeat.results else None
         awork = address.awork.results[-1] if address.awork.results else None
         abytes = address.abytes.results[-1] if address.abytes.results else None
-        est_series = whole_region(series, counts, aseries, page_rate, weight)
+        est_series = whole_region(series, counts, aseries, page_rate, weight, short_reuse)
         est_work = whole_work(work.results[-1], counts, awork, page_rate) if work is not None and work.results \
             else None
         est_bytes = whole_bytes(bytes_sink.results[-1], abytes, page_rate) \
