@@ -31,6 +31,11 @@ class ProgressSink:
                                   console=err_console, transient=True)
         self._task = None
         self._n = 0
+        self._filter = None
+
+    def bind_sample_filter(self, filt) -> None:
+        """A sampled region: the count shown is the filter's (every record), with the records analysed."""
+        self._filter = filt
 
     def start_region(self, info, static) -> None:
         self._n = 0
@@ -39,11 +44,19 @@ class ProgressSink:
 
     def consume(self, chunk) -> None:
         self._n += len(chunk)
-        self._progress.update(self._task, description=f"tracing: {self._n:,} records")
+        if self._filter is not None:
+            from profiler.sampling import RECORDS
+
+            total = int(self._filter.counts[RECORDS])
+            text = f"tracing: {total:,} records, {self._n:,} of them analysed (sampled)"
+        else:
+            text = f"tracing: {self._n:,} records"
+        self._progress.update(self._task, description=text)
 
     def end_region(self, info, static) -> None:
         self._progress.remove_task(self._task)
         self._progress.stop()
+        self._filter = None
 
 
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
