@@ -303,33 +303,30 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
 
 
 @numba.njit(cache=True, inline="always")
-def _device(a, low, high, delta, last):
-    """The trace's address of CPU address ``a`` (as :func:`profiler.runtime.to_device`), the allocation found
-    (``last``: where to look first) and the page key the address sample hashes: for an address in one of the
-    arrays the region got from Python, its page within that array (and the array's size), which is the same
+def _device(a, low, high, delta):
+    """The trace's address of CPU address ``a`` (as :func:`profiler.runtime.to_device`), the allocation it lies
+    in (-1: none of the arrays the region got from Python) and the page key the address sample hashes: for an
+    address in one of those arrays, its page within the array (and the array's size), which is the same
     wherever the CPU placed the array; for any other address, its page in the trace."""
     m = low.shape[0]
     if m == 0 or a < low[0] or a >= high[m - 1]:
-        return a, last, a >> 12
-    if m <= 8:  # a few arrays: count those starting at or below a (no branch to mispredict)
-        last = 0
-        for i in range(1, m):
-            last += np.int64(low[i] <= a)
-        if a >= high[last]:
-            return a, last, a >> 12
-    elif not (low[last] <= a and a < high[last]):
-        lo, hi = 0, m
-        while hi - lo > 1:
-            mid = (lo + hi) >> 1
-            if low[mid] <= a:
-                lo = mid
-            else:
-                hi = mid
-        if a >= high[lo]:
-            return a, last, a >> 12
-        last = lo
-    key = ((a - low[last]) >> 12) + (high[last] - low[last]) * np.int64(0x51ED27)
-    return a + delta[last], last, key
+        return a, -1, a >> 12
+    lo, hi = 0, m
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if low[mid] <= a:
+            lo = mid
+        else:
+            hi = mid
+    if a >= high[lo]:
+        return a, -1, a >> 12
+    return a + delta[lo], lo, _page_key(a, low[lo], high[lo])
+
+
+@numba.njit(cache=True, inline="always")
+def _page_key(a, lo, hi):
+    """The page key of CPU address ``a`` in the array ``[lo, hi)``."""
+    return ((a - lo) >> 12) + (hi - lo) * np.int64(0x51ED27)
 
 
 @numba.njit(cache=True, inline="always")
@@ -369,7 +366,7 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
     launch_open = 0
     t = tid0
     m = 0
-    last_alloc = 0
+    pc_alloc = np.full(pcs.shape[0], -1, np.int64)
     s1 = _salt(seed, 1)
     s2 = _salt(seed, 2)
     s3 = _salt(seed, 3)
@@ -440,7 +437,15 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                     if inside:
                         tsb += size
                 if size > 0:
-                    a, last_alloc, pg = _device(addrs[j], low, high, delta, last_alloc)
+                    raw = addrs[j]
+                    q = pc_alloc[p] if p < npcs else -1  # the array this instruction touched last
+                    if q >= 0 and low[q] <= raw and raw < high[q]:
+                        a = raw + delta[q]
+                        pg = _page_key(raw, low[q], high[q])
+                    else:
+                        a, q, pg = _device(raw, low, high, delta)
+                        if p < npcs:
+                            pc_alloc[p] = q
                     if o4 == _LOAD:
                         brefs += 1 + (((a & 63) + size - 1) >> 6)
                     slot = pg & 7
