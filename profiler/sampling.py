@@ -59,8 +59,8 @@ _M53 = float(1 << 53)
 # the filter's counters (:attr:`SampleFilter.counts`)
 RECORDS, THREAD_RECORDS, INSTANCES, KEPT_INSTANCES, LAUNCHES, MAX_TID, PREV_TID, KEPT_RECORDS, LOAD_BYTES, \
     STORE_BYTES, SIDE_RECORDS, CUR_KEEP, CUR_GROUP, THREAD_LOAD_BYTES, THREAD_STORE_BYTES, CUR_INTERVAL, \
-    LOAD_BLOCK_REFS, HOST_UNITS, KEPT_HOST_UNITS, CUR_IV_KEEP, CUR_IV_GROUP = range(21)
-N_COUNTS = 21
+    LOAD_BLOCK_REFS, HOST_UNITS, KEPT_HOST_UNITS, CUR_IV_KEEP, CUR_IV_GROUP, ARRAYS_SEEN = range(22)
+N_COUNTS = 22
 #: records per interval of the sequential trace, the unit of a region without a thread space (2^14)
 INTERVAL_SHIFT = 14
 INSTANCE_RECORDS = 1 << INTERVAL_SHIFT
@@ -304,10 +304,9 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
 
 @numba.njit(cache=True, inline="always")
 def _device(a, low, high, delta):
-    """The trace's address of CPU address ``a`` (as :func:`profiler.runtime.to_device`), the allocation it lies
-    in (-1: none of the arrays the region got from Python) and the page key the address sample hashes: for an
-    address in one of those arrays, its page within the array (and the array's size), which is the same
-    wherever the CPU placed the array; for any other address, its page in the trace."""
+    """``(trace address, allocation, 0)`` of CPU address ``a`` (as :func:`profiler.runtime.to_device`); the
+    allocation is -1 for an address outside the arrays the region got from Python. The address sample keys a
+    page of such an array by :func:`_page_key`, any other by its page in the trace."""
     m = low.shape[0]
     if m == 0 or a < low[0] or a >= high[m - 1]:
         return a, -1, a >> 12
@@ -320,13 +319,14 @@ def _device(a, low, high, delta):
             hi = mid
     if a >= high[lo]:
         return a, -1, a >> 12
-    return a + delta[lo], lo, _page_key(a, low[lo], high[lo])
+    return a + delta[lo], lo, np.int64(0)
 
 
 @numba.njit(cache=True, inline="always")
-def _page_key(a, lo, hi):
-    """The page key of CPU address ``a`` in the array ``[lo, hi)``."""
-    return ((a - lo) >> 12) + (hi - lo) * np.int64(0x51ED27)
+def _page_key(a, lo, rank):
+    """The page key of CPU address ``a`` in the array starting at ``lo`` that the region touched ``rank``-th
+    (first touches come in program order, wherever the CPU put the arrays)."""
+    return ((a - lo) >> 12) + rank * np.int64(0x51ED2700000)
 
 
 @numba.njit(cache=True, inline="always")
@@ -348,7 +348,7 @@ def _threshold(rate: float) -> np.uint64:
 
 
 @numba.njit(cache=True)
-def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, pthr, seed, groups, c, low6,
+def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, rank, bthr, pthr, seed, groups, c, low6,
                   pcs, group_inst, ktrow, ktval, kgroup, s_addr, s_size, s_op, s_tid, s_pc,
                   s_key):  # pragma: no cover - compiled
     """:func:`_filter` on the compiled buffer's compact stream, before anything is decoded: counts every row
@@ -441,11 +441,17 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, bthr, 
                     q = pc_alloc[p] if p < npcs else -1  # the array this instruction touched last
                     if q >= 0 and low[q] <= raw and raw < high[q]:
                         a = raw + delta[q]
-                        pg = _page_key(raw, low[q], high[q])
                     else:
                         a, q, pg = _device(raw, low, high, delta)
                         if p < npcs:
                             pc_alloc[p] = q
+                    if q >= 0:
+                        if rank[q] < 0:
+                            rank[q] = c[ARRAYS_SEEN]
+                            c[ARRAYS_SEEN] += 1
+                        pg = _page_key(raw, low[q], rank[q])
+                    else:
+                        pg = a >> 12
                     if o4 == _LOAD:
                         brefs += 1 + (((a & 63) + size - 1) >> 6)
                     slot = pg & 7
@@ -605,6 +611,7 @@ class SampleFilter:
         self.group_instances = np.zeros(self.plan.groups, np.int64)
         self._low6 = np.zeros(128, np.int64)
         self.page_rate = float(self.plan.page_rate)
+        self._rank = None  # the order in which the region first touched each array it got from Python
         self._parts: list[tuple] = []  # the address sample so far: (addr, size, op, tid, pc, key) arrays
         self._rows = 0
 
@@ -663,8 +670,10 @@ class SampleFilter:
         cols = _address_columns(2 * n + 1)
         p = self.plan
         low, high, delta = buf.allocations
+        if self._rank is None or len(self._rank) != len(low):
+            self._rank = np.full(len(low), -1, np.int64)
         nk, nkt, ns, t_end = _filter_coded(
-            B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, _threshold(p.block_rate),
+            B[0], B[1], n, B[2], B[3], k, tid0, low, high, delta, self._rank, _threshold(p.block_rate),
             self._page_threshold, np.int64(p.seed), np.int64(p.groups), self.counts, self._low6,
             self.pcs,
             self.group_instances, ktrow, ktval, kgroup, *cols)
