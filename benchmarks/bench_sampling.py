@@ -76,7 +76,7 @@ def horner(x, coef, out):
 
 
 def _size(n, frac=1.0):
-    return max(1024, int(n * SCALE * frac))
+    return max(64, int(n * SCALE * frac))
 
 
 def _saxpy(frac=1.0):

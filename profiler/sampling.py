@@ -51,7 +51,7 @@ AUTO_BUDGET_RECORDS = 1_000_000
 #: ``--sample auto`` samples a region of more records than this (below it the exact trace costs about as much)
 AUTO_MIN_RECORDS = 4_000_000
 #: rows the address sample keeps at most (about 40 bytes each)
-ADDRESS_CAP = 1 << 20
+ADDRESS_CAP = 1 << 21
 
 _LOAD, _STORE, _OTHER = int(Op.LOAD), int(Op.STORE), int(Op.OTHER)
 _M53 = float(1 << 53)
