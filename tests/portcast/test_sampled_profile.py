@@ -178,3 +178,15 @@ def test_a_sample_that_kept_no_thread_block_predicts_nothing_and_says_why():
                   mode="compiled").regions[0]
     assert reg.prediction is None and reg.sample["kept_thread_instances"] == 0
     assert reg.no_prediction.startswith("the sample kept none of the region's 300 thread runs")
+
+
+def test_the_same_region_on_the_same_inputs_gives_the_same_sampled_answer_wherever_its_arrays_lie():
+    out = []
+    for pad in (0, 5):
+        junk = [np.empty(777 + 4099 * k) for k in range(pad)]  # moves the arrays allocated next
+        reg = profile(blur_rows, _inputs(300, 256), sample=SamplePlan(0.1, 0.25, seed=3), baseline=False,
+                      mode="compiled").regions[0]
+        out.append((reg.features, reg.prediction["kernel_s"], reg.sample["kernel_s_interval"],
+                    reg.sample["address_sample_records"]))
+        del junk
+    assert out[0] == out[1] and 0 < out[0][3] < 300 * 256 * 4  # a quarter of the pages: about a quarter
