@@ -6,24 +6,27 @@ sampled trace keeps
 * the records outside the thread space (``tid < 0``: the host code around the launches) of the sampled
   *intervals* of the trace (2^14 consecutive records, hashed at the same rate), and the first host record
   after thread records (it separates the launches, so that no sink sees two launches as one);
-* every record of the *sampled blocks*: block ``b = tid // 256`` of every launch is kept when a hash of ``b``
-  (and the plan's seed) falls below ``block_rate`` (so a time-step loop samples the same blocks each step);
+* every record of the *sampled blocks*: block ``b = tid // 256`` of the region's ``k``-th launch is kept when
+  a hash of ``(b, k)`` (and the plan's seed) falls below ``block_rate`` (each launch samples its own blocks);
 
 and hands every memory record to a second test, the *address sample*: the LOAD and STORE records (of any
-thread, and of the host) whose 4 KiB page's hash falls below ``page_rate`` go to the sinks that take it, so
+thread, and of the host) whose 4 KiB page's hash falls below the page rate go to the sinks that take it (at
+the region's end; the page rate halves whenever the sample outgrows :data:`ADDRESS_CAP` rows), so
 that distinct bytes, sectors, blocks and pages, and long reuse distances, are estimated from every access to
 a random set of pages (spatially hashed sampling, SHARDS, Waldspurger et al., FAST 2015), which block
 sampling cannot do when blocks share data (the rows above and below of a stencil). A marker record
 (``tid = -1``, OTHER) opens every launch in the address sample so that per-launch unions stay per launch.
 
 The :class:`SampleFilter` counts exactly, on every record, what costs nothing to count: records, records per
-operation class (all, and inside threads), records per static instruction, LOAD and STORE bytes, thread
-instances total and kept (per replicate group), launches, the largest tid. What it keeps goes to the sinks as
+operation class (all, and inside threads), records per static instruction, LOAD and STORE bytes, load block
+references, thread instances total and kept (per replicate group), host intervals, launches, the largest tid. What it keeps goes to the sinks as
 ordinary chunks. ``groups`` replicates: each sampled block and page belongs to one of ``groups`` groups (another
 hash), so that estimates from each group alone give the variance of the estimate from all of them (the random
 group method).
 
-Everything is deterministic: the same region on the same inputs, with the same plan, keeps the same records.
+Everything is deterministic: the same region on the same inputs, with the same plan, keeps the same records
+(a page of an array the region got from Python is keyed by its place in the array, wherever the CPU put it;
+docs/sampling.md says which pages follow the CPU's placement).
 """
 
 from __future__ import annotations
