@@ -19,10 +19,10 @@ sampling cannot do when blocks share data (the rows above and below of a stencil
 
 The :class:`SampleFilter` counts exactly, on every record, what costs nothing to count: records, records per
 operation class (all, and inside threads), records per static instruction, LOAD and STORE bytes, load block
-references, thread instances total and kept (per replicate group), host intervals, launches, the largest tid. What it keeps goes to the sinks as
-ordinary chunks. ``groups`` replicates: each sampled block and page belongs to one of ``groups`` groups (another
-hash), so that estimates from each group alone give the variance of the estimate from all of them (the random
-group method).
+references, thread instances total and kept (per replicate group), host intervals, launches, the largest
+tid. What it keeps goes to the sinks as ordinary chunks. ``groups`` replicates: each sampled block and page
+belongs to one of ``groups`` groups (another hash), so that estimates from each group alone give the
+variance of the estimate from all of them (the random group method).
 
 Everything is deterministic: the same region on the same inputs, with the same plan, keeps the same records
 (a page of an array the region got from Python is keyed by its place in the array, wherever the CPU put it;
