@@ -9,8 +9,10 @@ data-dependent branch; and one region of 10^10 records (Horner's rule on a polyn
 million points: long threads, little memory) profiled sampled only. Each is profiled by
 ``portcast.pipeline.profile`` with ``baseline=False`` (the uninstrumented run is timed here, apart) and the
 plan ``--sample auto`` would choose for its record count (:func:`profiler.sampling.SamplePlan.auto`), and, for
-the 10^8 regions, exactly (PORTCAST_BENCH_EXACT=0 skips those: several minutes). Prints one table: records,
-njit seconds (best of 3), profile seconds, the ratio, and the predicted kernel time both ways.
+the 10^8 regions, exactly (PORTCAST_BENCH_EXACT=0 skips those: several minutes). Then four corpus kernels
+(`kernels/`) at their ``large`` size as a user profiles them: ``--sample auto`` sized from the njit baseline,
+whose timing runs are part of the time. Prints one table: records, njit seconds (best of 3), profile seconds,
+the ratio, and the predicted kernel time both ways.
 """
 
 from __future__ import annotations
@@ -156,4 +158,46 @@ def test_profile_end_to_end(benchmark, make):
         ke = f"{r['kernel_sampled']:.4g} / {r['kernel_exact']:.4g}" if "kernel_exact" in r else \
             f"{r['kernel_sampled']:.4g}"
         print(f"{r['region']:<14}{r['records']:>15,}{r['njit_s']:>10.4f}{r['block_rate']:>9.2g}"
+              f"{r['sampled_s']:>11.2f}{r['sampled_x']:>9.0f}{ex}{ke:>30}")
+
+
+CORPUS = ["saxpy", "stencil2d", "black_scholes", "gather"]
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_kernel_end_to_end(benchmark, name):
+    """A corpus kernel at its ``large`` size, the way a user runs it: ``portcast.profile(cpu, args,
+    baseline_kind="njit")`` with ``--sample auto`` (the uninstrumented njit runs that size the sample are part of
+    the time), against the region's njit run; and, with PORTCAST_BENCH_EXACT, the exact profile."""
+    from kernels.registry import all_kernels
+
+    spec = all_kernels()[name]
+    n = spec.sizes["large"]
+    if SCALE != 1.0:
+        n = max(spec.sizes["tiny"], int(n * SCALE))
+    njit_s = _njit_seconds(numba.njit(spec.cpu), spec.make_inputs(n, 0))
+    profile(spec.cpu, spec.make_inputs(spec.sizes["small"], 0), sample="exact", baseline=False)  # compile once
+
+    def run(sample):
+        args = spec.make_inputs(n, 0)
+        t0 = time.perf_counter()
+        rep = profile(spec.cpu, args, sample=sample, baseline=True, baseline_kind="njit")
+        return time.perf_counter() - t0, rep.regions[0]
+
+    sampled_s, reg = benchmark.pedantic(run, args=("auto",), rounds=1, iterations=1)
+    row = {"region": f"corpus {name}", "records": reg.records, "njit_s": njit_s,
+           "block_rate": (reg.sample or {}).get("plan", {}).get("block_rate", 1.0), "sampled_s": sampled_s,
+           "sampled_x": sampled_s / njit_s, "kernel_sampled": reg.prediction["kernel_s"],
+           "interval": (reg.sample or {}).get("kernel_s_interval")}
+    if EXACT:
+        exact_s, ex = run("exact")
+        row.update(exact_s=exact_s, exact_x=exact_s / njit_s, kernel_exact=ex.prediction["kernel_s"])
+    ROWS.append(row)
+    benchmark.extra_info.update({k: v for k, v in row.items() if isinstance(v, (int, float, str))})
+    print()
+    for r in ROWS:
+        ex = f"{r['exact_s']:>10.2f}{r['exact_x']:>9.0f}" if "exact_s" in r else f"{'-':>10}{'-':>9}"
+        ke = f"{r['kernel_sampled']:.4g} / {r['kernel_exact']:.4g}" if "kernel_exact" in r else \
+            f"{r['kernel_sampled']:.4g}"
+        print(f"{r['region']:<22}{r['records']:>15,}{r['njit_s']:>10.4f}{r['block_rate']:>9.2g}"
               f"{r['sampled_s']:>11.2f}{r['sampled_x']:>9.0f}{ex}{ke:>30}")
