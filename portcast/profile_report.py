@@ -127,6 +127,35 @@ class ProfileReport:
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "profile report") -> "ProfileReport":
+        """The report :meth:`to_dict` gave (a saved ``--json``), to render again: the same :meth:`to_html`. A
+        :class:`ReportFormatError` names what is wrong and where (``where``: the file, in messages)."""
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ReportFormatError(f"{where}: not a Portcast profile report (its format is not {FORMAT!r})")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise ReportFormatError(f"{where}: schema_version {version!r}; this Portcast reads version "
+                                    f"{SCHEMA_VERSION}")
+        top = _fields(cls, {k: v for k, v in data.items() if k not in ("format", "schema_version")}, where)
+        regions = top.get("regions")
+        if not isinstance(regions, list):
+            raise ReportFormatError(f"{where}: field 'regions' must be a list")
+        top["regions"] = [RegionReport(**_fields(RegionReport, r, f"{where}: regions[{i}]"))
+                          for i, r in enumerate(regions)]
+        return cls(**top)
+
+    @classmethod
+    def read_json(cls, path) -> "ProfileReport":
+        """A report saved with ``--json`` (or :meth:`write_json`), read with bounded size and nesting."""
+        from profiler.jsonfile import JsonFileError, read_json
+
+        try:
+            doc = read_json(Path(path), what="Portcast profile report")
+        except JsonFileError as exc:
+            raise ReportFormatError(str(exc)) from None
+        return cls.from_dict(doc, where=str(path))
+
     def write_json(self, path) -> Path:
         from profiler.atomic import atomic_write_text
 
@@ -157,6 +186,26 @@ class ProfileReport:
             else:
                 parts.append(f"{r.label}: {r.no_prediction or 'no prediction'}")
         return f"<ProfileReport of {self.target}: " + ("; ".join(parts) or "no region") + ">"
+
+
+class ReportFormatError(ValueError):
+    """A saved profile report that cannot be read back: which file and which field."""
+
+
+def _fields(cls, data: Any, where: str) -> dict:
+    """``data``'s fields of dataclass ``cls``: a :class:`ReportFormatError` for data that is not an object, a
+    missing field without a default, or a field ``cls`` does not have."""
+    if not isinstance(data, dict):
+        raise ReportFormatError(f"{where}: must be an object")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ReportFormatError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    missing = sorted(n for n, f in fields.items() if n not in data and f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+    if missing:
+        raise ReportFormatError(f"{where}: missing field(s) {', '.join(missing)}")
+    return dict(data)
 
 
 # ----------------------------------------------------------------------------------------- building ---
