@@ -176,24 +176,21 @@ class SampleEstimator:
         if self._filter is None:
             return
         self._ensure_started()
-        groups = self._filter.chunk_groups
-        for g, rep in enumerate(self._groups):
-            rows = np.flatnonzero((groups == g) | (groups < 0))
-            if len(rows):
-                part = take(chunk, rows)
-                for s in rep.main():
-                    s.consume(part)
+        self._to_replicates(chunk, self._filter.chunk_groups, _Set.main)
 
     def consume_address_sample(self, chunk) -> None:
         self._ensure_started()
         for s in self._address.address():
             s.consume(chunk)
-        groups = self._filter.address_groups
+        self._to_replicates(chunk, self._filter.address_groups, _Set.address)
+
+    def _to_replicates(self, chunk, groups, sinks_of) -> None:
+        """Each replicate's share of ``chunk``: its group's rows and the rows of every group (group -1)."""
         for g, rep in enumerate(self._groups):
             rows = np.flatnonzero((groups == g) | (groups < 0))
             if len(rows):
                 part = take(chunk, rows)
-                for s in rep.address():
+                for s in sinks_of(rep):
                     s.consume(part)
 
     def end_region(self, info, static) -> None:

@@ -175,6 +175,27 @@ def page_group(page: int, plan: SamplePlan) -> int:
     return int(_group_of(np.int64(page), np.int64(plan.seed), np.int64(plan.groups)))
 
 
+@numba.njit(cache=True, inline="always")
+def _address_row(s_addr, s_size, s_op, s_tid, s_pc, s_key, ns, launch_open, a, size, op, tid, pc, key):
+    """Append a row to the address sample (after a launch marker, tid -1 and key -1, when the row opens a
+    launch); returns the new row count."""
+    if launch_open:
+        s_addr[ns] = 0
+        s_size[ns] = 0
+        s_op[ns] = _OTHER
+        s_tid[ns] = -1
+        s_pc[ns] = 0
+        s_key[ns] = -1
+        ns += 1
+    s_addr[ns] = a
+    s_size[ns] = size
+    s_op[ns] = op
+    s_tid[ns] = tid
+    s_pc[ns] = pc
+    s_key[ns] = key
+    return ns + 1
+
+
 @numba.njit(cache=True)
 def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_thr, pcs, group_inst,
             keep, keep_group, s_addr, s_size, s_op, s_tid, s_pc, s_key):  # pragma: no cover - compiled
@@ -262,22 +283,9 @@ def _filter(tid, op, pc, addr, size, bthr, pthr, seed, groups, c, ops_all, ops_t
                     cache_page[slot] = pg
                     cache_in[slot] = 1 if _below(pg, s2, pthr) else 0
                 if cache_in[slot]:
-                    if launch_open:
-                        s_addr[ns] = 0
-                        s_size[ns] = 0
-                        s_op[ns] = _OTHER
-                        s_tid[ns] = -1
-                        s_pc[ns] = 0
-                        s_key[ns] = -1
-                        ns += 1
-                        launch_open = 0
-                    s_addr[ns] = addr[i]
-                    s_size[ns] = z
-                    s_op[ns] = o
-                    s_tid[ns] = t
-                    s_pc[ns] = p
-                    s_key[ns] = pg
-                    ns += 1
+                    ns = _address_row(s_addr, s_size, s_op, s_tid, s_pc, s_key, ns, launch_open, addr[i], z, o, t,
+                                      p, pg)
+                    launch_open = 0
         if cur_keep:
             keep[nk] = i
             keep_group[nk] = cur_group
@@ -462,22 +470,9 @@ def _filter_coded(codes, addrs, n, trow, tval, k, tid0, low, high, delta, rank, 
                         cache_page[slot] = pg
                         cache_in[slot] = 1 if _below(pg, s2, pthr) else 0
                     if cache_in[slot]:
-                        if launch_open:
-                            s_addr[ns] = 0
-                            s_size[ns] = 0
-                            s_op[ns] = _OTHER
-                            s_tid[ns] = -1
-                            s_pc[ns] = 0
-                            s_key[ns] = -1
-                            ns += 1
-                            launch_open = 0
-                        s_addr[ns] = a
-                        s_size[ns] = size
-                        s_op[ns] = o4
-                        s_tid[ns] = t
-                        s_pc[ns] = p
-                        s_key[ns] = pg
-                        ns += 1
+                        ns = _address_row(s_addr, s_size, s_op, s_tid, s_pc, s_key, ns, launch_open, a, size, o4,
+                                          t, p, pg)
+                        launch_open = 0
         if cur_keep:
             if nkt == 0 or ktval[nkt - 1] != t:
                 ktrow[nkt] = nk
