@@ -126,6 +126,21 @@ def _njit_seconds(fn, args) -> float:
 ROWS: list = []
 
 
+def _report(benchmark, row: dict) -> None:
+    """Keep ``row`` with the benchmark's figures and print the table of every region so far."""
+    ROWS.append(row)
+    benchmark.extra_info.update({k: v for k, v in row.items() if isinstance(v, (int, float, str))})
+    print()
+    print(f"{'region':<22}{'records':>15}{'njit s':>10}{'rate':>9}{'sampled s':>11}{'x njit':>9}"
+          f"{'exact s':>10}{'x njit':>9}{'kernel (sampled / exact)':>30}")
+    for r in ROWS:
+        ex = f"{r['exact_s']:>10.2f}{r['exact_x']:>9.0f}" if "exact_s" in r else f"{'-':>10}{'-':>9}"
+        ke = f"{r['kernel_sampled']:.4g} / {r['kernel_exact']:.4g}" if "kernel_exact" in r else \
+            f"{r['kernel_sampled']:.4g}"
+        print(f"{r['region']:<22}{r['records']:>15,}{r['njit_s']:>10.4f}{r['block_rate']:>9.2g}"
+              f"{r['sampled_s']:>11.2f}{r['sampled_x']:>9.0f}{ex}{ke:>30}")
+
+
 def _profile_seconds(fn, args, sample):
     t0 = time.perf_counter()
     rep = profile(fn, args, sample=sample, baseline=False, mode="compiled")
@@ -148,17 +163,7 @@ def test_profile_end_to_end(benchmark, make):
     if EXACT and reg.records < 5e8:
         exact_s, ex = _profile_seconds(fn, args, "exact")
         row.update(exact_s=exact_s, exact_x=exact_s / njit_s, kernel_exact=ex.prediction["kernel_s"])
-    ROWS.append(row)
-    benchmark.extra_info.update({k: v for k, v in row.items() if isinstance(v, (int, float, str))})
-    print()
-    print(f"{'region':<14}{'records':>15}{'njit s':>10}{'rate':>9}{'sampled s':>11}{'x njit':>9}"
-          f"{'exact s':>10}{'x njit':>9}{'kernel (sampled / exact)':>30}")
-    for r in ROWS:
-        ex = f"{r['exact_s']:>10.2f}{r['exact_x']:>9.0f}" if "exact_s" in r else f"{'-':>10}{'-':>9}"
-        ke = f"{r['kernel_sampled']:.4g} / {r['kernel_exact']:.4g}" if "kernel_exact" in r else \
-            f"{r['kernel_sampled']:.4g}"
-        print(f"{r['region']:<14}{r['records']:>15,}{r['njit_s']:>10.4f}{r['block_rate']:>9.2g}"
-              f"{r['sampled_s']:>11.2f}{r['sampled_x']:>9.0f}{ex}{ke:>30}")
+    _report(benchmark, row)
 
 
 CORPUS = ["saxpy", "stencil2d", "black_scholes", "gather"]
@@ -192,12 +197,4 @@ def test_corpus_kernel_end_to_end(benchmark, name):
     if EXACT:
         exact_s, ex = run("exact")
         row.update(exact_s=exact_s, exact_x=exact_s / njit_s, kernel_exact=ex.prediction["kernel_s"])
-    ROWS.append(row)
-    benchmark.extra_info.update({k: v for k, v in row.items() if isinstance(v, (int, float, str))})
-    print()
-    for r in ROWS:
-        ex = f"{r['exact_s']:>10.2f}{r['exact_x']:>9.0f}" if "exact_s" in r else f"{'-':>10}{'-':>9}"
-        ke = f"{r['kernel_sampled']:.4g} / {r['kernel_exact']:.4g}" if "kernel_exact" in r else \
-            f"{r['kernel_sampled']:.4g}"
-        print(f"{r['region']:<22}{r['records']:>15,}{r['njit_s']:>10.4f}{r['block_rate']:>9.2g}"
-              f"{r['sampled_s']:>11.2f}{r['sampled_x']:>9.0f}{ex}{ke:>30}")
+    _report(benchmark, row)
