@@ -125,18 +125,589 @@ def _grow(a, n):
     return b
 
 
+@nb.njit(cache=True, inline="always")
+def _queue_head(q, head, s, c):
+    """The cycle from which SM ``s``'s earliest-free entry of a memory queue (MSHRs or store queue: the head of
+    its sorted window, see :func:`_run`) serves a request made at cycle ``c``."""
+    dep_c = q[s, head[s]]
+    if c > dep_c:
+        dep_c = c
+    return dep_c
+
+
+@nb.njit(cache=True, inline="always")
+def _queue_take(q, head, s, n, t):
+    """Take SM ``s``'s earliest-free entry of a memory queue of ``n`` entries and put it back freeing at cycle
+    ``t``: drop the window's head and insert ``t`` in order; the window moves right and is copied back to the
+    row start when it reaches the row's end."""
+    h0 = head[s] + 1
+    tq = h0 + n - 1
+    if tq >= q.shape[1]:
+        for jj in range(n - 1):
+            q[s, jj] = q[s, h0 + jj]
+        h0 = 0
+        tq = n - 1
+    while tq > h0 and q[s, tq - 1] > t:
+        q[s, tq] = q[s, tq - 1]
+        tq -= 1
+    q[s, tq] = t
+    head[s] = h0
+
+
+@nb.njit(cache=True, inline="always")
+def _queue_wait(q, head, s, need, n, c):
+    """The cycle from which SM ``s`` has ``need`` entries (at most ``n``, the queue's size) of a memory queue
+    free: the need-th entry's free cycle, or ``c`` when they are free at ``c`` or none is needed."""
+    t = c
+    if need > n:
+        need = n
+    if need > 0:
+        vq = q[s, head[s] + need - 1]
+        if vq > c:
+            t = vq
+    return t
+
+
+@nb.njit(cache=True, inline="always")
+def _l1_misses(i, s, sptr, acc, l1_map, c1, l1_geo):
+    """How many of the sectors of load ``i`` miss SM ``s``'s L1 now (MSHRs the load needs; reads only)."""
+    l1_sets, l1_ways, rec1 = l1_geo
+    need = 0
+    for j in range(sptr[i], sptr[i + 1]):
+        tg = np.int64(acc[j, 0])
+        m1 = l1_map[s * l1_sets + acc[j, 1]]
+        if m1 == 0:
+            need += 1
+            continue
+        b0 = (m1 - 1) * rec1
+        found = False
+        for kk in range(b0, b0 + l1_ways):
+            if (c1[kk] & _TAG) == tg:
+                found = True
+                break
+        if not found:
+            need += 1
+    return need
+
+
+@nb.njit(cache=True, inline="always")
+def _l1_lookup(l1_map, key, n_l1, c1, rec1, l1_ways, tg):
+    """One sector's lookup in an L1 set: find (or start) the record of set ``key`` and look the tag ``tg`` up.
+
+    Returns ``(n_l1, hit, victim)``: the sets started so far, the hit way's word index (-1 on a miss) and the
+    LRU victim's.
+    """
+    m1 = l1_map[key]
+    if m1 == 0:
+        n_l1 += 1
+        m1 = n_l1
+        l1_map[key] = m1
+        for kk in range((m1 - 1) * rec1, m1 * rec1):
+            c1[kk] = 0
+    b0 = (m1 - 1) * rec1
+    hit = -1
+    victim = b0
+    for kk in range(b0, b0 + l1_ways):
+        if (c1[kk] & _TAG) == tg:
+            hit = kk
+            break
+        if c1[kk] < c1[victim]:
+            victim = kk
+    return n_l1, hit, victim
+
+
+@nb.njit(cache=True, inline="always")
+def _l2_fill(c2, v2, word, lb0, st, dram_xfer, stats):
+    """An L2 miss takes the LRU way ``v2`` for the packed word ``word``; a dirty victim is written back first
+    (a DRAM slot booked from ``lb0``, the request's L2 slot). Returns whether a dirty sector was evicted (its
+    write then ends at ``st[1]``)."""
+    stats[S_L2_MISS] += 1
+    evicted = (c2[v2] & _DIRTY) != 0
+    if evicted:
+        d0 = lb0 if lb0 > st[1] else st[1]
+        st[1] = d0 + dram_xfer
+        stats[S_DRAM_WR] += 1
+    c2[v2] = word
+    return evicted
+
+
+@nb.njit(cache=True, inline="always")
+def _slot_check(w, s, k, c, warp_own, warp_unit, unit_free, lsu_free, warp_cur, w_op, sptr, acc, l1_map, c1,
+                l1_geo, mq, mh, qq, qh):
+    """The check of warp ``w`` in the slot scan: the earliest cycle its next instruction can issue (own
+    readiness, its pipeline or the load/store unit, and, when that is now, the MSHRs / store-queue entries a
+    memory instruction needs). Returns ``(cycle, unit, whether a memory queue set the cycle)``."""
+    e = warp_own[w]
+    u = warp_unit[w]
+    if u < _PIPES:
+        if unit_free[s, k, u] > e:
+            e = unit_free[s, k, u]
+    elif lsu_free[s] > e:
+        e = lsu_free[s]
+    res = False
+    if e <= c and u == _LSU:
+        i = warp_cur[w]
+        if w_op[i] == 8:
+            vq = _queue_wait(mq, mh, s, _l1_misses(i, s, sptr, acc, l1_map, c1, l1_geo), mq.shape[1] // 2, c)
+        else:
+            vq = _queue_wait(qq, qh, s, sptr[i + 1] - sptr[i], qq.shape[1] // 2, c)
+        if vq > c:
+            e = vq
+            res = True
+    return e, u, res
+
+
+@nb.njit(cache=True, inline="always")
+def _wake_pipe_slot(s, k, c, greedy, pmask, unit_free, scanm, sl_lb):
+    """The first pipeline-waiting slot of scheduler ``k`` in scan order whose pipeline is free at ``c`` can
+    issue: hand it back to the scan as a slot due for a check (the scan stops there at the latest)."""
+    if pmask[s, k, _PIPES] != 0:
+        el = np.int64(0)
+        for uu in range(_PIPES):
+            if unit_free[s, k, uu] <= c:
+                el |= pmask[s, k, uu]
+        if el != 0:
+            if greedy < 63 and (el >> greedy) & 1:
+                p = greedy
+            else:
+                p = np.int64(trailing_zeros(el))
+            nbit = ~(np.int64(1) << p)
+            for uu in range(_PIPES + 1):
+                pmask[s, k, uu] &= nbit
+            scanm[s, k] |= ~nbit
+            sl_lb[s, k, p] = c
+
+
+@nb.njit(cache=True, inline="always")
+def _scan(s, k, c, greedy, sl_warp, sl_lb, sl_res, scanm, pmask, stats, warp_own, warp_unit, unit_free, lsu_free,
+          warp_cur, w_op, sptr, acc, l1_map, c1, l1_geo, mq, mh, qq, qh):
+    """Scheduler ``k``'s slot scan at cycle ``c``, greedy-then-oldest: the warp that issued last (slot
+    ``greedy``), then the others in slot order; of slots 0-62 only those in the scan mask, slots 63 and above
+    all. A slot whose stored bound is after ``c`` is passed over; others are checked (:func:`_slot_check`).
+
+    Returns ``(warp, slot, bound, flag)``: the first eligible warp and its slot (-1, 0 if none), and, when none
+    is eligible, the least bound found and whether a memory resource gave it.
+    """
+    chosen = -1
+    chosen_idx = 0
+    kbound = _INF
+    kres = False
+    rest = scanm[s, k]
+    gfirst = True
+    if greedy < 63:
+        gfirst = ((rest >> greedy) & 1) != 0
+        rest &= ~(np.int64(1) << greedy)
+    hi = np.int64(63)
+    while True:
+        if gfirst:
+            idx = greedy
+            gfirst = False
+        elif rest != 0:
+            idx = np.int64(trailing_zeros(rest))
+            rest &= rest - 1
+        elif hi < sl_lb.shape[2]:
+            idx = hi
+            hi += 1
+            if idx == greedy:
+                continue
+        else:
+            break
+        lbw = sl_lb[s, k, idx]
+        if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished or no warp)
+            if lbw < kbound:
+                kbound = lbw
+                kres = sl_res[s, k, idx]
+            continue
+        w = sl_warp[s, k, idx]
+        stats[S_CHECKS] += 1
+        e, u, res = _slot_check(w, s, k, c, warp_own, warp_unit, unit_free, lsu_free, warp_cur, w_op, sptr, acc,
+                                l1_map, c1, l1_geo, mq, mh, qq, qh)
+        if e <= c:
+            sl_lb[s, k, idx] = e
+            chosen = w
+            chosen_idx = idx
+            break
+        if u < _PIPES and idx < 63 and e == unit_free[s, k, u]:
+            # blocked only by its busy pipeline (e is unit_free): a pipeline-waiting slot from now on
+            pbit = np.int64(1) << idx
+            pmask[s, k, u] |= pbit
+            pmask[s, k, _PIPES] |= pbit
+            scanm[s, k] &= ~pbit
+            sl_lb[s, k, idx] = _INF
+            continue
+        sl_lb[s, k, idx] = e
+        sl_res[s, k, idx] = res
+        if e < kbound:
+            kbound = e
+            kres = res
+    return chosen, chosen_idx, kbound, kres
+
+
+@nb.njit(cache=True, inline="always")
+def _merge_pipe_bounds(s, k, greedy, kbound, kres, pmask, unit_free, sl_lb):
+    """When scheduler ``k`` issues nothing: the pipeline-waiting slots' bounds (all pipelines with such slots
+    are busy here), merged with the scanned ones as the scan would: the first slot in scan order with the
+    least bound gives the memory-resource flag. A scanned slot's (sl_lb, sl_res) is what it gave the scan.
+
+    Returns ``(bound, flag)``.
+    """
+    if pmask[s, k, _PIPES] != 0:
+        for u in range(_PIPES):
+            pmu = pmask[s, k, u]
+            if pmu == 0:
+                continue
+            v = unit_free[s, k, u]
+            if v < kbound:
+                kbound = v
+                kres = False
+            elif v == kbound and kres:
+                if greedy < 63 and (pmu >> greedy) & 1:
+                    kres = False
+                elif sl_lb[s, k, greedy] != kbound:
+                    p = np.int64(trailing_zeros(pmu))
+                    for idx in range(p):
+                        if sl_lb[s, k, idx] == kbound:
+                            break
+                    else:
+                        kres = False
+    return kbound, kres
+
+
+@nb.njit(cache=True, inline="always")
+def _issue_alu(s, k, c, i, op, u, unit_free, lat_of, ivl_of, w_active, w_div, stats):
+    """Issue instruction ``i`` (op ``op``) on pipeline ``u`` of scheduler ``k``; returns its result cycle."""
+    unit_free[s, k, u] = c + ivl_of[op]
+    stats[S_ALU_BUSY] += ivl_of[op]
+    stats[S_ALU_LANES] += w_active[i]
+    if u == UNIT_INT:
+        stats[S_INT] += 1
+    elif u == UNIT_FP:
+        stats[S_FP] += 1
+    elif u == UNIT_FP64:
+        stats[S_FP64] += 1
+    else:
+        stats[S_SFU] += 1
+    if op == 10:
+        stats[S_BRANCH] += 1
+        stats[S_DIVERGENT] += w_div[i]
+    return c + lat_of[op]
+
+
+@nb.njit(cache=True, inline="always")
+def _load_miss(s, c, tg, key2, mq, mh, l2_map, n_l2, c2, c2f, l2_ways, clock, st, stats, times):
+    """A load's sector that missed the L1: an MSHR (the earliest-free one), the L2 lookup and, on an L2 miss, the
+    DRAM read (after a dirty victim's write-back). Returns ``(cycle the sector's data is back, n_l2, clock)``."""
+    period, l1_lat, l2_lat, l2_xfer, dram_lat, dram_xfer = times
+    dep_c = _queue_head(mq, mh, s, c)
+    # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
+    clock += 1
+    n_l2, h2, v2, lb0, start = _l2_lookup(l2_map, key2, n_l2, c2, 2 * l2_ways, l2_ways, tg, c, dep_c, period, st,
+                                          l2_xfer)
+    if h2 >= 0:
+        stats[S_L2_HIT] += 1
+        c2[h2] = (clock << 32) | (c2[h2] & _DIRTY) | tg
+        t_ret = start + l2_lat
+        if c2f[h2 + l2_ways] > t_ret:
+            t_ret = c2f[h2 + l2_ways]
+    else:
+        _l2_fill(c2, v2, (clock << 32) | tg, lb0, st, dram_xfer, stats)
+        d0 = lb0 if lb0 > st[1] else st[1]
+        st[1] = d0 + dram_xfer
+        if start > d0:
+            d0 = start
+        stats[S_DRAM_RD] += 1
+        t_ret = d0 + dram_xfer + dram_lat + l2_lat
+        c2f[v2 + l2_ways] = t_ret
+    rc = _ceil_cycle(t_ret, period)
+    if rc < c + l1_lat:
+        rc = c + l1_lat
+    if rc <= dep_c:
+        rc = dep_c + 1
+    # the MSHR frees at rc
+    _queue_take(mq, mh, s, mq.shape[1] // 2, rc)
+    return rc, n_l2, clock
+
+
+@nb.njit(cache=True, inline="always")
+def _issue_load(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways, mq, mh, st, pf_sink, stats,
+                smem_lat, times, counts):
+    """Issue load ``i`` on SM ``s`` at cycle ``c``: its sectors through the L1 (and on misses the L2 and DRAM).
+
+    ``counts`` = ``(n_l1, n_l2, clock, l1_clock)``: L1 / L2 set records started, L2 / L1 LRU clocks. Returns
+    ``(result cycle, whether a sector missed the L1, counts)``.
+    """
+    n_l1, n_l2, clock, l1_clock = counts
+    l1_sets, l1_ways, rec1 = l1_geo
+    l1_lat = times[1]
+    nsec = sptr[i + 1] - sptr[i]
+    stats[S_LOAD] += 1
+    stats[S_LOAD_SECT] += nsec
+    # a load that touches no sector reads shared memory (the stream builder's shared records)
+    r_i = c + (l1_lat if nsec > 0 else smem_lat)
+    missed = False
+    # prefetch pass: read the L1 and L2 records of all the load's sectors first, in a loop without data-dependent
+    # branches, so that the host's cache misses on them overlap instead of waiting one after the other inside
+    # the lookups below (reads only)
+    pf = np.int64(0)
+    for j in range(sptr[i], sptr[i + 1]):
+        m1 = l1_map[s * l1_sets + acc[j, 1]]
+        m2 = l2_map[acc[j, 2]]
+        pf += c1[max(m1 - 1, 0) * rec1] + c2[max(m2 - 1, 0) * 2 * l2_ways]
+    pf_sink[0] += pf
+    for j in range(sptr[i], sptr[i + 1]):
+        tg = np.int64(acc[j, 0])
+        n_l1, hit, victim = _l1_lookup(l1_map, s * l1_sets + acc[j, 1], n_l1, c1, rec1, l1_ways, tg)
+        l1_clock += 1
+        if hit >= 0:
+            stats[S_L1_HIT] += 1
+            c1[hit] = (l1_clock << 32) | tg
+            rc = c + l1_lat
+            if c1[hit + l1_ways] > rc:
+                rc = c1[hit + l1_ways]
+        else:
+            stats[S_L1_MISS] += 1
+            missed = True
+            rc, n_l2, clock = _load_miss(s, c, tg, acc[j, 2], mq, mh, l2_map, n_l2, c2, c2f, l2_ways, clock, st,
+                                         stats, times)
+            c1[victim] = (l1_clock << 32) | tg
+            c1[victim + l1_ways] = rc
+        if rc > r_i:
+            r_i = rc
+    return r_i, missed, (n_l1, n_l2, clock, l1_clock)
+
+
+@nb.njit(cache=True, inline="always")
+def _issue_store(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways, qq, qh, st, stats, times,
+                 counts):
+    """Issue store ``i`` on SM ``s`` at cycle ``c``: each sector takes a store-queue entry and goes to the L2
+    (write-back, write-allocate); the L1 is written through (a copy it holds is kept current, none allocated).
+    Returns the updated ``counts`` (see :func:`_issue_load`)."""
+    n_l1, n_l2, clock, l1_clock = counts
+    l1_sets, l1_ways, rec1 = l1_geo
+    period, l1_lat, l2_lat, l2_xfer, dram_lat, dram_xfer = times
+    stats[S_STORE] += 1
+    stats[S_STORE_SECT] += sptr[i + 1] - sptr[i]
+    for j in range(sptr[i], sptr[i + 1]):
+        tg = np.int64(acc[j, 0])
+        dep_c = _queue_head(qq, qh, s, c)
+        # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
+        clock += 1
+        n_l2, h2, v2, lb0, start = _l2_lookup(l2_map, acc[j, 2], n_l2, c2, 2 * l2_ways, l2_ways, tg, c, dep_c,
+                                              period, st, l2_xfer)
+        # The entry frees when the L2 takes the sector (its slot on the L2 server) or, when the sector evicts a
+        # dirty one, when that victim has left for the DRAM: stores are posted, so a stream of them is bound by
+        # the L2's and the DRAM's bandwidth, not by the round trip.
+        t_ack = start + l2_xfer
+        if h2 >= 0:
+            stats[S_L2_HIT] += 1
+            c2[h2] = (clock << 32) | _DIRTY | tg
+        else:
+            evicted = _l2_fill(c2, v2, (clock << 32) | _DIRTY | tg, lb0, st, dram_xfer, stats)
+            if evicted and st[1] > t_ack:
+                t_ack = st[1]
+            c2f[v2 + l2_ways] = start + l2_lat
+        ac = _ceil_cycle(t_ack, period)
+        if ac <= dep_c:
+            ac = dep_c + 1
+        _queue_take(qq, qh, s, qq.shape[1] // 2, ac)
+        m1 = l1_map[s * l1_sets + acc[j, 1]]
+        b0 = (m1 - 1) * rec1
+        for kk in range(b0, b0 + (l1_ways if m1 > 0 else 0)):
+            if (c1[kk] & _TAG) == tg:  # write-through: keep the L1 copy current
+                l1_clock += 1
+                c1[kk] = (l1_clock << 32) | tg
+                break
+    return (n_l1, n_l2, clock, l1_clock)
+
+
+@nb.njit(cache=True, inline="always")
+def _lsu_occupy(s, i, c, sptr, lsu_spc, lsu_free, stats):
+    """Memory instruction ``i`` takes SM ``s``'s load/store unit for its sectors' cycles."""
+    nsec = sptr[i + 1] - sptr[i]
+    occ = (nsec + lsu_spc - 1) // lsu_spc
+    if occ < 1:
+        occ = 1
+    lsu_free[s] = c + occ
+    stats[S_LSU_BUSY] += occ
+
+
+@nb.njit(cache=True, inline="always")
+def _advance_warp(w, i, c, r_i, ready, warp_end, warp_cur, warp_ptr, warp_own, warp_unit, w_dep, w_op, unit_of):
+    """Warp ``w`` issued instruction ``i`` at cycle ``c`` (result at ``r_i``): record it and prepare the warp's
+    next instruction (its own readiness and unit). Returns whether the warp has finished issuing."""
+    ready[i] = r_i
+    if r_i > warp_end[w]:
+        warp_end[w] = r_i
+    if c + 1 > warp_end[w]:
+        warp_end[w] = c + 1
+    warp_cur[w] = i + 1
+    done = warp_cur[w] >= warp_ptr[w + 1]
+    if not done:
+        # _own_ready(i + 1, c + 1) written out (a call would touch the arrays' reference counts)
+        e = c + 1
+        for d in range(3):
+            pd = w_dep[i + 1, d]
+            if pd >= 0 and ready[pd] > e:
+                e = ready[pd]
+        warp_own[w] = e
+        warp_unit[w] = unit_of[w_op[i + 1]]
+    return done
+
+
+@nb.njit(cache=True, inline="always")
+def _launch_block(s, b, r0, t0, wpb, block_w0, slot_warp, sl_warp, sl_lb, sl_res, scanm, warp_cur, warp_ptr,
+                  warp_start, warp_own, warp_unit, w_dep, w_op, unit_of, ready):
+    """Start block ``b`` on SM ``s`` in resident-block place ``r0`` at cycle ``t0``: its warps take the place's
+    slots (due for a check, in the scan mask) and their first instructions' own readiness and unit are set.
+    Returns the number of warps."""
+    n_sched = sl_lb.shape[1]
+    nw = block_w0[b + 1] - block_w0[b]
+    for kq in range(nw):
+        w = block_w0[b] + kq
+        q = r0 * wpb + kq
+        slot_warp[s, q] = w
+        sl_warp[s, q % n_sched, q // n_sched] = w
+        sl_lb[s, q % n_sched, q // n_sched] = 0
+        if q // n_sched < 63:
+            scanm[s, q % n_sched] |= np.int64(1) << (q // n_sched)
+        sl_res[s, q % n_sched, q // n_sched] = False
+        warp_start[w] = t0
+        if warp_cur[w] < warp_ptr[w + 1]:
+            warp_own[w] = _own_ready(warp_cur[w], t0, w_dep, ready)
+            warp_unit[w] = unit_of[w_op[warp_cur[w]]]
+    return nw
+
+
+@nb.njit(cache=True, inline="always")
+def _retire_block(s, b, wpb, block_w0, warp_end, slot_warp, sl_warp, sl_lb):
+    """Block ``b`` on SM ``s`` has finished (all its warps' results returned): free its slots.
+
+    Returns ``(end cycle, resident-block place, slots freed)``: the block's last result, the place its slots
+    form, the number of its warps that held slots.
+    """
+    n_sched = sl_lb.shape[1]
+    bend = 0
+    for ww in range(block_w0[b], block_w0[b + 1]):
+        if warp_end[ww] > bend:
+            bend = warp_end[ww]
+    # the block's slots: find them
+    r0 = -1
+    for q in range(slot_warp.shape[1]):
+        if slot_warp[s, q] == block_w0[b]:
+            r0 = q // wpb
+            break
+    freed = 0
+    for kq in range(wpb):
+        q = r0 * wpb + kq
+        if slot_warp[s, q] >= 0:
+            slot_warp[s, q] = -1
+            sl_warp[s, q % n_sched, q // n_sched] = -1
+            sl_lb[s, q % n_sched, q // n_sched] = _INF
+            freed += 1
+    return bend, r0, freed
+
+
+@nb.njit(cache=True, inline="always")
+def _warp_done(s, k, idx, w, wpb, stats, warp_block, block_left, block_w0, warp_end, warp_start, slot_warp, sl_warp,
+               sl_lb, sl_res, scanm, resident, sm_end, sched_lb, next_blk, warp_cur, warp_ptr, warp_own, warp_unit,
+               w_dep, w_op, unit_of, ready):
+    """Warp ``w`` (slot ``idx`` of scheduler ``k`` on SM ``s``) has finished issuing: its slot leaves the scan;
+    the last warp of its block to finish retires the block and starts the SM's next block in its place."""
+    sl_lb[s, k, idx] = _INF
+    if idx < 63:
+        scanm[s, k] &= ~(np.int64(1) << idx)
+    stats[S_WARP_RES] += warp_end[w] - warp_start[w]
+    b = warp_block[w]
+    block_left[b] -= 1
+    if block_left[b] == 0:
+        bend, r0, freed = _retire_block(s, b, wpb, block_w0, warp_end, slot_warp, sl_warp, sl_lb)
+        if bend > sm_end[s]:
+            sm_end[s] = bend
+        resident[s] -= freed
+        nbk = next_blk[s]
+        for kk in range(sched_lb.shape[1]):
+            sched_lb[s, kk] = 0
+        if nbk < block_w0.shape[0] - 1:
+            next_blk[s] = nbk + next_blk.shape[0]
+            resident[s] += _launch_block(s, nbk, r0, bend, wpb, block_w0, slot_warp, sl_warp, sl_lb, sl_res, scanm,
+                                         warp_cur, warp_ptr, warp_start, warp_own, warp_unit, w_dep, w_op, unit_of,
+                                         ready)
+
+
+@nb.njit(cache=True, inline="always")
+def _track_load(trk_li, trk_lr, n_trk, c, r_i):
+    """The tracked SM's load that missed the L1: its interval ``[c, r_i)`` appended. Returns the (grown) arrays
+    and their new length."""
+    trk_li = _grow(trk_li, n_trk)
+    trk_lr = _grow(trk_lr, n_trk)
+    trk_li[n_trk] = c
+    trk_lr[n_trk] = r_i
+    return trk_li, trk_lr, n_trk + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _sm_advance(s, c, issued, bound, bound_res, track_sm, resident, sm_next, stats, trk_issue, trk_block):
+    """After SM ``s``'s cycle ``c``: its next event (the next cycle if it issued, else the least bound of its
+    schedulers; none once no block is resident), the cycles blocked by memory resources, and on the tracked SM
+    the issue and blocked marks. Returns the (grown) mark arrays."""
+    if s == track_sm:
+        trk_issue = _grow(trk_issue, c)
+        trk_block = _grow(trk_block, c)
+        if issued:
+            trk_issue[c] = 1
+    if issued:
+        stats[S_ISSUE_CYC] += 1
+        sm_next[s] = c + 1
+    elif resident[s] == 0:
+        sm_next[s] = _INF
+    else:
+        sm_next[s] = bound
+        if bound_res and bound < _INF:
+            stats[S_MEM_BLOCKED] += bound - c
+            if s == track_sm:
+                trk_block = _grow(trk_block, bound)
+                for cc in range(c, bound):
+                    trk_block[cc] = 1
+    if resident[s] == 0:
+        sm_next[s] = _INF
+    return trk_issue, trk_block
+
+
+@nb.njit(cache=True, inline="always")
+def _finish(stats, warp_end, sm_first, sm_end):
+    """The run's totals: cycles (the last result) and SM busy cycles. Returns ``stats``."""
+    end = 0
+    for w in range(warp_end.shape[0]):
+        if warp_end[w] > end:
+            end = warp_end[w]
+    for s in range(sm_end.shape[0]):
+        if sm_first[s] < _INF:
+            stats[S_SM_BUSY] += sm_end[s] - sm_first[s]
+    stats[S_CYCLES] = end
+    return stats
+
+
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div,
          n_sm, n_sched, res_blocks, wpb, unit_of, lat_of, ivl_of, lsu_spc,
          l1_sets, l1_ways, l1_lat, smem_lat, n_mshr, n_sq, l2_sets, l2_ways,
          period, l2_lat, l2_xfer, dram_lat, dram_xfer, track_sm):
+    """The timing kernel: the state arrays, the first blocks, then the event loop. Each event is the least next
+    cycle ``c`` of the SMs; on each SM due at ``c`` each scheduler wakes a pipeline-waiting slot
+    (:func:`_wake_pipe_slot`), scans its slots (:func:`_scan`) and issues the first eligible warp's instruction
+    (:func:`_issue_alu`, :func:`_issue_load`, :func:`_issue_store`; :func:`_advance_warp`, :func:`_warp_done`)
+    or records its bound (:func:`_merge_pipe_bounds`); :func:`_sm_advance` then sets the SM's next cycle.
+    The stages are inlined (``inline="always"``): one compiled loop, as if written out.
+
+    Returns ``(stats, sm_end, issue marks, memory-blocked marks, load-miss starts, load-miss ends)``; the marks
+    and intervals are of SM ``track_sm`` (-1: none).
+    """
     n_warps = warp_ptr.shape[0] - 1
     n_blocks = block_w0.shape[0] - 1
     n = w_op.shape[0]
     stats = np.zeros(N_STATS, np.float64)
     ready = np.zeros(n, np.int64)
     warp_cur = warp_ptr[:-1].copy()
-    warp_next = np.zeros(n_warps, np.int64)
     warp_end = np.zeros(n_warps, np.int64)
     warp_start = np.zeros(n_warps, np.int64)
     # per warp, for its next instruction: earliest cycle from its own warp (previous issue, producers) and
@@ -228,6 +799,12 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
     trk_li = np.zeros(16, np.int64)
     trk_lr = np.zeros(16, np.int64)
     n_trk = 0
+    # stage parameters: L1 geometry, times (core cycles / ns), and the counters the memory stages advance (L1 / L2
+    # set records started, L2 / L1 LRU clocks); a memory queue row holds 2 * entries + 1 words, so the stages
+    # read a queue's size as its row length // 2
+    l1_geo = (l1_sets, l1_ways, rec1)
+    times = (period, l1_lat, l2_lat, l2_xfer, dram_lat, dram_xfer)
+    counts = (np.int64(n_l1), np.int64(n_l2), clock, l1_clock)
     # launch the first blocks
     for s in range(n_sm):
         for r in range(res_blocks):
@@ -235,20 +812,9 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
             if b >= n_blocks:
                 break
             next_blk[s] = b + n_sm
-            for k in range(block_w0[b + 1] - block_w0[b]):
-                w = block_w0[b] + k
-                q = r * wpb + k
-                slot_warp[s, q] = w
-                sl_warp[s, q % n_sched, q // n_sched] = w
-                sl_lb[s, q % n_sched, q // n_sched] = 0
-                if q // n_sched < 63:
-                    scanm[s, q % n_sched] |= np.int64(1) << (q // n_sched)
-                warp_next[w] = 0
-                warp_start[w] = 0
-                if warp_cur[w] < warp_ptr[w + 1]:
-                    warp_own[w] = _own_ready(warp_cur[w], 0, w_dep, ready)
-                    warp_unit[w] = unit_of[w_op[warp_cur[w]]]
-                resident[s] += 1
+            resident[s] += _launch_block(s, b, r, np.int64(0), wpb, block_w0, slot_warp, sl_warp, sl_lb, sl_res,
+                                         scanm, warp_cur, warp_ptr, warp_start, warp_own, warp_unit, w_dep, w_op,
+                                         unit_of, ready)
             sm_next[s] = 0
             sm_first[s] = 0
     warps_left = n_warps
@@ -275,152 +841,21 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                         bound = sched_lb[s, k]
                         bound_res = sched_res[s, k]
                     continue
-                chosen = -1
-                chosen_idx = 0
                 greedy = rr[s, k]
-                kbound = _INF
-                kres = False
-                if pmask[s, k, _PIPES] != 0:
-                    # the first pipeline-waiting slot in scan order whose pipeline is free can issue: hand it back
-                    # to the scan as a slot due for a check (the scan stops there at the latest)
-                    el = np.int64(0)
-                    for uu in range(_PIPES):
-                        if unit_free[s, k, uu] <= c:
-                            el |= pmask[s, k, uu]
-                    if el != 0:
-                        if greedy < 63 and (el >> greedy) & 1:
-                            p = greedy
-                        else:
-                            p = np.int64(trailing_zeros(el))
-                        nbit = ~(np.int64(1) << p)
-                        for uu in range(_PIPES + 1):
-                            pmask[s, k, uu] &= nbit
-                        scanm[s, k] |= ~nbit
-                        sl_lb[s, k, p] = c
-                # greedy-then-oldest: the warp that issued last, then the others in slot order; of slots 0-62
-                # only those in the scan mask, slots 63 and above all
-                rest = scanm[s, k]
-                gfirst = True
-                if greedy < 63:
-                    gfirst = ((rest >> greedy) & 1) != 0
-                    rest &= ~(np.int64(1) << greedy)
-                hi = np.int64(63)
-                while True:
-                    if gfirst:
-                        idx = greedy
-                        gfirst = False
-                    elif rest != 0:
-                        idx = np.int64(trailing_zeros(rest))
-                        rest &= rest - 1
-                    elif hi < slots_per_sched:
-                        idx = hi
-                        hi += 1
-                        if idx == greedy:
-                            continue
-                    else:
-                        break
-                    lbw = sl_lb[s, k, idx]
-                    if lbw > c:  # not before this cycle (dependencies, pipelines, memory entries; _INF: finished
-                        # or no warp)
-                        if lbw < kbound:
-                            kbound = lbw
-                            kres = sl_res[s, k, idx]
-                        continue
-                    w = sl_warp[s, k, idx]
-                    stats[S_CHECKS] += 1
-                    e = warp_own[w]
-                    u = warp_unit[w]
-                    if u < _PIPES:
-                        if unit_free[s, k, u] > e:
-                            e = unit_free[s, k, u]
-                    elif lsu_free[s] > e:
-                        e = lsu_free[s]
-                    res = False
-                    if e <= c and u == _LSU:
-                        i = warp_cur[w]
-                        op = w_op[i]
-                        need = 0
-                        if op == 8:
-                            for j in range(sptr[i], sptr[i + 1]):
-                                tg = np.int64(acc[j, 0])
-                                m1 = l1_map[s * l1_sets + acc[j, 1]]
-                                if m1 == 0:
-                                    need += 1
-                                    continue
-                                b0 = (m1 - 1) * rec1
-                                found = False
-                                for kk in range(b0, b0 + l1_ways):
-                                    if (c1[kk] & _TAG) == tg:
-                                        found = True
-                                        break
-                                if not found:
-                                    need += 1
-                            if need > n_mshr:
-                                need = n_mshr
-                            if need > 0:
-                                vq = mq[s, mh[s] + need - 1]  # when `need` entries are free
-                                if vq > c:
-                                    e = vq
-                                    res = True
-                        else:
-                            need = sptr[i + 1] - sptr[i]
-                            if need > n_sq:
-                                need = n_sq
-                            if need > 0:
-                                vq = qq[s, qh[s] + need - 1]
-                                if vq > c:
-                                    e = vq
-                                    res = True
-                    if e <= c:
-                        sl_lb[s, k, idx] = e
-                        chosen = w
-                        chosen_idx = idx
-                        break
-                    if u < _PIPES and idx < 63 and e == unit_free[s, k, u]:
-                        # blocked only by its busy pipeline (e is unit_free): a pipeline-waiting slot from now on
-                        pbit = np.int64(1) << idx
-                        pmask[s, k, u] |= pbit
-                        pmask[s, k, _PIPES] |= pbit
-                        scanm[s, k] &= ~pbit
-                        sl_lb[s, k, idx] = _INF
-                        continue
-                    sl_lb[s, k, idx] = e
-                    sl_res[s, k, idx] = res
-                    if e < kbound:
-                        kbound = e
-                        kres = res
-                if chosen < 0 and pmask[s, k, _PIPES] != 0:
-                    # the pipeline-waiting slots' bounds (all pipelines with such slots are busy here), merged
-                    # with the scanned ones as the scan would: the first slot in scan order with the least bound
-                    # gives the memory-resource flag. A scanned slot's (sl_lb, sl_res) is what it gave the scan.
-                    for u in range(_PIPES):
-                        pmu = pmask[s, k, u]
-                        if pmu == 0:
-                            continue
-                        v = unit_free[s, k, u]
-                        if v < kbound:
-                            kbound = v
-                            kres = False
-                        elif v == kbound and kres:
-                            if greedy < 63 and (pmu >> greedy) & 1:
-                                kres = False
-                            elif sl_lb[s, k, greedy] != kbound:
-                                p = np.int64(trailing_zeros(pmu))
-                                for idx in range(p):
-                                    if sl_lb[s, k, idx] == kbound:
-                                        break
-                                else:
-                                    kres = False
-                if chosen < 0:
+                _wake_pipe_slot(s, k, c, greedy, pmask, unit_free, scanm, sl_lb)
+                w, idx, kbound, kres = _scan(s, k, c, greedy, sl_warp, sl_lb, sl_res, scanm, pmask, stats, warp_own,
+                                             warp_unit, unit_free, lsu_free, warp_cur, w_op, sptr, acc, l1_map, c1,
+                                             l1_geo, mq, mh, qq, qh)
+                if w < 0:
+                    kbound, kres = _merge_pipe_bounds(s, k, greedy, kbound, kres, pmask, unit_free, sl_lb)
                     sched_lb[s, k] = kbound
                     sched_res[s, k] = kres
                     if kbound < bound:
                         bound = kbound
                         bound_res = kres
                     continue
-                # ---- issue instruction i of warp w on SM s, scheduler k, cycle c
-                w = chosen
-                rr[s, k] = chosen_idx
+                # ---- issue instruction i of warp w (slot idx) on SM s, scheduler k, cycle c
+                rr[s, k] = idx
                 sched_lb[s, k] = c + 1
                 issued = True
                 i = warp_cur[w]
@@ -429,277 +864,27 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                 stats[S_WINSTR] += 1
                 r_i = c + 1
                 if u < _PIPES:
-                    r_i = c + lat_of[op]
-                    unit_free[s, k, u] = c + ivl_of[op]
-                    stats[S_ALU_BUSY] += ivl_of[op]
-                    stats[S_ALU_LANES] += w_active[i]
-                    if u == UNIT_INT:
-                        stats[S_INT] += 1
-                    elif u == UNIT_FP:
-                        stats[S_FP] += 1
-                    elif u == UNIT_FP64:
-                        stats[S_FP64] += 1
-                    else:
-                        stats[S_SFU] += 1
-                    if op == 10:
-                        stats[S_BRANCH] += 1
-                        stats[S_DIVERGENT] += w_div[i]
+                    r_i = _issue_alu(s, k, c, i, op, u, unit_free, lat_of, ivl_of, w_active, w_div, stats)
                 else:
-                    nsec = sptr[i + 1] - sptr[i]
-                    occ = (nsec + lsu_spc - 1) // lsu_spc
-                    if occ < 1:
-                        occ = 1
-                    lsu_free[s] = c + occ
-                    stats[S_LSU_BUSY] += occ
+                    _lsu_occupy(s, i, c, sptr, lsu_spc, lsu_free, stats)
                     if op == 8:
-                        stats[S_LOAD] += 1
-                        stats[S_LOAD_SECT] += nsec
-                        # a load that touches no sector reads shared memory (the stream builder's shared records)
-                        r_i = c + (l1_lat if nsec > 0 else smem_lat)
-                        missed = False
-                        # prefetch pass: read the L1 and L2 records of all the load's sectors first, in a loop
-                        # without data-dependent branches, so that the host's cache misses on them overlap
-                        # instead of waiting one after the other inside the lookups below (reads only)
-                        pf = np.int64(0)
-                        for j in range(sptr[i], sptr[i + 1]):
-                            m1 = l1_map[s * l1_sets + acc[j, 1]]
-                            m2 = l2_map[acc[j, 2]]
-                            pf += c1[max(m1 - 1, 0) * rec1] + c2[max(m2 - 1, 0) * rec2]
-                        pf_sink[0] += pf
-                        for j in range(sptr[i], sptr[i + 1]):
-                            tg = np.int64(acc[j, 0])
-                            key = s * l1_sets + acc[j, 1]
-                            m1 = l1_map[key]
-                            if m1 == 0:
-                                n_l1 += 1
-                                m1 = n_l1
-                                l1_map[key] = m1
-                                for kk in range((m1 - 1) * rec1, m1 * rec1):
-                                    c1[kk] = 0
-                            b0 = (m1 - 1) * rec1
-                            l1_clock += 1
-                            hit = -1
-                            victim = b0
-                            for kk in range(b0, b0 + l1_ways):
-                                if (c1[kk] & _TAG) == tg:
-                                    hit = kk
-                                    break
-                                if c1[kk] < c1[victim]:
-                                    victim = kk
-                            if hit >= 0:
-                                stats[S_L1_HIT] += 1
-                                c1[hit] = (l1_clock << 32) | tg
-                                rc = c + l1_lat
-                                if c1[hit + l1_ways] > rc:
-                                    rc = c1[hit + l1_ways]
-                            else:
-                                stats[S_L1_MISS] += 1
-                                missed = True
-                                # the earliest-free MSHR (free now if any is): the head of the sorted window
-                                mh0 = mh[s]
-                                dep_c = mq[s, mh0]
-                                if c > dep_c:
-                                    dep_c = c
-                                # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
-                                clock += 1
-                                n_l2, h2, v2, lb0, start = _l2_lookup(
-                                    l2_map, acc[j, 2], n_l2, c2, rec2, l2_ways, tg, c, dep_c, period, st, l2_xfer)
-                                if h2 >= 0:
-                                    stats[S_L2_HIT] += 1
-                                    c2[h2] = (clock << 32) | (c2[h2] & _DIRTY) | tg
-                                    t_ret = start + l2_lat
-                                    if c2f[h2 + l2_ways] > t_ret:
-                                        t_ret = c2f[h2 + l2_ways]
-                                else:
-                                    stats[S_L2_MISS] += 1
-                                    if (c2[v2] & _DIRTY) != 0:
-                                        d0 = lb0 if lb0 > st[1] else st[1]
-                                        st[1] = d0 + dram_xfer
-                                        stats[S_DRAM_WR] += 1
-                                    c2[v2] = (clock << 32) | tg
-                                    d0 = lb0 if lb0 > st[1] else st[1]
-                                    st[1] = d0 + dram_xfer
-                                    if start > d0:
-                                        d0 = start
-                                    stats[S_DRAM_RD] += 1
-                                    t_ret = d0 + dram_xfer + dram_lat + l2_lat
-                                    c2f[v2 + l2_ways] = t_ret
-                                rc = _ceil_cycle(t_ret, period)
-                                if rc < c + l1_lat:
-                                    rc = c + l1_lat
-                                if rc <= dep_c:
-                                    rc = dep_c + 1
-                                # the entry frees at rc: drop the head, insert rc in order (written out: no call)
-                                mh0 += 1
-                                tq = mh0 + n_mshr - 1
-                                if tq >= mcap:
-                                    for jj in range(n_mshr - 1):
-                                        mq[s, jj] = mq[s, mh0 + jj]
-                                    mh0 = 0
-                                    tq = n_mshr - 1
-                                while tq > mh0 and mq[s, tq - 1] > rc:
-                                    mq[s, tq] = mq[s, tq - 1]
-                                    tq -= 1
-                                mq[s, tq] = rc
-                                mh[s] = mh0
-                                c1[victim] = (l1_clock << 32) | tg
-                                c1[victim + l1_ways] = rc
-                            if rc > r_i:
-                                r_i = rc
+                        r_i, missed, counts = _issue_load(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f,
+                                                          l2_ways, mq, mh, st, pf_sink, stats, smem_lat, times, counts)
                         stats[S_LOAD_WAIT] += r_i - c
                         if missed and s == track_sm:
-                            trk_li = _grow(trk_li, n_trk)
-                            trk_lr = _grow(trk_lr, n_trk)
-                            trk_li[n_trk] = c
-                            trk_lr[n_trk] = r_i
-                            n_trk += 1
+                            trk_li, trk_lr, n_trk = _track_load(trk_li, trk_lr, n_trk, c, r_i)
                     else:
-                        stats[S_STORE] += 1
-                        stats[S_STORE_SECT] += nsec
-                        for j in range(sptr[i], sptr[i + 1]):
-                            tg = np.int64(acc[j, 0])
-                            # the earliest-free store-queue entry: the head of the sorted window
-                            qh0 = qh[s]
-                            dep_c = qq[s, qh0]
-                            if c > dep_c:
-                                dep_c = c
-                            # the sector at the L2: the set's record, the L2 server's slot, the tag lookup
-                            clock += 1
-                            n_l2, h2, v2, lb0, start = _l2_lookup(
-                                l2_map, acc[j, 2], n_l2, c2, rec2, l2_ways, tg, c, dep_c, period, st, l2_xfer)
-                            # The entry frees when the L2 takes the sector (its slot on the L2 server) or, when the
-                            # sector evicts a dirty one, when that victim has left for the DRAM: stores are posted, so
-                            # a stream of them is bound by the L2's and the DRAM's bandwidth, not by the round trip.
-                            t_ack = start + l2_xfer
-                            if h2 >= 0:
-                                stats[S_L2_HIT] += 1
-                                c2[h2] = (clock << 32) | _DIRTY | tg
-                            else:
-                                stats[S_L2_MISS] += 1
-                                if (c2[v2] & _DIRTY) != 0:
-                                    d0 = lb0 if lb0 > st[1] else st[1]
-                                    st[1] = d0 + dram_xfer
-                                    stats[S_DRAM_WR] += 1
-                                    if st[1] > t_ack:
-                                        t_ack = st[1]
-                                c2[v2] = (clock << 32) | _DIRTY | tg
-                                c2f[v2 + l2_ways] = start + l2_lat
-                            ac = _ceil_cycle(t_ack, period)
-                            if ac <= dep_c:
-                                ac = dep_c + 1
-                            qh0 += 1
-                            tq = qh0 + n_sq - 1
-                            if tq >= qcap:
-                                for jj in range(n_sq - 1):
-                                    qq[s, jj] = qq[s, qh0 + jj]
-                                qh0 = 0
-                                tq = n_sq - 1
-                            while tq > qh0 and qq[s, tq - 1] > ac:
-                                qq[s, tq] = qq[s, tq - 1]
-                                tq -= 1
-                            qq[s, tq] = ac
-                            qh[s] = qh0
-                            m1 = l1_map[s * l1_sets + acc[j, 1]]
-                            b0 = (m1 - 1) * rec1
-                            for kk in range(b0, b0 + (l1_ways if m1 > 0 else 0)):
-                                if (c1[kk] & _TAG) == tg:  # write-through: keep the L1 copy current
-                                    l1_clock += 1
-                                    c1[kk] = (l1_clock << 32) | tg
-                                    break
-                ready[i] = r_i
-                warp_next[w] = c + 1
-                if r_i > warp_end[w]:
-                    warp_end[w] = r_i
-                if c + 1 > warp_end[w]:
-                    warp_end[w] = c + 1
-                warp_cur[w] = i + 1
-                if warp_cur[w] < warp_ptr[w + 1]:
-                    # _own_ready(i + 1, c + 1) written out (a call would touch the arrays' reference counts)
-                    e = c + 1
-                    for d in range(3):
-                        pd = w_dep[i + 1, d]
-                        if pd >= 0 and ready[pd] > e:
-                            e = ready[pd]
-                    warp_own[w] = e
-                    warp_unit[w] = unit_of[w_op[i + 1]]
-                else:
-                    # warp finished issuing: free its slot when the block is done
-                    sl_lb[s, k, chosen_idx] = _INF
-                    if chosen_idx < 63:
-                        scanm[s, k] &= ~(np.int64(1) << chosen_idx)
+                        counts = _issue_store(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways, qq,
+                                              qh, st, stats, times, counts)
+                if _advance_warp(w, i, c, r_i, ready, warp_end, warp_cur, warp_ptr, warp_own, warp_unit, w_dep, w_op,
+                                 unit_of):
                     warps_left -= 1
-                    stats[S_WARP_RES] += warp_end[w] - warp_start[w]
-                    b = warp_block[w]
-                    block_left[b] -= 1
-                    if block_left[b] == 0:
-                        bend = 0
-                        for ww in range(block_w0[b], block_w0[b + 1]):
-                            if warp_end[ww] > bend:
-                                bend = warp_end[ww]
-                        if bend > sm_end[s]:
-                            sm_end[s] = bend
-                        # the block's slots: find them
-                        r0 = -1
-                        for q in range(n_slots):
-                            if slot_warp[s, q] == block_w0[b]:
-                                r0 = q // wpb
-                                break
-                        for kq in range(wpb):
-                            q = r0 * wpb + kq
-                            if slot_warp[s, q] >= 0:
-                                slot_warp[s, q] = -1
-                                sl_warp[s, q % n_sched, q // n_sched] = -1
-                                sl_lb[s, q % n_sched, q // n_sched] = _INF
-                                resident[s] -= 1
-                        nbk = next_blk[s]
-                        for kk in range(n_sched):
-                            sched_lb[s, kk] = 0
-                        if nbk < n_blocks:
-                            next_blk[s] = nbk + n_sm
-                            for kq in range(block_w0[nbk + 1] - block_w0[nbk]):
-                                ww = block_w0[nbk] + kq
-                                q = r0 * wpb + kq
-                                slot_warp[s, q] = ww
-                                sl_warp[s, q % n_sched, q // n_sched] = ww
-                                sl_lb[s, q % n_sched, q // n_sched] = 0
-                                if q // n_sched < 63:
-                                    scanm[s, q % n_sched] |= np.int64(1) << (q // n_sched)
-                                sl_res[s, q % n_sched, q // n_sched] = False
-                                warp_next[ww] = bend
-                                warp_start[ww] = bend
-                                if warp_cur[ww] < warp_ptr[ww + 1]:
-                                    warp_own[ww] = _own_ready(warp_cur[ww], bend, w_dep, ready)
-                                    warp_unit[ww] = unit_of[w_op[warp_cur[ww]]]
-                                resident[s] += 1
-            if s == track_sm:
-                trk_issue = _grow(trk_issue, c)
-                trk_block = _grow(trk_block, c)
-                if issued:
-                    trk_issue[c] = 1
-            if issued:
-                stats[S_ISSUE_CYC] += 1
-                sm_next[s] = c + 1
-            else:
-                if resident[s] == 0:
-                    sm_next[s] = _INF
-                else:
-                    sm_next[s] = bound
-                    if bound_res and bound < _INF:
-                        stats[S_MEM_BLOCKED] += bound - c
-                        if s == track_sm:
-                            trk_block = _grow(trk_block, bound)
-                            for cc in range(c, bound):
-                                trk_block[cc] = 1
-            if resident[s] == 0:
-                sm_next[s] = _INF
-    end = 0
-    for w in range(n_warps):
-        if warp_end[w] > end:
-            end = warp_end[w]
-    for s in range(n_sm):
-        if sm_first[s] < _INF:
-            stats[S_SM_BUSY] += sm_end[s] - sm_first[s]
-    stats[S_CYCLES] = end
+                    _warp_done(s, k, idx, w, wpb, stats, warp_block, block_left, block_w0, warp_end, warp_start,
+                               slot_warp, sl_warp, sl_lb, sl_res, scanm, resident, sm_end, sched_lb, next_blk,
+                               warp_cur, warp_ptr, warp_own, warp_unit, w_dep, w_op, unit_of, ready)
+            trk_issue, trk_block = _sm_advance(s, c, issued, bound, bound_res, track_sm, resident, sm_next, stats,
+                                               trk_issue, trk_block)
+    stats = _finish(stats, warp_end, sm_first, sm_end)
     return stats, sm_end, trk_issue, trk_block, trk_li[:n_trk].copy(), trk_lr[:n_trk].copy()
 
 
