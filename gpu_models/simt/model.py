@@ -125,7 +125,13 @@ def _grow(a, n):
     return b
 
 
-@nb.njit(cache=True, inline="always")
+# the kernel's stages: compiled without reference counting (they only read and write the kernel's arrays, and
+# return no array) and inlined by LLVM into the kernel (forceinline), so that the event loop compiles as if
+# written out in one function; the two that allocate (the tracked SM's growing arrays) are inlined by Numba
+_STAGE = dict(cache=True, error_model="numpy", forceinline=True, _nrt=False)
+
+
+@nb.njit(**_STAGE)
 def _queue_head(q, head, s, c):
     """The cycle from which SM ``s``'s earliest-free entry of a memory queue (MSHRs or store queue: the head of
     its sorted window, see :func:`_run`) serves a request made at cycle ``c``."""
@@ -135,7 +141,7 @@ def _queue_head(q, head, s, c):
     return dep_c
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _queue_take(q, head, s, n, t):
     """Take SM ``s``'s earliest-free entry of a memory queue of ``n`` entries and put it back freeing at cycle
     ``t``: drop the window's head and insert ``t`` in order; the window moves right and is copied back to the
@@ -154,7 +160,7 @@ def _queue_take(q, head, s, n, t):
     head[s] = h0
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _queue_wait(q, head, s, need, n, c):
     """The cycle from which SM ``s`` has ``need`` entries (at most ``n``, the queue's size) of a memory queue
     free: the need-th entry's free cycle, or ``c`` when they are free at ``c`` or none is needed."""
@@ -168,7 +174,7 @@ def _queue_wait(q, head, s, need, n, c):
     return t
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _l1_misses(i, s, sptr, acc, l1_map, c1, l1_geo):
     """How many of the sectors of load ``i`` miss SM ``s``'s L1 now (MSHRs the load needs; reads only)."""
     l1_sets, l1_ways, rec1 = l1_geo
@@ -190,7 +196,7 @@ def _l1_misses(i, s, sptr, acc, l1_map, c1, l1_geo):
     return need
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _l1_lookup(l1_map, key, n_l1, c1, rec1, l1_ways, tg):
     """One sector's lookup in an L1 set: find (or start) the record of set ``key`` and look the tag ``tg`` up.
 
@@ -216,7 +222,7 @@ def _l1_lookup(l1_map, key, n_l1, c1, rec1, l1_ways, tg):
     return n_l1, hit, victim
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _l2_fill(c2, v2, word, lb0, st, dram_xfer, stats):
     """An L2 miss takes the LRU way ``v2`` for the packed word ``word``; a dirty victim is written back first
     (a DRAM slot booked from ``lb0``, the request's L2 slot). Returns whether a dirty sector was evicted (its
@@ -231,7 +237,7 @@ def _l2_fill(c2, v2, word, lb0, st, dram_xfer, stats):
     return evicted
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _slot_check(w, s, k, c, warp_own, warp_unit, unit_free, lsu_free, warp_cur, w_op, sptr, acc, l1_map, c1,
                 l1_geo, mq, mh, qq, qh):
     """The check of warp ``w`` in the slot scan: the earliest cycle its next instruction can issue (own
@@ -257,7 +263,7 @@ def _slot_check(w, s, k, c, warp_own, warp_unit, unit_free, lsu_free, warp_cur, 
     return e, u, res
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _wake_pipe_slot(s, k, c, greedy, pmask, unit_free, scanm, sl_lb):
     """The first pipeline-waiting slot of scheduler ``k`` in scan order whose pipeline is free at ``c`` can
     issue: hand it back to the scan as a slot due for a check (the scan stops there at the latest)."""
@@ -278,7 +284,7 @@ def _wake_pipe_slot(s, k, c, greedy, pmask, unit_free, scanm, sl_lb):
             sl_lb[s, k, p] = c
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _scan(s, k, c, greedy, sl_warp, sl_lb, sl_res, scanm, pmask, stats, warp_own, warp_unit, unit_free, lsu_free,
           warp_cur, w_op, sptr, acc, l1_map, c1, l1_geo, mq, mh, qq, qh):
     """Scheduler ``k``'s slot scan at cycle ``c``, greedy-then-oldest: the warp that issued last (slot
@@ -343,7 +349,7 @@ def _scan(s, k, c, greedy, sl_warp, sl_lb, sl_res, scanm, pmask, stats, warp_own
     return chosen, chosen_idx, kbound, kres
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _merge_pipe_bounds(s, k, greedy, kbound, kres, pmask, unit_free, sl_lb):
     """When scheduler ``k`` issues nothing: the pipeline-waiting slots' bounds (all pipelines with such slots
     are busy here), merged with the scanned ones as the scan would: the first slot in scan order with the
@@ -373,7 +379,7 @@ def _merge_pipe_bounds(s, k, greedy, kbound, kres, pmask, unit_free, sl_lb):
     return kbound, kres
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _issue_alu(s, k, c, i, op, u, unit_free, lat_of, ivl_of, w_active, w_div, stats):
     """Issue instruction ``i`` (op ``op``) on pipeline ``u`` of scheduler ``k``; returns its result cycle."""
     unit_free[s, k, u] = c + ivl_of[op]
@@ -393,7 +399,7 @@ def _issue_alu(s, k, c, i, op, u, unit_free, lat_of, ivl_of, w_active, w_div, st
     return c + lat_of[op]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _load_miss(s, c, tg, key2, mq, mh, l2_map, n_l2, c2, c2f, l2_ways, clock, st, stats, times):
     """A load's sector that missed the L1: an MSHR (the earliest-free one), the L2 lookup and, on an L2 miss, the
     DRAM read (after a dirty victim's write-back). Returns ``(cycle the sector's data is back, n_l2, clock)``."""
@@ -428,7 +434,7 @@ def _load_miss(s, c, tg, key2, mq, mh, l2_map, n_l2, c2, c2f, l2_ways, clock, st
     return rc, n_l2, clock
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _issue_load(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways, mq, mh, st, pf_sink, stats,
                 smem_lat, times, counts):
     """Issue load ``i`` on SM ``s`` at cycle ``c``: its sectors through the L1 (and on misses the L2 and DRAM).
@@ -476,7 +482,7 @@ def _issue_load(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways
     return r_i, missed, (n_l1, n_l2, clock, l1_clock)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _issue_store(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_ways, qq, qh, st, stats, times,
                  counts):
     """Issue store ``i`` on SM ``s`` at cycle ``c``: each sector takes a store-queue entry and goes to the L2
@@ -520,7 +526,7 @@ def _issue_store(s, i, c, sptr, acc, l1_map, c1, l1_geo, l2_map, c2, c2f, l2_way
     return (n_l1, n_l2, clock, l1_clock)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _lsu_occupy(s, i, c, sptr, lsu_spc, lsu_free, stats):
     """Memory instruction ``i`` takes SM ``s``'s load/store unit for its sectors' cycles."""
     nsec = sptr[i + 1] - sptr[i]
@@ -531,7 +537,7 @@ def _lsu_occupy(s, i, c, sptr, lsu_spc, lsu_free, stats):
     stats[S_LSU_BUSY] += occ
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _advance_warp(w, i, c, r_i, ready, warp_end, warp_cur, warp_ptr, warp_own, warp_unit, w_dep, w_op, unit_of):
     """Warp ``w`` issued instruction ``i`` at cycle ``c`` (result at ``r_i``): record it and prepare the warp's
     next instruction (its own readiness and unit). Returns whether the warp has finished issuing."""
@@ -554,7 +560,7 @@ def _advance_warp(w, i, c, r_i, ready, warp_end, warp_cur, warp_ptr, warp_own, w
     return done
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _launch_block(s, b, r0, t0, wpb, block_w0, slot_warp, sl_warp, sl_lb, sl_res, scanm, warp_cur, warp_ptr,
                   warp_start, warp_own, warp_unit, w_dep, w_op, unit_of, ready):
     """Start block ``b`` on SM ``s`` in resident-block place ``r0`` at cycle ``t0``: its warps take the place's
@@ -578,7 +584,7 @@ def _launch_block(s, b, r0, t0, wpb, block_w0, slot_warp, sl_warp, sl_lb, sl_res
     return nw
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _retire_block(s, b, wpb, block_w0, warp_end, slot_warp, sl_warp, sl_lb):
     """Block ``b`` on SM ``s`` has finished (all its warps' results returned): free its slots.
 
@@ -607,7 +613,7 @@ def _retire_block(s, b, wpb, block_w0, warp_end, slot_warp, sl_warp, sl_lb):
     return bend, r0, freed
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(**_STAGE)
 def _warp_done(s, k, idx, w, wpb, stats, warp_block, block_left, block_w0, warp_end, warp_start, slot_warp, sl_warp,
                sl_lb, sl_res, scanm, resident, sm_end, sched_lb, next_blk, warp_cur, warp_ptr, warp_own, warp_unit,
                w_dep, w_op, unit_of, ready):
@@ -645,16 +651,12 @@ def _track_load(trk_li, trk_lr, n_trk, c, r_i):
     return trk_li, trk_lr, n_trk + 1
 
 
-@nb.njit(cache=True, inline="always")
-def _sm_advance(s, c, issued, bound, bound_res, track_sm, resident, sm_next, stats, trk_issue, trk_block):
+@nb.njit(**_STAGE)
+def _sm_advance(s, c, issued, bound, bound_res, resident, sm_next, stats):
     """After SM ``s``'s cycle ``c``: its next event (the next cycle if it issued, else the least bound of its
-    schedulers; none once no block is resident), the cycles blocked by memory resources, and on the tracked SM
-    the issue and blocked marks. Returns the (grown) mark arrays."""
-    if s == track_sm:
-        trk_issue = _grow(trk_issue, c)
-        trk_block = _grow(trk_block, c)
-        if issued:
-            trk_issue[c] = 1
+    schedulers; none once no block is resident) and the cycles blocked by memory resources. Returns whether the
+    SM is blocked by memory resources until ``bound``."""
+    blocked = False
     if issued:
         stats[S_ISSUE_CYC] += 1
         sm_next[s] = c + 1
@@ -664,18 +666,30 @@ def _sm_advance(s, c, issued, bound, bound_res, track_sm, resident, sm_next, sta
         sm_next[s] = bound
         if bound_res and bound < _INF:
             stats[S_MEM_BLOCKED] += bound - c
-            if s == track_sm:
-                trk_block = _grow(trk_block, bound)
-                for cc in range(c, bound):
-                    trk_block[cc] = 1
+            blocked = True
     if resident[s] == 0:
         sm_next[s] = _INF
-    return trk_issue, trk_block
+    return blocked
 
 
 @nb.njit(cache=True, inline="always")
+def _track_marks(c, issued, blocked, bound, trk_issue, trk_block):
+    """The tracked SM's marks of cycle ``c``: issue, and the cycles up to ``bound`` blocked by memory resources.
+    Returns the (grown) mark arrays."""
+    trk_issue = _grow(trk_issue, c)
+    trk_block = _grow(trk_block, c)
+    if issued:
+        trk_issue[c] = 1
+    if blocked:
+        trk_block = _grow(trk_block, bound)
+        for cc in range(c, bound):
+            trk_block[cc] = 1
+    return trk_issue, trk_block
+
+
+@nb.njit(**_STAGE)
 def _finish(stats, warp_end, sm_first, sm_end):
-    """The run's totals: cycles (the last result) and SM busy cycles. Returns ``stats``."""
+    """The run's totals into ``stats``: cycles (the last result) and SM busy cycles."""
     end = 0
     for w in range(warp_end.shape[0]):
         if warp_end[w] > end:
@@ -684,7 +698,6 @@ def _finish(stats, warp_end, sm_first, sm_end):
         if sm_first[s] < _INF:
             stats[S_SM_BUSY] += sm_end[s] - sm_first[s]
     stats[S_CYCLES] = end
-    return stats
 
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
@@ -882,9 +895,10 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
                     _warp_done(s, k, idx, w, wpb, stats, warp_block, block_left, block_w0, warp_end, warp_start,
                                slot_warp, sl_warp, sl_lb, sl_res, scanm, resident, sm_end, sched_lb, next_blk,
                                warp_cur, warp_ptr, warp_own, warp_unit, w_dep, w_op, unit_of, ready)
-            trk_issue, trk_block = _sm_advance(s, c, issued, bound, bound_res, track_sm, resident, sm_next, stats,
-                                               trk_issue, trk_block)
-    stats = _finish(stats, warp_end, sm_first, sm_end)
+            blocked = _sm_advance(s, c, issued, bound, bound_res, resident, sm_next, stats)
+            if s == track_sm:
+                trk_issue, trk_block = _track_marks(c, issued, blocked, bound, trk_issue, trk_block)
+    _finish(stats, warp_end, sm_first, sm_end)
     return stats, sm_end, trk_issue, trk_block, trk_li[:n_trk].copy(), trk_lr[:n_trk].copy()
 
 
