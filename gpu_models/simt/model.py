@@ -549,13 +549,7 @@ def _advance_warp(w, i, c, r_i, ready, warp_end, warp_cur, warp_ptr, warp_own, w
     warp_cur[w] = i + 1
     done = warp_cur[w] >= warp_ptr[w + 1]
     if not done:
-        # _own_ready(i + 1, c + 1) written out (a call would touch the arrays' reference counts)
-        e = c + 1
-        for d in range(3):
-            pd = w_dep[i + 1, d]
-            if pd >= 0 and ready[pd] > e:
-                e = ready[pd]
-        warp_own[w] = e
+        warp_own[w] = _own_ready(i + 1, c + 1, w_dep, ready)
         warp_unit[w] = unit_of[w_op[i + 1]]
     return done
 
@@ -710,7 +704,7 @@ def _run(warp_ptr, warp_block, block_w0, w_op, w_dep, sptr, acc, w_active, w_div
     (:func:`_wake_pipe_slot`), scans its slots (:func:`_scan`) and issues the first eligible warp's instruction
     (:func:`_issue_alu`, :func:`_issue_load`, :func:`_issue_store`; :func:`_advance_warp`, :func:`_warp_done`)
     or records its bound (:func:`_merge_pipe_bounds`); :func:`_sm_advance` then sets the SM's next cycle.
-    The stages are inlined (``inline="always"``): one compiled loop, as if written out.
+    The stages are inlined into one compiled loop (see ``_STAGE``).
 
     Returns ``(stats, sm_end, issue marks, memory-blocked marks, load-miss starts, load-miss ends)``; the marks
     and intervals are of SM ``track_sm`` (-1: none).
