@@ -66,6 +66,15 @@ from typing import Any
 import numpy as np
 
 from . import markers as _markers
+from .user_code import (
+    SourceUnavailable,
+    assigned_names,
+    closure_namespace,
+    function_source,
+    is_user_function,
+    resolve_static,
+    unwrap_callable,
+)
 
 #: schema of the ``thread_space`` entry of a region's metadata
 THREAD_SPACE_VERSION = 1
@@ -232,15 +241,13 @@ class FuncFacts:
 
     def __init__(self, key, qualname: str, file: str, fdef: ast.FunctionDef, namespace: dict, params: list[str],
                  analysis: "Analysis") -> None:
-        from .instrument import _assigned_names
-
         self.key = key
         self.qualname = qualname
         self.file = file
         self.fdef = fdef
         self.ns = namespace
         self.params = list(params)
-        self.locals = _assigned_names(fdef)
+        self.locals = assigned_names(fdef)
         self.analysis = analysis
         self.loops: dict[tuple, LoopFacts] = {}
         self.stores: list[Site] = []
@@ -254,14 +261,10 @@ class FuncFacts:
 
     # -- name resolution, as the rewriter does it ------------------------------------------------------------
     def resolve(self, node) -> tuple[bool, Any]:
-        from .instrument import resolve_static
-
         return resolve_static(node, self.locals, self.ns)
 
     def callee_of(self, call: ast.Call):
         """The user function a call runs (traced by the instrumenter), or None."""
-        from .instrument import is_user_function, unwrap_callable
-
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return None
         ok, obj = self.resolve(call.func)
@@ -1510,8 +1513,6 @@ class Analysis:
 
     # -- facts --------------------------------------------------------------------------------------------------
     def facts(self, fn) -> FuncFacts | None:
-        from .instrument import SourceUnavailable, closure_namespace, function_source
-
         key = fn.__code__
         if key in self._facts:
             return self._facts[key]
@@ -1726,8 +1727,6 @@ class Analysis:
 
 def analyse_function(fn) -> Analysis:
     """The thread space of a region whose root is the function ``fn``."""
-    from .instrument import unwrap_callable
-
     a = Analysis()
     f = a.facts(unwrap_callable(fn))
     if f is None:

@@ -6,8 +6,8 @@ import ast
 
 from .. import markers as _markers
 from ..trace import Op
-from .source import UnsupportedConstruct
 from .tables import _BINOPS
+from .unsupported import UnsupportedConstruct
 
 
 class _Loop:
