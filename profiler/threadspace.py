@@ -548,9 +548,30 @@ def _own_nodes(stmts):
 def _exposed(stmts, defined: set, local: set, exposed: dict, assigned: dict) -> set:
     """Walk ``stmts`` in order: record locals read before they are surely assigned (``exposed``: name ->
     line) and every local assigned (``assigned``: name -> line); returns the names surely assigned after."""
-    d = set(defined)
+    return _ExposedWalk(local, exposed, assigned).block(stmts, defined)
 
-    def reads(node, line):
+
+class _ExposedWalk:
+    """The walk of :func:`_exposed`: ``local`` the function's locals, ``exposed`` and ``assigned`` filled in."""
+
+    def __init__(self, local: set, exposed: dict, assigned: dict) -> None:
+        self.local = local
+        self.exposed = exposed
+        self.assigned = assigned
+
+    def block(self, stmts, defined: set) -> set:
+        """Walk ``stmts`` with ``defined`` surely assigned before them; the names surely assigned after."""
+        d = set(defined)
+        for s in stmts:
+            line = getattr(s, "lineno", 0)
+            if isinstance(s, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                d = self.compound(s, d, line)
+            else:
+                self.simple(s, d, line)
+        return d
+
+    def reads(self, node, d: set, line) -> None:
+        """Locals ``node`` reads (but a comprehension's targets) not surely assigned yet are exposed."""
         if node is None:
             return
         comp_targets = set()
@@ -558,73 +579,76 @@ def _exposed(stmts, defined: set, local: set, exposed: dict, assigned: dict) -> 
             if isinstance(n, ast.comprehension):
                 comp_targets |= _target_names(n.target)
         for n in ast.walk(node):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in local and n.id not in d \
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in self.local and n.id not in d \
                     and n.id not in comp_targets:
-                exposed.setdefault(n.id, line)
+                self.exposed.setdefault(n.id, line)
 
-    def assign(tgt, line):
+    def assign(self, tgt, d: set, line) -> None:
+        """The names of target ``tgt`` are assigned (added to ``d``); a subscript's or attribute's reads count."""
         for name in _target_names(tgt):
-            assigned.setdefault(name, line)
+            self.assigned.setdefault(name, line)
             d.add(name)
         for n in ast.walk(tgt):  # names read by a subscript or attribute target
             if isinstance(n, (ast.Subscript, ast.Attribute)):
                 for m in ast.walk(n):
-                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id in local and m.id not in d:
-                        exposed.setdefault(m.id, line)
+                    if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Load) and m.id in self.local \
+                            and m.id not in d:
+                        self.exposed.setdefault(m.id, line)
 
-    for s in stmts:
-        line = getattr(s, "lineno", 0)
+    def simple(self, s, d: set, line) -> None:
+        """A statement without a body: its reads, then its assignments (added to ``d`` in place)."""
         if isinstance(s, ast.Assign):
-            reads(s.value, line)
+            self.reads(s.value, d, line)
             for t in s.targets:
-                assign(t, line)
+                self.assign(t, d, line)
         elif isinstance(s, ast.AugAssign):
-            reads(s.value, line)
+            self.reads(s.value, d, line)
             if isinstance(s.target, ast.Name):
-                if s.target.id in local and s.target.id not in d:
-                    exposed.setdefault(s.target.id, line)
-                assigned.setdefault(s.target.id, line)
+                if s.target.id in self.local and s.target.id not in d:
+                    self.exposed.setdefault(s.target.id, line)
+                self.assigned.setdefault(s.target.id, line)
                 d.add(s.target.id)
             else:
-                assign(s.target, line)
+                self.assign(s.target, d, line)
         elif isinstance(s, ast.AnnAssign):
             if s.value is not None:
-                reads(s.value, line)
-                assign(s.target, line)
+                self.reads(s.value, d, line)
+                self.assign(s.target, d, line)
         elif isinstance(s, (ast.Expr, ast.Return)):
-            reads(s.value, line)
+            self.reads(s.value, d, line)
         elif isinstance(s, ast.Assert):
-            reads(s.test, line)
-        elif isinstance(s, ast.If):
-            reads(s.test, line)
-            a = _exposed(s.body, d, local, exposed, assigned)
-            b = _exposed(s.orelse, d, local, exposed, assigned)
-            d = a & b
-        elif isinstance(s, ast.For):
-            reads(s.iter, line)
+            self.reads(s.test, d, line)
+
+    def compound(self, s, d: set, line) -> set:
+        """A statement with bodies (if, for, while, with, try): the names surely assigned after it."""
+        if isinstance(s, ast.If):
+            self.reads(s.test, d, line)
+            return self.block(s.body, d) & self.block(s.orelse, d)
+        if isinstance(s, ast.For):
+            self.reads(s.iter, d, line)
             inner = set(d)
             for name in _target_names(s.target):
-                assigned.setdefault(name, line)
+                self.assigned.setdefault(name, line)
                 inner.add(name)
-            after = _exposed(s.body, inner, local, exposed, assigned)
-            _exposed(s.orelse, d, local, exposed, assigned)
+            after = self.block(s.body, inner)
+            self.block(s.orelse, d)
             if _runs_at_least_once(s.iter):
                 d |= after
-        elif isinstance(s, ast.While):
-            reads(s.test, line)
-            _exposed(s.body, d, local, exposed, assigned)
-            _exposed(s.orelse, d, local, exposed, assigned)
-        elif isinstance(s, ast.With):
+            return d
+        if isinstance(s, ast.While):
+            self.reads(s.test, d, line)
+            self.block(s.body, d)
+            self.block(s.orelse, d)
+            return d
+        if isinstance(s, ast.With):
             for it in s.items:
-                reads(it.context_expr, line)
-            d = _exposed(s.body, d, local, exposed, assigned)
-        elif isinstance(s, ast.Try):
-            _exposed(s.body, d, local, exposed, assigned)
-            for h in s.handlers:
-                _exposed(h.body, d, local, exposed, assigned)
-            _exposed(s.orelse, d, local, exposed, assigned)
-            d = _exposed(s.finalbody, d, local, exposed, assigned)
-    return d
+                self.reads(it.context_expr, d, line)
+            return self.block(s.body, d)
+        self.block(s.body, d)  # try
+        for h in s.handlers:
+            self.block(h.body, d)
+        self.block(s.orelse, d)
+        return self.block(s.finalbody, d)
 
 
 def _runs_at_least_once(it) -> bool:
@@ -873,20 +897,13 @@ def _sink_barrier(f: FuncFacts, nest: list, stmt, allowed: set) -> str | None:
         name, value = stmt.target.id, stmt.value
     else:
         return "not an assignment of one scalar local"
-    inside = {id(n) for n in ast.walk(outer)}
     nest_assigned: dict = {}
     for n in ast.walk(outer):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             nest_assigned[n.id] = nest_assigned.get(n.id, 0) + 1
-    if name in allowed or nest_assigned.get(name, 0) != 1:
-        return f"`{name}` is assigned elsewhere in the nest"
-    for n in ast.walk(f.fdef):
-        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
-            return f"`{name}` is not a local"
-        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside:
-            return f"`{name}` is read outside the nest (line {n.lineno})"
-    if any(name in _names(lp.node.iter) for lp in nest):
-        return f"a loop header of the nest reads `{name}`"
+    why = _sink_name_barrier(f, nest, name, allowed, nest_assigned)
+    if why is not None:
+        return why
     stored: set = set()
     for st in f.stores:
         if nest[0].key in st.loops and st.base is not None:
@@ -894,40 +911,67 @@ def _sink_barrier(f: FuncFacts, nest: list, stmt, allowed: set) -> str | None:
     for c in f.calls:
         if nest[0].key in c.loops:
             stored |= {e.name for e in f.call_effects(c) if e.kind == "store"}
-
-    def roots(base: str) -> set:
-        out = {base}
-        while base is not None and base in f.locals and base not in f.params:
-            base = f._alias_of(base)
-            if base is None or base in out:
-                break
-            out.add(base)
-        return out
-
-    stored = set().union(*(roots(b) for b in stored)) if stored else set()
+    stored = set().union(*(_alias_roots(f, b) for b in stored)) if stored else set()
     funcs = {id(n.func) for n in ast.walk(value) if isinstance(n, ast.Call)}
     for n in ast.walk(value):
-        if isinstance(n, _IMPURE_NODES):
-            return f"`{ast.unparse(n)}` is not a pure scalar expression"
-        if isinstance(n, ast.Call) and not _pure_function(f, n):
-            return f"calls `{ast.unparse(n.func)}` (not a pure function)"
-        if isinstance(n, ast.Attribute) and id(n) not in funcs:
-            ok, obj = f.resolve(n)
-            if not (ok and not callable(obj)) and n.attr not in _ARRAY_ATTRS:
-                return f"reads the attribute `{ast.unparse(n)}`"
-        if isinstance(n, ast.Subscript):
-            base, _ = _subscript_base(n)
-            if base is None:
-                node = n.value
-                while isinstance(node, ast.Subscript):
-                    node = node.value
-                if not (isinstance(node, ast.Attribute) and node.attr in _ARRAY_ATTRS):
-                    return f"reads `{ast.unparse(n)}`"
-            elif roots(base) & stored:
-                return f"reads `{ast.unparse(n)}` of an array the nest stores"
+        why = _sink_read_barrier(f, n, funcs, stored)
+        if why is not None:
+            return why
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in f.locals and n.id not in allowed \
                 and n.id in nest_assigned:
             return f"reads `{n.id}`, assigned in the nest"
+    return None
+
+
+def _sink_name_barrier(f: FuncFacts, nest: list, name: str, allowed: set, nest_assigned: dict) -> str | None:
+    """Why the scalar ``name`` a statement between the nest's headers assigns cannot be sunk (it is assigned
+    elsewhere in the nest, is not a local, is read outside the nest or by a loop header); None when it can."""
+    if name in allowed or nest_assigned.get(name, 0) != 1:
+        return f"`{name}` is assigned elsewhere in the nest"
+    inside = {id(n) for n in ast.walk(nest[0].node)}
+    for n in ast.walk(f.fdef):
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return f"`{name}` is not a local"
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in inside:
+            return f"`{name}` is read outside the nest (line {n.lineno})"
+    if any(name in _names(lp.node.iter) for lp in nest):
+        return f"a loop header of the nest reads `{name}`"
+    return None
+
+
+def _alias_roots(f: FuncFacts, base: str) -> set:
+    """The array ``base`` and the local arrays it is an alias of, back to a parameter or a fresh array."""
+    out = {base}
+    while base is not None and base in f.locals and base not in f.params:
+        base = f._alias_of(base)
+        if base is None or base in out:
+            break
+        out.add(base)
+    return out
+
+
+def _sink_read_barrier(f: FuncFacts, n, funcs: set, stored: set) -> str | None:
+    """Why the node ``n`` of a value to sink makes it no pure scalar expression of values fixed before the nest
+    (an impure construct or call, an attribute, an element of an array the nest stores); None when it does not.
+    ``funcs``: ids of the called expressions of the value, ``stored``: the arrays the nest stores (and aliases)."""
+    if isinstance(n, _IMPURE_NODES):
+        return f"`{ast.unparse(n)}` is not a pure scalar expression"
+    if isinstance(n, ast.Call) and not _pure_function(f, n):
+        return f"calls `{ast.unparse(n.func)}` (not a pure function)"
+    if isinstance(n, ast.Attribute) and id(n) not in funcs:
+        ok, obj = f.resolve(n)
+        if not (ok and not callable(obj)) and n.attr not in _ARRAY_ATTRS:
+            return f"reads the attribute `{ast.unparse(n)}`"
+    if isinstance(n, ast.Subscript):
+        base, _ = _subscript_base(n)
+        if base is None:
+            node = n.value
+            while isinstance(node, ast.Subscript):
+                node = node.value
+            if not (isinstance(node, ast.Attribute) and node.attr in _ARRAY_ATTRS):
+                return f"reads `{ast.unparse(n)}`"
+        elif _alias_roots(f, base) & stored:
+            return f"reads `{ast.unparse(n)}` of an array the nest stores"
     return None
 
 
@@ -1338,6 +1382,38 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
     if isinstance(node, ast.While):
         return Verdict("sequential", reasons=[f"{_loc(file, node.lineno)}: a while loop (its trip count depends on "
                                                "values carried from one iteration to the next)"])
+    reasons = _early_exits(node, file)
+    reductions, counters = _scalar_verdicts(f, lf, reasons)
+    # memory: the loop's own loads and stores, and those of the functions it calls
+    taint = set(lf.targets)
+    atomics: list[str] = []
+    notes: list[str] = []
+    effects = _loop_effects(f, lf)
+    privatised, unprivatised = _privatised(f, lf, effects, taint)
+    effects = [e for e in effects if e.name not in privatised]
+    priv = _private_entries(file, privatised, notes)
+    written = _store_verdicts(f, lf, effects, counters, reasons, atomics, notes)
+    _load_verdicts(f, taint, effects, written, reasons)
+    for name, (kind, line, text) in sorted(unprivatised.items()):
+        if kind == "read" and any(not w.aug for w in written.get(name, [])):
+            reasons.append(f"{_loc(file, line)}: reads `{text}` before the iteration has written it (every iteration "
+                           f"stores `{name}` at the same elements): a value may flow in from an earlier iteration")
+    _order_call_verdicts(f, lf, reasons, notes)
+    reasons = list(dict.fromkeys(reasons))
+    notes = list(dict.fromkeys(notes))
+    atomics = list(dict.fromkeys(atomics))
+    if reasons:
+        return Verdict("sequential", reductions, atomics, reasons + notes, **priv)
+    if atomics:
+        return Verdict("atomic", reductions, atomics, notes, **priv)
+    if reductions:
+        kind = "scan" if any(op.endswith("scan") for op in reductions.values()) else "reduction"
+        return Verdict(kind, reductions, atomics, notes, **priv)
+    return Verdict("independent", reasons=notes, **priv)
+
+
+def _early_exits(node, file: str) -> list[str]:
+    """Reasons for the breaks of the loop ``node`` and the returns inside it (the later iterations must not run)."""
     reasons: list[str] = []
     for n in _own_nodes(node.body):
         if isinstance(n, ast.Break):
@@ -1345,7 +1421,13 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
     for n in ast.walk(ast.Module(body=list(node.body), type_ignores=[])):
         if isinstance(n, ast.Return):
             reasons.append(f"{_loc(file, n.lineno)}: return inside the loop (the iterations after it must not run)")
-    # scalars
+    return reasons
+
+
+def _scalar_verdicts(f: FuncFacts, lf: LoopFacts, reasons: list) -> tuple[dict, set]:
+    """The scalars the loop carries from one iteration to the next: (reductions and scans by name, the append
+    counters); a carried scalar that is neither adds a reason to ``reasons``."""
+    node = lf.node
     exposed: dict = {}
     assigned: dict = {}
     _exposed(node.body, set(lf.targets), f.locals, exposed, assigned)
@@ -1364,21 +1446,26 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         if op is not None:
             reductions[name] = op
         else:
-            reasons.append(f"{_loc(file, exposed[name])}: `{name}` is read before it is assigned in an iteration and "
-                           f"assigned at line {assigned[name]}: its value is carried from one iteration to the next")
-    # memory: the loop's own loads and stores, and those of the functions it calls
-    private = _private_arrays(node.body, f.locals)
-    taint = set(lf.targets)
-    atomics: list[str] = []
-    notes: list[str] = []
-    var = ", ".join(sorted(lf.targets)) or "the iteration"
+            reasons.append(f"{_loc(f.file, exposed[name])}: `{name}` is read before it is assigned in an iteration "
+                           f"and assigned at line {assigned[name]}: its value is carried from one iteration to the "
+                           "next")
+    return reductions, counters
+
+
+def _loop_effects(f: FuncFacts, lf: LoopFacts) -> list:
+    """The loads and stores the loop runs (its own and those of the functions it calls), but those of arrays
+    created inside an iteration."""
+    private = _private_arrays(lf.node.body, f.locals)
     effects = [e for e in f.site_effects(visible_only=False) if lf.key in e.loops]
     for c in f.calls:
         if lf.key in c.loops:
             effects += [e for e in f.call_effects(c)]
-    effects = [e for e in effects if e.name not in private]
-    privatised, unprivatised = _privatised(f, lf, effects, taint)
-    effects = [e for e in effects if e.name not in privatised]
+    return [e for e in effects if e.name not in private]
+
+
+def _private_entries(file: str, privatised: dict, notes: list) -> dict:
+    """The verdict's ``private`` and ``private_sites`` for the arrays every iteration writes before it reads; a
+    note for each whose values are seen after the loop."""
     private_list, private_sites = [], []
     for name, (line, sites, last) in sorted(privatised.items()):
         private_list.append(f"`{name}` ({_loc(file, line)})")
@@ -1386,6 +1473,15 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         if last:
             notes.append(f"{_loc(file, line)}: `{name}` is written before it is read in every iteration (private to "
                          f"the thread); its values after the loop are the last iteration's ({last})")
+    return {"private": private_list, "private_sites": private_sites}
+
+
+def _store_verdicts(f: FuncFacts, lf: LoopFacts, effects: list, counters: set, reasons: list, atomics: list,
+                    notes: list) -> dict[str, list]:
+    """Judges every store whose element does not depend on the loop variable directly (an atomic update, an
+    append through a counter, a scatter through loaded indices, or a conflict); returns the stores by array."""
+    taint = set(lf.targets)
+    var = ", ".join(sorted(lf.targets)) or "the iteration"
     written: dict[str, list] = {}
     for e in effects:
         if e.kind != "store":
@@ -1406,6 +1502,11 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
         else:
             reasons.append(f"{e.loc}: every iteration stores {what} (the element does not depend on {var}): "
                            "conflicting writes")
+    return written
+
+
+def _load_verdicts(f: FuncFacts, taint: set, effects: list, written: dict, reasons: list) -> None:
+    """A reason for every load of an array the loop stores that may read what another iteration wrote."""
     def picks(texts) -> bool:
         names = set().union(*(_names(ast.parse(t, mode="eval")) for t in texts))
         return bool(names) and f.depends_on(names, taint, direct=True)
@@ -1430,30 +1531,18 @@ def loop_verdict(f: FuncFacts, lf: LoopFacts) -> Verdict:
             stores = ", ".join(sorted({_effect_text(w, f) for w in written[e.name]}))
             reasons.append(f"{e.loc}: reads {_effect_text(e, f)} while the loop stores {stores}: a value written by "
                            "another iteration may be read")
-    for name, (kind, line, text) in sorted(unprivatised.items()):
-        if kind == "read" and any(not w.aug for w in written.get(name, [])):
-            reasons.append(f"{_loc(file, line)}: reads `{text}` before the iteration has written it (every iteration "
-                           f"stores `{name}` at the same elements): a value may flow in from an earlier iteration")
+
+
+def _order_call_verdicts(f: FuncFacts, lf: LoopFacts, reasons: list, notes: list) -> None:
+    """Growing a container inside the loop: a note for one append per iteration (a map), else a reason."""
     for line, loops, method, recv in f.order_calls:
         if lf.key not in loops:
             continue
-        if method == "append" and loops[-1] == lf.key and _one_append_per_iteration(node, recv):
-            notes.append(f"{_loc(file, line)}: `{recv}.append()` adds one entry per iteration: entry k is iteration "
-                         "k's (a GPU thread writes it by its index)")
+        if method == "append" and loops[-1] == lf.key and _one_append_per_iteration(lf.node, recv):
+            notes.append(f"{_loc(f.file, line)}: `{recv}.append()` adds one entry per iteration: entry k is "
+                         "iteration k's (a GPU thread writes it by its index)")
         else:
-            reasons.append(f"{_loc(file, line)}: .{method}() grows a container in iteration order")
-    reasons = list(dict.fromkeys(reasons))
-    notes = list(dict.fromkeys(notes))
-    atomics = list(dict.fromkeys(atomics))
-    priv = {"private": private_list, "private_sites": private_sites}
-    if reasons:
-        return Verdict("sequential", reductions, atomics, reasons + notes, **priv)
-    if atomics:
-        return Verdict("atomic", reductions, atomics, notes, **priv)
-    if reductions:
-        kind = "scan" if any(op.endswith("scan") for op in reductions.values()) else "reduction"
-        return Verdict(kind, reductions, atomics, notes, **priv)
-    return Verdict("independent", reasons=notes, **priv)
+            reasons.append(f"{_loc(f.file, line)}: .{method}() grows a container in iteration order")
 
 
 # ----------------------------------------------------------------------------------------------------------
