@@ -137,7 +137,7 @@ def _worker(variant: str, name: str) -> dict:
     import numba
     import numpy as np
 
-    from profiler.instrument import unwrap_callable
+    from profiler.user_code import unwrap_callable
 
     def plain(fn, args):
         numba.njit(unwrap_callable(fn)).compile(tuple(numba.typeof(a) for a in args))

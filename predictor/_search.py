@@ -161,14 +161,39 @@ def _score_one_hat(X, y_fit, y_true, w, sub, test_idx, code, tol, high, rest, sp
     T = high.shape[0]
     S, nt = test_idx.shape
     Z = np.empty((n, T))
-    _build_design(X, sub, high, rest, Z)
     sw = np.empty(n)
+    G = np.zeros((T, T))
+    g = np.zeros(T)
+    _weighted_normal_equations(X, y_fit, w, sub, high, rest, Z, sw, G, g)
+    beta = np.empty(T)
+    diag = np.empty(T)
+    if not _cholesky_solve(G, g, beta, diag, tol):
+        for s in range(S):
+            split_err[s] = np.inf
+        return S
+    H = np.empty((n, n))
+    e = np.empty(n)
+    _hat_and_residuals(Z, G, beta, y_fit, sw, H, e)
+    M = np.empty((nt, nt))
+    r = np.empty(nt)
+    n_singular = 0
+    for s in range(S):
+        ok, err = _hat_split_error(H, e, test_idx[s], y_fit, y_true, sw, code, tol, M, r)
+        split_err[s] = err if ok else np.inf
+        n_singular += 0 if ok else 1
+    return n_singular
+
+
+@njit(cache=True, inline="always")
+def _weighted_normal_equations(X, y_fit, w, sub, high, rest, Z, sw, G, g):
+    """Fills the weighted design ``Z`` (rows times ``sw = sqrt(w)``), ``sw``, and the lower triangle of
+    ``G = Z'Z`` and ``g = Z' (sw * y_fit)`` (``G`` and ``g`` zero on entry)."""
+    n, T = Z.shape
+    _build_design(X, sub, high, rest, Z)
     for i in range(n):
         sw[i] = np.sqrt(w[i])
         for a in range(T):
             Z[i, a] *= sw[i]
-    G = np.zeros((T, T))
-    g = np.zeros(T)
     for i in range(n):
         yi = y_fit[i] * sw[i]
         for a in range(T):
@@ -176,21 +201,20 @@ def _score_one_hat(X, y_fit, y_true, w, sub, test_idx, code, tol, high, rest, sp
             g[a] += za * yi
             for c in range(a + 1):
                 G[a, c] += za * Z[i, c]
-    beta = np.empty(T)
-    diag = np.empty(T)
-    if not _cholesky_solve(G, g, beta, diag, tol):
-        for s in range(S):
-            split_err[s] = np.inf
-        return S
-    # V = L^-1 Zw' (T x n), H = V'V
+
+
+@njit(cache=True, inline="always")
+def _hat_and_residuals(Z, L, beta, y_fit, sw, H, e):
+    """The hat matrix ``H = V'V`` with ``V = L^-1 Z'`` (``L`` the Cholesky factor of ``Z'Z``) and the
+    weighted residuals ``e = sw * y_fit - Z beta`` of the fit on all points."""
+    n, T = Z.shape
     V = np.empty((T, n))
     for i in range(n):
         for a in range(T):
             v = Z[i, a]
             for q in range(a):
-                v -= G[a, q] * V[q, i]
-            V[a, i] = v / G[a, a]
-    H = np.empty((n, n))
+                v -= L[a, q] * V[q, i]
+            V[a, i] = v / L[a, a]
     for i in range(n):
         for j in range(i + 1):
             v = 0.0
@@ -198,58 +222,54 @@ def _score_one_hat(X, y_fit, y_true, w, sub, test_idx, code, tol, high, rest, sp
                 v += V[a, i] * V[a, j]
             H[i, j] = v
             H[j, i] = v
-    e = np.empty(n)
     for i in range(n):
         v = 0.0
         for a in range(T):
             v += Z[i, a] * beta[a]
         e[i] = y_fit[i] * sw[i] - v
-    M = np.empty((nt, nt))
-    r = np.empty(nt)
-    n_singular = 0
-    for s in range(S):
-        for a in range(nt):
-            ia = test_idx[s, a]
-            for c in range(a + 1):
-                M[a, c] = -H[ia, test_idx[s, c]]
-            M[a, a] += 1.0
-        # Cholesky of I - H_tt with an absolute pivot tolerance (its diagonal is at most 1)
-        ok = True
-        for j in range(nt):
-            d = M[j, j]
+
+
+@njit(cache=True, inline="always")
+def _hat_split_error(H, e, tests, y_fit, y_true, sw, code, tol, M, r):
+    """(True, the mean relative error on the test points ``tests`` of the fit without them), from the fit on all
+    points; (False, inf) when ``I - H_tt`` has a pivot below ``tol`` (a singular split). ``M`` and ``r`` are
+    scratch of the test set's size."""
+    nt = tests.shape[0]
+    for a in range(nt):
+        ia = tests[a]
+        for c in range(a + 1):
+            M[a, c] = -H[ia, tests[c]]
+        M[a, a] += 1.0
+    # Cholesky of I - H_tt with an absolute pivot tolerance (its diagonal is at most 1)
+    for j in range(nt):
+        d = M[j, j]
+        for q in range(j):
+            d -= M[j, q] * M[j, q]
+        if not (d > tol):
+            return False, np.inf
+        ljj = np.sqrt(d)
+        M[j, j] = ljj
+        for i in range(j + 1, nt):
+            v = M[i, j]
             for q in range(j):
-                d -= M[j, q] * M[j, q]
-            if not (d > tol):
-                ok = False
-                break
-            ljj = np.sqrt(d)
-            M[j, j] = ljj
-            for i in range(j + 1, nt):
-                v = M[i, j]
-                for q in range(j):
-                    v -= M[i, q] * M[j, q]
-                M[i, j] = v / ljj
-        if not ok:
-            n_singular += 1
-            split_err[s] = np.inf
-            continue
-        for i in range(nt):
-            v = e[test_idx[s, i]]
-            for q in range(i):
-                v -= M[i, q] * r[q]
-            r[i] = v / M[i, i]
-        for i in range(nt - 1, -1, -1):
-            v = r[i]
-            for q in range(i + 1, nt):
-                v -= M[q, i] * r[q]
-            r[i] = v / M[i, i]
-        err = 0.0
-        for a in range(nt):
-            i = test_idx[s, a]
-            pred = _inverse_transform(y_fit[i] - r[a] / sw[i], code)
-            err += abs(pred - y_true[i]) / y_true[i]
-        split_err[s] = err / nt
-    return n_singular
+                v -= M[i, q] * M[j, q]
+            M[i, j] = v / ljj
+    for i in range(nt):
+        v = e[tests[i]]
+        for q in range(i):
+            v -= M[i, q] * r[q]
+        r[i] = v / M[i, i]
+    for i in range(nt - 1, -1, -1):
+        v = r[i]
+        for q in range(i + 1, nt):
+            v -= M[q, i] * r[q]
+        r[i] = v / M[i, i]
+    err = 0.0
+    for a in range(nt):
+        i = tests[a]
+        pred = _inverse_transform(y_fit[i] - r[a] / sw[i], code)
+        err += abs(pred - y_true[i]) / y_true[i]
+    return True, err / nt
 
 
 def use_hat_path(n, k, n_splits, n_test):

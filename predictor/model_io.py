@@ -156,26 +156,7 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     ModelFileError
     """
     src = source
-    if not isinstance(doc, dict):
-        raise _fail(src, "not a Portcast model file (top level is not a JSON object)")
-    if doc.get("format") != FORMAT:
-        raise _fail(src, f"not a Portcast model file (format is {doc.get('format')!r}, expected {FORMAT!r})")
-    ver = doc.get("schema_version")
-    if not isinstance(ver, int) or isinstance(ver, bool):
-        raise _fail(src, "field 'schema_version' must be an integer")
-    if ver != SCHEMA_VERSION:
-        raise _fail(src, f"unsupported schema_version {ver} (this Portcast reads version {SCHEMA_VERSION})")
-    names = doc.get("feature_names")
-    if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
-        raise _fail(src, "field 'feature_names' must be a non-empty list of strings")
-    if len(set(names)) != len(names):
-        raise _fail(src, "field 'feature_names' has duplicates")
-    subset = doc.get("subset")
-    if not isinstance(subset, list) or not subset or not all(isinstance(x, str) for x in subset):
-        raise _fail(src, "field 'subset' must be a non-empty list of strings")
-    unknown = [c for c in subset if c not in names]
-    if unknown:
-        raise _fail(src, f"field 'subset' names features not in 'feature_names': {unknown}")
+    names, subset = _names_and_subset(doc, src)
     k = len(subset)
     if k > 8 or len(set(subset)) != k:
         raise _fail(src, "field 'subset' must hold 1..8 distinct features")
@@ -197,14 +178,7 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     weighting = doc.get("weighting")
     if weighting not in WEIGHTINGS:
         raise _fail(src, f"field 'weighting' must be one of {WEIGHTINGS}, got {weighting!r}")
-    ranges = doc.get("training_ranges")
-    if not isinstance(ranges, dict) or set(ranges) != set(names):
-        raise _fail(src, "field 'training_ranges' must give [min, max] for every feature in 'feature_names'")
-    for c, r in ranges.items():
-        if (not isinstance(r, list) or len(r) != 2
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in r)
-                or r[0] > r[1]):
-            raise _fail(src, f"training_ranges[{c!r}] must be [min, max] with finite min <= max")
+    ranges = _training_ranges(doc, names, src)
     val = doc.get("validation")
     if not isinstance(val, dict):
         raise _fail(src, "field 'validation' must be an object")
@@ -241,14 +215,7 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     m.clip_features = clip
     tp = doc.get("training_points")
     if tp is not None:
-        try:
-            arr = np.array(tp, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise _fail(src, "field 'training_points' must be a list of rows of numbers") from None
-        if arr.ndim != 2 or arr.shape[1] != len(subset) or not np.isfinite(arr).all():
-            raise _fail(src, f"field 'training_points' must be finite rows of {len(subset)} values (one per subset "
-                             "feature)")
-        m.train_points_ = arr
+        m.train_points_ = _training_points(tp, len(subset), src)
     req = doc.get("required", [])
     if not (isinstance(req, list) and all(isinstance(c, str) and c in names for c in req)):
         raise _fail(src, "field 'required' must be a list of the model's feature names")
@@ -267,6 +234,56 @@ def model_from_dict(doc: Any, source: str = "<model>") -> InteractionSearchRegre
     m.excluded_features_ = dict(ex) if isinstance(ex, dict) else {}
     m.metadata_ = dict(meta)
     return m
+
+
+def _names_and_subset(doc, src: str) -> tuple[list, list]:
+    """The document's feature names and the subset the model uses, after checking its format and version."""
+    if not isinstance(doc, dict):
+        raise _fail(src, "not a Portcast model file (top level is not a JSON object)")
+    if doc.get("format") != FORMAT:
+        raise _fail(src, f"not a Portcast model file (format is {doc.get('format')!r}, expected {FORMAT!r})")
+    ver = doc.get("schema_version")
+    if not isinstance(ver, int) or isinstance(ver, bool):
+        raise _fail(src, "field 'schema_version' must be an integer")
+    if ver != SCHEMA_VERSION:
+        raise _fail(src, f"unsupported schema_version {ver} (this Portcast reads version {SCHEMA_VERSION})")
+    names = doc.get("feature_names")
+    if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
+        raise _fail(src, "field 'feature_names' must be a non-empty list of strings")
+    if len(set(names)) != len(names):
+        raise _fail(src, "field 'feature_names' has duplicates")
+    subset = doc.get("subset")
+    if not isinstance(subset, list) or not subset or not all(isinstance(x, str) for x in subset):
+        raise _fail(src, "field 'subset' must be a non-empty list of strings")
+    unknown = [c for c in subset if c not in names]
+    if unknown:
+        raise _fail(src, f"field 'subset' names features not in 'feature_names': {unknown}")
+    return names, subset
+
+
+def _training_ranges(doc: dict, names: list, src: str) -> dict:
+    """The field ``training_ranges``: [min, max] of every feature, checked."""
+    ranges = doc.get("training_ranges")
+    if not isinstance(ranges, dict) or set(ranges) != set(names):
+        raise _fail(src, "field 'training_ranges' must give [min, max] for every feature in 'feature_names'")
+    for c, r in ranges.items():
+        if (not isinstance(r, list) or len(r) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in r)
+                or r[0] > r[1]):
+            raise _fail(src, f"training_ranges[{c!r}] must be [min, max] with finite min <= max")
+    return ranges
+
+
+def _training_points(tp, n_subset: int, src: str) -> np.ndarray:
+    """The field ``training_points`` (present): finite rows of one value per subset feature."""
+    try:
+        arr = np.array(tp, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise _fail(src, "field 'training_points' must be a list of rows of numbers") from None
+    if arr.ndim != 2 or arr.shape[1] != n_subset or not np.isfinite(arr).all():
+        raise _fail(src, f"field 'training_points' must be finite rows of {n_subset} values (one per subset "
+                         "feature)")
+    return arr
 
 
 def load_model(path) -> InteractionSearchRegressor:

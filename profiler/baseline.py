@@ -24,10 +24,10 @@ import random
 import time
 from typing import Any, Callable
 
-from . import instrument as ins
 from . import markers as _markers
 from .compile_errors import numba_error_types
 from .repeat_timing import RepeatRule, time_repeated
+from .user_code import unwrap_callable
 
 #: the baselines :func:`measure_uninstrumented` can time
 KINDS = ("as-written", "njit")
@@ -281,7 +281,7 @@ def measure_uninstrumented(fn, args=(), *, kind: str = "as-written", rule: Repea
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     rule = rule or RepeatRule()
-    base = ins.unwrap_callable(fn)
+    base = unwrap_callable(fn)
     runner, how, written, note = _choose_runner(fn, base, kind, args)
 
     def result(seconds=None, error=None, timing=None) -> Baseline:

@@ -31,6 +31,7 @@ from .repeat_timing import RepeatRule
 from .sampling import MAX_TID, RECORDS, SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
+from .user_code import unwrap_callable
 from .version import portcast_version
 
 MODES = ("auto", "interpreted", "compiled")
@@ -329,7 +330,7 @@ def trace_function(fn, args=(), kwargs=None, *, region: str | None = None, sinks
     check_baseline_options(baseline_kind, baseline_rule)
     if chunk_records < 1:
         raise ValueError(f"chunk_records must be >= 1, got {chunk_records}")
-    base = ins.unwrap_callable(fn)
+    base = unwrap_callable(fn)
     if not isinstance(base, pytypes.FunctionType):
         raise TypeError(f"trace_function needs a Python function (or njit dispatcher), got {type(fn).__name__}")
     name = region or getattr(fn, "__portcast_region__", None) or base.__qualname__
@@ -409,7 +410,7 @@ class Session:
     def call_region(self, name, fn, args, kwargs):
         if not self.wants(name):
             return fn(*args, **kwargs)
-        base = ins.unwrap_callable(fn)
+        base = unwrap_callable(fn)
         sig = inspect.signature(base)
         bound = sig.bind(*args, **kwargs)
         bound.apply_defaults()

@@ -344,6 +344,25 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     ConfigError
         Naming the file and the field at fault.
     """
+    data = _readable_fields(data, source)
+    kw = {"name": str(data["name"]), "description": str(data.get("description", ""))}
+    for f in _INT_FIELDS:
+        kw[f] = _pos(source, f, data[f], True)
+    for f in _FLOAT_FIELDS:
+        kw[f] = _pos(source, f, data[f], False)
+    kw.update(_optional_fields(data, source))
+    kw["lanes"] = _lanes(data["lanes"], source)
+    kw["ops"] = _ops(data["ops"], source)
+    kw["power"] = _power(data["power"], source)
+    kw["sweep"] = _sweep(data["sweep"], source)
+    if kw["l1_bytes"] < SECTOR_BYTES * kw["l1_ways"] or kw["l2_bytes"] < SECTOR_BYTES * kw["l2_ways"]:
+        raise ConfigError(f"{source}: a cache must hold at least one set (bytes >= 32 * ways)")
+    return GPUConfig(**kw)
+
+
+def _readable_fields(data, source: str) -> dict:
+    """``data`` checked for its schema, its version (a version-1 description given version 2's defaults) and
+    its set of fields: none missing, none unknown."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a JSON object")
     if data.get("schema", SCHEMA) != SCHEMA:
@@ -361,11 +380,12 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     unknown = sorted(set(data) - fields - {"schema", "schema_version"})
     if unknown:
         raise ConfigError(f"{source}: unknown field(s) {', '.join(unknown)}")
-    kw = {"name": str(data["name"]), "description": str(data.get("description", ""))}
-    for f in _INT_FIELDS:
-        kw[f] = _pos(source, f, data[f], True)
-    for f in _FLOAT_FIELDS:
-        kw[f] = _pos(source, f, data[f], False)
+    return data
+
+
+def _optional_fields(data: dict, source: str) -> dict:
+    """The optional fields the description gives (not null), checked."""
+    kw = {}
     if data.get("shared_latency_cycles") is not None:
         kw["shared_latency_cycles"] = _pos(source, "shared_latency_cycles", data["shared_latency_cycles"], True)
     if data.get("link_gb_per_s") is not None:
@@ -383,13 +403,20 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
             raise ConfigError(f"{source}: field 'release_year' must be an integer year from {lo} to {hi}, "
                               f"got {year!r}")
         kw["release_year"] = year
-    lanes = data["lanes"]
+    return kw
+
+
+def _lanes(lanes, source: str) -> dict:
+    """The field ``lanes``, checked: exactly the pipes, each a lane count (fp64's may be fractional)."""
     if not isinstance(lanes, dict) or set(lanes) != set(PIPES):
         missing = sorted(set(PIPES) - set(lanes)) if isinstance(lanes, dict) else []
         what = f" (lacks {', '.join(missing)})" if missing else ""
         raise ConfigError(f"{source}: field 'lanes' must map exactly {', '.join(PIPES)} to lane counts{what}")
-    kw["lanes"] = {k: _pos(source, f"lanes.{k}", lanes[k], k != "fp64") for k in PIPES}
-    ops = data["ops"]
+    return {k: _pos(source, f"lanes.{k}", lanes[k], k != "fp64") for k in PIPES}
+
+
+def _ops(ops, source: str) -> dict:
+    """The field ``ops``, checked: every compute operation class as [unit, latency, repeat], nothing else."""
     if not isinstance(ops, dict):
         raise ConfigError(f"{source}: field 'ops' must be an object")
     clean_ops = {}
@@ -404,8 +431,11 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
     extra = sorted(set(ops) - set(_COMPUTE_OPS))
     if extra:
         raise ConfigError(f"{source}: field 'ops' has unknown or memory operation class(es) {', '.join(extra)}")
-    kw["ops"] = clean_ops
-    power = data["power"]
+    return clean_ops
+
+
+def _power(power, source: str) -> dict:
+    """The field ``power``, checked: the voltage/frequency corners and the energies (``pj``) per event."""
     if not isinstance(power, dict):
         raise ConfigError(f"{source}: field 'power' must be an object")
     pw = {}
@@ -427,8 +457,11 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
             raise ConfigError(f"{source}: field 'power.pj.{k}' = {v!r} is out of range: "
                               f"at most {MAX_VALUE['power.pj']:g}")
         pw["pj"][k] = float(v)
-    kw["power"] = pw
-    sweep = data["sweep"]
+    return pw
+
+
+def _sweep(sweep, source: str) -> dict:
+    """The field ``sweep``, checked: non-empty lists of SM counts, core and memory clocks."""
     if not isinstance(sweep, dict) or set(sweep) != {"sm_counts", "core_mhz", "mem_mhz"}:
         raise ConfigError(f"{source}: field 'sweep' must have exactly sm_counts, core_mhz, mem_mhz")
     sw = {}
@@ -437,10 +470,7 @@ def config_from_json(data: dict, source: str = "<config>") -> GPUConfig:
         if not isinstance(vals, list) or not vals:
             raise ConfigError(f"{source}: field 'sweep.{k}' must be a non-empty list")
         sw[k] = [_pos(source, f"sweep.{k}[{i}]", v, k == "sm_counts") for i, v in enumerate(vals)]
-    kw["sweep"] = sw
-    if kw["l1_bytes"] < SECTOR_BYTES * kw["l1_ways"] or kw["l2_bytes"] < SECTOR_BYTES * kw["l2_ways"]:
-        raise ConfigError(f"{source}: a cache must hold at least one set (bytes >= 32 * ways)")
-    return GPUConfig(**kw)
+    return sw
 
 
 def _with_version_1_defaults(data: dict) -> dict:

@@ -15,8 +15,10 @@ only read-after-write dependences matter). Every register of a record is a stati
 
 What each construct emits is documented in docs/profiler.md. The package, by job:
 
-* :mod:`.source` finds a function's source and refuses what cannot be traced; :mod:`.resolve` decides which
-  functions are the user's and what a name in their code refers to;
+* :mod:`profiler.user_code` (shared with the thread-space analysis, outside this package so that the two do
+  not import each other) finds a function's source, decides which functions are the user's and what a name in
+  their code refers to; :mod:`.unsupported` refuses what cannot be traced. The two errors the instrumenter
+  raises, :class:`UnsupportedConstruct` and :class:`SourceUnavailable`, are part of this package's interface;
 * :mod:`.program` holds the static table and registers of one root; :mod:`.tables` classifies operators;
 * :mod:`.rewriter` (with :mod:`.rewrite_expr`, :mod:`.rewrite_stmt`, :mod:`.rewrite_lib`) rewrites one function;
 * :mod:`.backends` says what a record statement is in each mode; :mod:`.merge` merges compiled records;
@@ -24,16 +26,15 @@ What each construct emits is documented in docs/profiler.md. The package, by job
 """
 
 
+from ..user_code import SourceUnavailable
 from .backends import _Compiled, _Interp
 from .driver import Instrumenter, instrument, recursive_functions, source_text
 from .merge import merge_records
 from .program import FuncInfo, Program
-from .resolve import closure_namespace, is_user_function, resolve_static, unwrap_callable
 from .rewrite_stmt import is_region_call
-from .source import SourceUnavailable, UnsupportedConstruct, _assigned_names, function_source
+from .unsupported import UnsupportedConstruct
 
 __all__ = [
     "FuncInfo", "Instrumenter", "Program", "SourceUnavailable", "UnsupportedConstruct", "_Compiled", "_Interp",
-    "_assigned_names", "closure_namespace", "function_source", "instrument", "is_region_call", "is_user_function",
-    "merge_records", "recursive_functions", "resolve_static", "source_text", "unwrap_callable",
+    "instrument", "is_region_call", "merge_records", "recursive_functions", "source_text",
 ]

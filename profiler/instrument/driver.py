@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import inspect
 
+from ..user_code import closure_namespace, function_source, unwrap_callable
 from .backends import _PRIMS, _Compiled, _Interp
 from .merge import merge_records
 from .program import FuncInfo, Program
-from .resolve import closure_namespace, unwrap_callable
 from .rewriter import _Rewriter
-from .source import UnsupportedConstruct, _check_supported, function_source
+from .unsupported import UnsupportedConstruct, _check_supported
 
 
 class Instrumenter:

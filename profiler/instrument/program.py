@@ -39,7 +39,7 @@ class Program:
         self.funcs: dict[Any, FuncInfo] = {}
         self.order: list[FuncInfo] = []
         self.parallel_loops: list[str] = []
-        # thread space (profiler/threadspace.py): the chosen loops, and what the dependence check on the trace
+        # thread space (profiler/threadspace/): the chosen loops, and what the dependence check on the trace
         # needs to know about the records (features/thread_dependences.py)
         self.thread_space: dict = {}
         self.induction_pcs: list[int] = []  # "loop:next" records: the loop variable, computed from the thread index

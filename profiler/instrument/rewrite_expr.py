@@ -10,9 +10,9 @@ import numpy as np
 from .. import libcalls as lc
 from .. import runtime as rt
 from ..trace import Op, fp64_class
-from .resolve import is_user_function, unwrap_callable
-from .source import UnsupportedConstruct
+from ..user_code import is_user_function, unwrap_callable
 from .tables import _ALU_NAMES, _BINOPS, _CMPOPS, _KIND_ABS, _KIND_CONJ, _KIND_PART, _KIND_REALFN, _SPECIAL_NAMES
+from .unsupported import UnsupportedConstruct
 
 
 class _Expressions:

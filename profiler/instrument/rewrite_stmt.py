@@ -6,8 +6,8 @@ import ast
 
 from .. import markers as _markers
 from ..trace import Op
-from .source import UnsupportedConstruct
 from .tables import _BINOPS
+from .unsupported import UnsupportedConstruct
 
 
 class _Loop:
@@ -83,7 +83,7 @@ class _Statements:
 
     def _private_store(self, tgt, first: int) -> None:
         """The STOREs of ``tgt`` (static ids from ``first``) write an array a kernel loop privatises
-        (profiler/threadspace.py): the dependence check on the trace counts no write between threads there."""
+        (profiler/threadspace/): the dependence check on the trace counts no write between threads there."""
         ts = self.inst.ts
         if ts is None or not ts.is_private_store(self.fi.key, tgt):
             return
@@ -302,7 +302,7 @@ class _Statements:
 
     def _block_sinking(self, stmts, sunk: set) -> list:
         """The body of an outer loop of a collapsed imperfect nest: the statements ``sunk`` into the inner loop
-        (profiler/threadspace.py) run where they are, once per outer iteration, their records in the row's
+        (profiler/threadspace/) run where they are, once per outer iteration, their records in the row's
         first thread; their pcs go to ``sunk_pcs``."""
         saved, self.out = self.out, []
         for st in stmts:
@@ -327,7 +327,7 @@ class _Statements:
 
     def s_While(self, s):
         self.cur = s
-        is_tid = False  # a while loop is never a thread space (profiler/threadspace.py)
+        is_tid = False  # a while loop is never a thread space (profiler/threadspace/)
         flag = self.tmp()
         self.loops.append(_Loop(flag, None))
         if is_tid:

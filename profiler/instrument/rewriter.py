@@ -5,12 +5,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
+from ..user_code import assigned_names, resolve_static
 from .program import FuncInfo
-from .resolve import resolve_static
 from .rewrite_expr import _Expressions
 from .rewrite_lib import _LibraryCalls
 from .rewrite_stmt import _Loop, _Statements
-from .source import _assigned_names
 
 if TYPE_CHECKING:
     from .driver import Instrumenter
@@ -29,7 +28,7 @@ class _Rewriter(_Expressions, _Statements, _LibraryCalls):
         self.fdef = fdef
         self.root = root
         self.ns = fi.namespace
-        self.locals = _assigned_names(fdef)
+        self.locals = assigned_names(fdef)
         self.out: list[ast.stmt] = []
         self.n_tmp = 0
         self.loops: list[_Loop] = []

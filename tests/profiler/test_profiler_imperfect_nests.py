@@ -1,4 +1,4 @@
-"""Imperfect nests (profiler/threadspace.py, ``_sink_barrier``): which statements between loop headers are
+"""Imperfect nests (profiler/threadspace/sinking.py, ``_sink_barrier``): which statements between loop headers are
 sunk into the inner loop so the nest collapses, and which keep the outer loop's threads."""
 
 from __future__ import annotations
@@ -161,7 +161,8 @@ def test_the_tiled_matmul_keeps_one_thread_per_output_tile():
 
 
 def test_the_barrier_says_why():
-    from profiler.threadspace import Analysis, _sink_barrier
+    from profiler.threadspace.plan import Analysis
+    from profiler.threadspace.sinking import _sink_barrier
 
     reasons = {}
     for fn in (stores_between, used_after, reads_stored_array, if_between, user_call, random_draw):

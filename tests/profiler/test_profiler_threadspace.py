@@ -1,4 +1,4 @@
-"""The thread space chosen from the source (profiler/threadspace.py): verdicts on loop patterns, the choice
+"""The thread space chosen from the source (profiler/threadspace/): verdicts on loop patterns, the choice
 among loops and called functions, nest collapse, and what reaches the trace and its metadata."""
 
 from __future__ import annotations
