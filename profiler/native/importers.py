@@ -119,122 +119,157 @@ class _Emitter:
 # ---------------------------------------------------------------------------------------------- ChampSim
 
 
+@numba.njit(cache=True, inline="always")
+def _read_registers(sregs, i, reg_token, rtok):
+    """The distinct source registers of instruction ``i``: their current tokens into ``rtok`` (zeros after the
+    last); returns how many, and whether the stack pointer, the flags, the instruction pointer or another
+    register is read."""
+    for j in range(4):
+        rtok[j] = 0
+    nr = 0
+    reads_sp = False
+    reads_flags = False
+    reads_ip = False
+    reads_other = False
+    for j in range(4):
+        r = sregs[i, j]
+        if r == 0:
+            continue
+        dup = False
+        for q in range(j):
+            if sregs[i, q] == r:
+                dup = True
+        if dup:
+            continue
+        if r == CHAMPSIM_REG_SP:
+            reads_sp = True
+        elif r == CHAMPSIM_REG_FLAGS:
+            reads_flags = True
+        elif r == CHAMPSIM_REG_IP:
+            reads_ip = True
+        else:
+            reads_other = True
+        rtok[nr] = reg_token[r]
+        nr += 1
+    return nr, reads_sp, reads_flags, reads_ip, reads_other
+
+
+@numba.njit(cache=True, inline="always")
+def _written_registers(dregs, i):
+    """The distinct destination registers of instruction ``i``: how many, and whether the stack pointer or the
+    instruction pointer is written."""
+    writes_sp = False
+    writes_ip = False
+    nd = 0
+    for j in range(2):
+        r = dregs[i, j]
+        if r == 0 or (j == 1 and dregs[i, 0] == r):
+            continue
+        if r == CHAMPSIM_REG_SP:
+            writes_sp = True
+        elif r == CHAMPSIM_REG_IP:
+            writes_ip = True
+        nd += 1
+    return nd, writes_sp, writes_ip
+
+
+@numba.njit(cache=True, inline="always")
+def _distinct_addresses(mem, i, width, out):
+    """The distinct non-zero addresses among ``mem[i, :width]`` into ``out``, in order; returns how many."""
+    na = 0
+    for j in range(width):
+        a = mem[i, j]
+        if a == 0:
+            continue
+        dup = False
+        for q in range(na):
+            if out[q] == a:
+                dup = True
+        if not dup:
+            out[na] = a
+            na += 1
+    return na
+
+
+@numba.njit(cache=True, inline="always")
+def _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writes_ip):
+    """The operation class of a branch instruction's compute part, from the registers it reads and writes."""
+    if (not reads_sp) and (not reads_flags) and writes_ip:
+        return 11  # direct or indirect jump
+    if (not reads_sp) and reads_ip and (not writes_sp) and writes_ip and reads_flags and (not reads_other):
+        return 10  # conditional branch
+    if reads_sp and reads_ip and writes_sp and writes_ip and (not reads_flags):
+        return 12  # direct or indirect call
+    if reads_sp and (not reads_ip) and writes_sp and writes_ip:
+        return 13  # return
+    return 11  # other control transfer
+
+
+@numba.njit(cache=True, inline="always")
+def _rename(dregs, i, nd, reg_token, reg_version):
+    """A new token for instruction ``i``'s destination registers (0 without any): the first one's next version."""
+    dtok = 0
+    if nd > 0:
+        primary = dregs[i, 0] if dregs[i, 0] != 0 else dregs[i, 1]
+        v = (reg_version[primary] + 1) % 256
+        reg_version[primary] = v
+        dtok = primary + 256 * v
+        for j in range(2):
+            r = dregs[i, j]
+            if r != 0:
+                reg_token[r] = dtok
+    return dtok
+
+
+@numba.njit(cache=True, inline="always")
+def _static_id(pc_map, key, next_pc):
+    """The static id of ``key`` (``ip * 8 + slot``), a new one when it has none; returns it and the next free id."""
+    if key in pc_map:
+        pc = pc_map[key]
+    else:
+        pc = next_pc
+        pc_map[key] = pc
+        next_pc += 1
+    return pc, next_pc
+
+
 @numba.njit(cache=True)
 def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_size, reg_token, reg_version,
-                     pc_map, next_pc, out_pc, out_op, out_taken, out_s1, out_s2, out_s3, out_dst, out_addr,
-                     out_size, counters):
+                     pc_map, next_pc, out, counters):
     """Convert ChampSim instructions to Portcast records (see docs/native.md for the rules).
 
     ``reg_token``/``reg_version`` (256 entries each) carry register renaming state across chunks;
-    ``pc_map`` maps ``ip * 8 + slot`` to static ids; ``counters[0]`` counts dropped source tokens.
-    Returns (records written, next free static id).
+    ``pc_map`` maps ``ip * 8 + slot`` to static ids; ``out`` holds the output columns (pc, op, taken, src1,
+    src2, src3, dst, addr, size); ``counters[0]`` counts dropped source tokens. Per instruction: its distinct
+    registers and addresses, its operation class, the renaming of its destinations (inlined stages), then
+    its LOADs, its compute part and its STOREs (written here: a helper taking the nine columns would count
+    references to each of them at every record). Returns (records written, next free static id).
     """
     n = ip.shape[0]
+    out_pc, out_op, out_taken, out_s1, out_s2, out_s3, out_dst, out_addr, out_size = out
     k = 0
     srcs = np.zeros(12, np.int32)
+    rtok = np.zeros(4, np.int32)
     loads = np.zeros(4, np.int64)
     stores = np.zeros(2, np.int64)
     for i in range(n):
-        # distinct source registers -> their current tokens
-        nr = 0
-        reads_sp = False
-        reads_flags = False
-        reads_ip = False
-        reads_other = False
-        rtok = np.zeros(4, np.int32)
-        for j in range(4):
-            r = sregs[i, j]
-            if r == 0:
-                continue
-            dup = False
-            for q in range(j):
-                if sregs[i, q] == r:
-                    dup = True
-            if dup:
-                continue
-            if r == 6:
-                reads_sp = True
-            elif r == 25:
-                reads_flags = True
-            elif r == 26:
-                reads_ip = True
-            else:
-                reads_other = True
-            rtok[nr] = reg_token[r]
-            nr += 1
-        writes_sp = False
-        writes_ip = False
-        nd = 0
-        for j in range(2):
-            r = dregs[i, j]
-            if r == 0 or (j == 1 and dregs[i, 0] == r):
-                continue
-            if r == 6:
-                writes_sp = True
-            elif r == 26:
-                writes_ip = True
-            nd += 1
-        nl = 0
-        for j in range(4):
-            a = smem[i, j]
-            if a == 0:
-                continue
-            dup = False
-            for q in range(nl):
-                if loads[q] == a:
-                    dup = True
-            if not dup:
-                loads[nl] = a
-                nl += 1
-        ns = 0
-        for j in range(2):
-            a = dmem[i, j]
-            if a == 0:
-                continue
-            if ns == 1 and stores[0] == a:
-                continue
-            stores[ns] = a
-            ns += 1
+        nr, reads_sp, reads_flags, reads_ip, reads_other = _read_registers(sregs, i, reg_token, rtok)
+        nd, writes_sp, writes_ip = _written_registers(dregs, i)
+        nl = _distinct_addresses(smem, i, 4, loads)
+        ns = _distinct_addresses(dmem, i, 2, stores)
         branch = is_branch[i] != 0
-        # operation class of the compute part
         op = 0  # INT_ALU
         if branch:
-            if (not reads_sp) and (not reads_flags) and writes_ip and (not reads_other):
-                op = 11  # direct jump
-            elif (not reads_sp) and (not reads_flags) and writes_ip and reads_other:
-                op = 11  # indirect jump
-            elif (not reads_sp) and reads_ip and (not writes_sp) and writes_ip and reads_flags and (not reads_other):
-                op = 10  # conditional branch
-            elif reads_sp and reads_ip and writes_sp and writes_ip and (not reads_flags):
-                op = 12  # direct or indirect call
-            elif reads_sp and (not reads_ip) and writes_sp and writes_ip:
-                op = 13  # return
-            else:
-                op = 11  # other control transfer
+            op = _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writes_ip)
         # new token for this instruction's destination registers (sources were read above)
-        dtok = 0
-        if nd > 0:
-            primary = dregs[i, 0] if dregs[i, 0] != 0 else dregs[i, 1]
-            v = (reg_version[primary] + 1) % 256
-            reg_version[primary] = v
-            dtok = primary + 256 * v
-            for j in range(2):
-                r = dregs[i, j]
-                if r != 0:
-                    reg_token[r] = dtok
-        base = ip[i] * 8
+        dtok = _rename(dregs, i, nd, reg_token, reg_version)
+        base = ip[i] * N_SLOTS
         compute = branch or (nl + ns == 0) or (nl > 0 and ns > 0) or (nd > 0 and (nl > 1 or ns > 0))
         # LOADs: sources = the instruction's source registers (address registers are not distinguished)
         for j in range(nl):
-            key = base + j
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_LOAD0 + j, next_pc)
             out_pc[k] = pc
-            out_op[k] = 8
+            out_op[k] = 8  # LOAD
             out_taken[k] = 0
             out_s1[k] = rtok[0]
             out_s2[k] = rtok[1]
@@ -242,7 +277,7 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             if nr > 3:
                 counters[0] += nr - 3
             if compute:
-                out_dst[k] = 65536 + j
+                out_dst[k] = TEMP_TOKEN_BASE + j
             else:
                 out_dst[k] = dtok
             out_addr[k] = loads[j]
@@ -250,16 +285,10 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             k += 1
         ctok = 0
         if compute:
-            key = base + 4
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_COMPUTE, next_pc)
             m = 0
             for j in range(nl):
-                srcs[m] = 65536 + j
+                srcs[m] = TEMP_TOKEN_BASE + j
                 m += 1
             for j in range(nr):
                 srcs[m] = rtok[j]
@@ -274,19 +303,13 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             out_s3[k] = srcs[2] if m > 2 else 0
             ctok = dtok
             if ctok == 0 and ns > 0:
-                ctok = 65536 + 4
+                ctok = TEMP_TOKEN_BASE + SLOT_COMPUTE
             out_dst[k] = ctok
             out_addr[k] = 0
             out_size[k] = 0
             k += 1
         for j in range(ns):
-            key = base + 5 + j
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_STORE0 + j, next_pc)
             m = 0
             if ctok != 0:
                 srcs[m] = ctok
@@ -297,7 +320,7 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             if m > 3:
                 counters[0] += m - 3
             out_pc[k] = pc
-            out_op[k] = 9
+            out_op[k] = 9  # STORE
             out_taken[k] = 0
             out_s1[k] = srcs[0] if m > 0 else 0
             out_s2[k] = srcs[1] if m > 1 else 0
@@ -413,15 +436,7 @@ def import_champsim(path: str | os.PathLike, sinks: Iterable, *, name: str | Non
                     reg_version,
                     pc_map,
                     next_pc,
-                    out.pc,
-                    out.op,
-                    out.taken,
-                    out.src1,
-                    out.src2,
-                    out.src3,
-                    out.dst,
-                    out.addr,
-                    out.size,
+                    (out.pc, out.op, out.taken, out.src1, out.src2, out.src3, out.dst, out.addr, out.size),
                     counters,
                 )
                 emitter.emit(out.slice(0, k))
