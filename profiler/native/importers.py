@@ -443,11 +443,7 @@ def import_champsim(path: str | os.PathLike, sinks: Iterable, *, name: str | Non
                 offset += len(data)
                 n_instr += n
     except BaseException as exc:
-        info.complete = False
-        info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
-        info.n_records = emitter.n_records
-        for s in sinks:
-            s.end_region(info, static)
+        _end_failed(info, exc, emitter, sinks, static)
         raise
     for key, pc in pc_map.items():
         ip, slot = divmod(int(key), N_SLOTS)
@@ -505,6 +501,114 @@ def _parse_hex_size(text: str, path: Path, lineno: int, line: str) -> tuple[int,
     return addr, size
 
 
+class _LackeyRecords:
+    """Lackey's instructions as Portcast record columns, handed to the emitter in chunks of at most ``cap``
+    records; static ids per (instruction address, micro-op slot) in ``pcs``."""
+
+    def __init__(self, emitter: _Emitter, cap: int) -> None:
+        self.emitter = emitter
+        self.cap = cap
+        self.cols: dict[str, list] = {c: [] for c in ("pc", "op", "src1", "dst", "addr", "size")}
+        self.pcs: dict[tuple[int, int], int] = {}
+
+    def pc_of(self, iaddr: int, slot: int) -> int:
+        key = (iaddr, slot)
+        pc = self.pcs.get(key)
+        if pc is None:
+            pc = self.pcs[key] = len(self.pcs) + 1
+        return pc
+
+    def add(self, pc, op, src1, dst, addr, size) -> None:
+        cols = self.cols
+        cols["pc"].append(pc)
+        cols["op"].append(op)
+        cols["src1"].append(src1)
+        cols["dst"].append(dst)
+        cols["addr"].append(addr)
+        cols["size"].append(size)
+
+    def instruction(self, iaddr: int, accesses: list) -> None:
+        """The records of one instruction; ``accesses``: (kind, addr, size), kind in "LSM"."""
+        loads = [(a, s) for k, a, s in accesses if k in "LM"]
+        stores = [(a, s) for k, a, s in accesses if k in "SM"]
+        if not loads and not stores:
+            self.add(self.pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), 0, 0, 0, 0)
+            return
+        compute = bool(loads) and bool(stores)
+        for j, (a, s) in enumerate(loads):
+            self.add(
+                self.pc_of(iaddr, SLOT_LOAD0 + min(j, 3)),
+                int(Op.LOAD),
+                0,
+                TEMP_TOKEN_BASE + min(j, 3) if compute else 0,
+                a,
+                s,
+            )
+        ctok = 0
+        if compute:
+            ctok = TEMP_TOKEN_BASE + 4
+            self.add(self.pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), TEMP_TOKEN_BASE, ctok, 0, 0)
+        for j, (a, s) in enumerate(stores):
+            self.add(self.pc_of(iaddr, SLOT_STORE0 + min(j, 1)), int(Op.STORE), ctok, 0, a, s)
+
+    def emit(self, full_only: bool = False) -> None:
+        """Hand the records gathered to the emitter (with ``full_only``, only once ``cap`` are gathered)."""
+        if not self.cols["pc"] or (full_only and len(self.cols["pc"]) < self.cap):
+            return
+        self.emitter.emit(TraceChunk.from_columns(**{k: np.asarray(v) for k, v in self.cols.items()}))
+        for v in self.cols.values():
+            v.clear()
+
+
+def _lackey_text(raw_line: bytes, path: Path, lineno: int) -> str | None:
+    """The line without its end, or None for a blank or ``==pid==`` message line."""
+    try:
+        line = raw_line.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)") from None
+    stripped = line.rstrip("\r\n")
+    if not stripped.strip() or stripped.startswith("=="):
+        return None
+    return stripped
+
+
+def _read_lackey(raw: BinaryIO, path: Path, recs: _LackeyRecords) -> int:
+    """Convert the lines of ``raw`` into ``recs``, all of them emitted at the end; returns the instructions."""
+    n_instr = 0
+    cur_addr = None
+    cur_acc: list = []
+    lineno = 0
+    try:
+        for raw_line in raw:
+            lineno += 1
+            stripped = _lackey_text(raw_line, path, lineno)
+            if stripped is None:
+                continue
+            if stripped.startswith("I  "):
+                if cur_addr is not None:
+                    recs.instruction(cur_addr, cur_acc)
+                cur_addr, _ = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
+                cur_acc = []
+                n_instr += 1
+            elif len(stripped) > 3 and stripped[0] == " " and stripped[1] in "LSM" and stripped[2] == " ":
+                if cur_addr is None:
+                    raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction line")
+                a, s = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
+                cur_acc.append((stripped[1], a, s))
+            else:
+                raise TraceError(
+                    f"{path}:{lineno}: not a lackey trace line: {stripped[:80]!r} "
+                    "(expected 'I  addr,size', ' L|S|M addr,size' or '==pid== ...')"
+                )
+            recs.emit(full_only=True)
+    except (EOFError, lzma.LZMAError, OSError) as exc:
+        raise TraceError(f"{path}:{lineno + 1}: compressed stream is damaged or ends early ({exc})") from None
+    if cur_addr is not None:
+        recs.instruction(cur_addr, cur_acc)
+    recs.emit()
+    return n_instr
+
+
 def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None = None,
                   chunk_records: int = DEFAULT_CHUNK_RECORDS) -> RegionInfo:
     """Convert Valgrind lackey ``--trace-mem=yes`` output to Portcast records and stream them into sinks.
@@ -534,106 +638,14 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
     for s in sinks:
         s.start_region(info, static)
     emitter = _Emitter(sinks, chunk_records)
-    cap = max(1, min(chunk_records, 1 << 16))
-    cols = {c: [] for c in ("pc", "op", "src1", "dst", "addr", "size")}
-    pcs: dict[tuple[int, int], int] = {}
-    n_instr = 0
-
-    def pc_of(iaddr: int, slot: int) -> int:
-        key = (iaddr, slot)
-        pc = pcs.get(key)
-        if pc is None:
-            pc = pcs[key] = len(pcs) + 1
-        return pc
-
-    def add(pc, op, src1, dst, addr, size):
-        cols["pc"].append(pc)
-        cols["op"].append(op)
-        cols["src1"].append(src1)
-        cols["dst"].append(dst)
-        cols["addr"].append(addr)
-        cols["size"].append(size)
-
-    def flush_instruction(iaddr, accesses):
-        # accesses: list of (kind, addr, size); kind in "LSM"
-        loads = [(a, s) for k, a, s in accesses if k in "LM"]
-        stores = [(a, s) for k, a, s in accesses if k in "SM"]
-        if not loads and not stores:
-            add(pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), 0, 0, 0, 0)
-            return
-        compute = bool(loads) and bool(stores)
-        for j, (a, s) in enumerate(loads):
-            add(
-                pc_of(iaddr, SLOT_LOAD0 + min(j, 3)),
-                int(Op.LOAD),
-                0,
-                TEMP_TOKEN_BASE + min(j, 3) if compute else 0,
-                a,
-                s,
-            )
-        ctok = 0
-        if compute:
-            ctok = TEMP_TOKEN_BASE + 4
-            add(pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), TEMP_TOKEN_BASE, ctok, 0, 0)
-        for j, (a, s) in enumerate(stores):
-            add(pc_of(iaddr, SLOT_STORE0 + min(j, 1)), int(Op.STORE), ctok, 0, a, s)
-
-    def emit():
-        if not cols["pc"]:
-            return
-        emitter.emit(TraceChunk.from_columns(**{k: np.asarray(v) for k, v in cols.items()}))
-        for v in cols.values():
-            v.clear()
-
-    cur_addr = None
-    cur_acc: list = []
+    recs = _LackeyRecords(emitter, max(1, min(chunk_records, 1 << 16)))
     try:
         with _open_maybe_compressed(path) as raw:
-            lineno = 0
-            try:
-                for raw_line in raw:
-                    lineno += 1
-                    try:
-                        line = raw_line.decode("ascii")
-                    except UnicodeDecodeError as exc:
-                        raise TraceError(
-                            f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)"
-                        ) from None
-                    stripped = line.rstrip("\r\n")
-                    if not stripped.strip() or stripped.startswith("=="):
-                        continue
-                    if stripped.startswith("I  "):
-                        if cur_addr is not None:
-                            flush_instruction(cur_addr, cur_acc)
-                        cur_addr, _ = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
-                        cur_acc = []
-                        n_instr += 1
-                    elif len(stripped) > 3 and stripped[0] == " " and stripped[1] in "LSM" and stripped[2] == " ":
-                        if cur_addr is None:
-                            raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction "
-                                             "line")
-                        a, s = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
-                        cur_acc.append((stripped[1], a, s))
-                    else:
-                        raise TraceError(
-                            f"{path}:{lineno}: not a lackey trace line: {stripped[:80]!r} "
-                            "(expected 'I  addr,size', ' L|S|M addr,size' or '==pid== ...')"
-                        )
-                    if len(cols["pc"]) >= cap:
-                        emit()
-            except (EOFError, lzma.LZMAError, OSError) as exc:
-                raise TraceError(f"{path}:{lineno + 1}: compressed stream is damaged or ends early ({exc})") from None
-            if cur_addr is not None:
-                flush_instruction(cur_addr, cur_acc)
-            emit()
+            n_instr = _read_lackey(raw, path, recs)
     except BaseException as exc:
-        info.complete = False
-        info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
-        info.n_records = emitter.n_records
-        for s in sinks:
-            s.end_region(info, static)
+        _end_failed(info, exc, emitter, sinks, static)
         raise
-    for (iaddr, slot), pc in pcs.items():
+    for (iaddr, slot), pc in recs.pcs.items():
         static.add(StaticInstruction(pc=pc, file=path.name, line=0, col=0, text=f"0x{iaddr:x} {_SLOT_KIND[slot]}",
                                      function="", kind=_SLOT_KIND[slot]))
     info.n_records = emitter.n_records
@@ -641,6 +653,15 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
     for s in sinks:
         s.end_region(info, static)
     return info
+
+
+def _end_failed(info: RegionInfo, exc: BaseException, emitter: _Emitter, sinks: list, static: StaticTable) -> None:
+    """End the region as incomplete, with the error that stopped the import."""
+    info.complete = False
+    info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
+    info.n_records = emitter.n_records
+    for s in sinks:
+        s.end_region(info, static)
 
 
 def _stem(path: Path) -> str:
