@@ -155,15 +155,15 @@ def _read_registers(sregs, i, reg_token, rtok):
 
 
 @numba.njit(cache=True, inline="always")
-def _written_registers(dregs, i):
-    """The distinct destination registers of instruction ``i``: how many, and whether the stack pointer or the
-    instruction pointer is written."""
+def _written_registers(d0, d1):
+    """The distinct destination registers ``d0``, ``d1`` of an instruction (0: none): how many, and whether the
+    stack pointer or the instruction pointer is written."""
     writes_sp = False
     writes_ip = False
     nd = 0
     for j in range(2):
-        r = dregs[i, j]
-        if r == 0 or (j == 1 and dregs[i, 0] == r):
+        r = d0 if j == 0 else d1
+        if r == 0 or (j == 1 and d0 == r):
             continue
         if r == CHAMPSIM_REG_SP:
             writes_sp = True
@@ -206,18 +206,19 @@ def _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writ
 
 
 @numba.njit(cache=True, inline="always")
-def _rename(dregs, i, nd, reg_token, reg_version):
-    """A new token for instruction ``i``'s destination registers (0 without any): the first one's next version."""
+def _rename(d0, d1, nd, reg_token, reg_version):
+    """A new token for an instruction's destination registers ``d0``, ``d1`` (0: none; no token without any):
+    the first one's next version."""
     dtok = 0
     if nd > 0:
-        primary = dregs[i, 0] if dregs[i, 0] != 0 else dregs[i, 1]
+        primary = d0 if d0 != 0 else d1
         v = (reg_version[primary] + 1) % 256
         reg_version[primary] = v
         dtok = primary + 256 * v
-        for j in range(2):
-            r = dregs[i, j]
-            if r != 0:
-                reg_token[r] = dtok
+        if d0 != 0:
+            reg_token[d0] = dtok
+        if d1 != 0:
+            reg_token[d1] = dtok
     return dtok
 
 
@@ -254,7 +255,9 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
     stores = np.zeros(2, np.int64)
     for i in range(n):
         nr, reads_sp, reads_flags, reads_ip, reads_other = _read_registers(sregs, i, reg_token, rtok)
-        nd, writes_sp, writes_ip = _written_registers(dregs, i)
+        d0 = dregs[i, 0]
+        d1 = dregs[i, 1]
+        nd, writes_sp, writes_ip = _written_registers(d0, d1)
         nl = _distinct_addresses(smem, i, 4, loads)
         ns = _distinct_addresses(dmem, i, 2, stores)
         branch = is_branch[i] != 0
@@ -262,7 +265,7 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
         if branch:
             op = _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writes_ip)
         # new token for this instruction's destination registers (sources were read above)
-        dtok = _rename(dregs, i, nd, reg_token, reg_version)
+        dtok = _rename(d0, d1, nd, reg_token, reg_version)
         base = ip[i] * N_SLOTS
         compute = branch or (nl + ns == 0) or (nl > 0 and ns > 0) or (nd > 0 and (nl > 1 or ns > 0))
         # LOADs: sources = the instruction's source registers (address registers are not distinguished)
