@@ -138,12 +138,184 @@ def _end_launch(state, loop_stats):
             loop_stats[row, LS_THREADS] = state[ST_LMAX] + 1
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
+@njit(cache=True, nogil=True, inline="always")
+def _open_launch(state, loop_stats, launch, loop, lrec, lmax):
+    """Close the launch in progress (its loop, records and largest thread go to ``loop_stats``); returns the
+    number of the next."""
+    state[ST_LOOP] = loop
+    state[ST_LREC] = lrec
+    state[ST_LMAX] = lmax
+    _end_launch(state, loop_stats)
+    launch += 1
+    state[ST_LAUNCH] = launch
+    return launch
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _no_room(a0, a1, last_page, state, pkeys, pslot, nslots):
+    """True when the pages of ``[a0, a1)`` without a shadow slot do not fit the free slots or the page table
+    (checked before the record changes any state)."""
+    need = 0
+    pg = a0 >> PAGE_SHIFT
+    pg_end = (a1 - 1) >> PAGE_SHIFT
+    while pg <= pg_end:
+        if pg != last_page:
+            sl, cell = _page_find(pkeys, pslot, pg)
+            if sl < 0:
+                need += 1
+        pg += 1
+    return need > 0 and (state[ST_SLOTS_USED] + need > nslots or 2 * (state[ST_KEYS_USED] + need) > pkeys.shape[0])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _registers(i, p, t, o, src1, src2, src3, dst, is_ind, red_tok, wtag, uni, launch, tag, loop, counts, pc_loop,
+               pc_ex, loop_stats):
+    """The register stage of record ``i``: a source last written by another thread of the launch is a carried
+    dependence (a reduction on a reduction token); the destination takes this thread's tag and whether every
+    thread computes the same value."""
+    same = o != LOAD and is_ind[p] == 0  # the record computes the same value in every thread
+    for q in range(3):
+        s = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
+        if s > 0:
+            same = same and uni[s] != 0
+            w = wtag[s]
+            if w != 0 and (w >> 32) == launch and w != tag:
+                kind = 1 if red_tok[s] != 0 else 0
+                _note(kind, p, loop, t, (w & 0xFFFFFFFF) - 1, counts, pc_loop, pc_ex, loop_stats)
+    d = dst[i]
+    if d > 0:
+        wtag[d] = 0 if is_ind[p] != 0 else tag
+        uni[d] = 1 if same else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _shadow_slot(page, launch, state, pkeys, pslot, pepoch, wsh, rsh):
+    """The shadow slot of ``page``: a new one when it has none, cleared when an earlier launch used it."""
+    slot, cell = _page_find(pkeys, pslot, page)
+    if slot < 0:
+        slot = state[ST_SLOTS_USED]
+        state[ST_SLOTS_USED] = slot + 1
+        state[ST_KEYS_USED] += 1
+        pkeys[cell] = page
+        pslot[cell] = slot
+        pepoch[slot] = -1
+    if pepoch[slot] != launch:
+        wsh[slot, :] = 0
+        rsh[slot, :] = 0
+        pepoch[slot] = launch
+    return slot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _load_bytes(wsh, rsh, slot, lo, hi, me, raw, race, other):
+    """A LOAD of thread ``me`` over bytes ``lo:hi`` of shadow ``slot``: read after write (a same-value race
+    when the writer stored a value every thread stores alike); the bytes are marked read."""
+    for x in range(lo, hi):
+        w = wsh[slot, x]
+        if w != 0 and w != me and w != -me:
+            if w < 0:
+                race = 1
+                other = -w - 1
+            else:
+                raw = 1
+                other = w - 1
+        r = rsh[slot, x]
+        if r == 0:
+            rsh[slot, x] = me
+        elif r != me:
+            rsh[slot, x] = -1
+    return raw, race, other
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _store_bytes(wsh, rsh, slot, lo, hi, me, mine, war, waw, race, other):
+    """A STORE of thread ``me`` over bytes ``lo:hi`` of shadow ``slot`` (``mine < 0``: a value every thread
+    stores alike): write after write and write after read, or same-value races; the bytes are marked written."""
+    for x in range(lo, hi):
+        w = wsh[slot, x]
+        if w != 0 and w != me and w != -me:
+            if w < 0 and mine < 0:
+                race = 1
+                other = -w - 1
+            else:
+                waw = 1
+                other = (w if w > 0 else -w) - 1
+        r = rsh[slot, x]
+        if r != 0 and r != me:
+            if mine < 0:
+                race = 1
+            else:
+                war = 1
+            if r > 0:
+                other = r - 1
+        wsh[slot, x] = mine
+    return war, waw, race, other
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _memory(a0, a1, is_load, me, mine, launch, last_page, last_slot, state, pkeys, pslot, pepoch, wsh, rsh):
+    """The memory stage of one access to ``[a0, a1)``, page by page; returns the dependences found (raw, war,
+    waw, race flags, the other thread of the last) and the last page used with its slot."""
+    raw = 0
+    war = 0
+    waw = 0
+    race = 0
+    other = np.int64(-1)
+    b = a0
+    while b < a1:
+        page = b >> PAGE_SHIFT
+        if page == last_page:
+            slot = last_slot
+        else:
+            slot = _shadow_slot(page, launch, state, pkeys, pslot, pepoch, wsh, rsh)
+            last_page = page
+            last_slot = slot
+        base = page << PAGE_SHIFT
+        end = min(a1, base + PAGE)
+        if is_load:
+            raw, race, other = _load_bytes(wsh, rsh, slot, b - base, end - base, me, raw, race, other)
+        else:
+            war, waw, race, other = _store_bytes(wsh, rsh, slot, b - base, end - base, me, mine, war, waw, race,
+                                                 other)
+        b = end
+    return raw, war, waw, race, other, last_page, last_slot
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _note_memory(p, loop, t, private_store, upd, raw, war, waw, race, other, counts, pc_loop, pc_ex, loop_stats):
+    """Count what one access met: a store to a private buffer only as ``privatised``, an update's as atomic,
+    else each kind found (a same-value race only without another kind)."""
+    if private_store:
+        if war + waw + race > 0:  # the thread's own copy of a private buffer
+            loop_stats[loop + 1, LS_PRIVATE] += 1
+        return
+    if raw + war + waw + race > 0:
+        if upd:
+            _note(5, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+        else:
+            if raw:
+                _note(2, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+            if war:
+                _note(3, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+            if waw:
+                _note(4, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+            if race and raw + war + waw == 0:
+                _note(6, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+
+
+# _nrt=False: the check allocates nothing, and without Numba's reference counting the stages inlined into it do
+# not count references to every array they take at every record (that doubled the time of the check)
+@njit(cache=True, nogil=True, boundscheck=False, _nrt=False)
 def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd, is_priv, latch_loop, red_tok, wtag,
            uni, sval, is_alloc, state, pkeys, pslot, pepoch, wsh, rsh, counts, pc_loop, pc_ex, loop_stats, taken, ends):
     """Records from ``start``; returns the first one not processed (-1 - i: record i needs a new shadow
     page and every page slot is in use by the current launch). ``ends[pc]``: the BRANCH is the last latch of
-    a NumPy operation's launch, which ends when it is not taken."""
+    a NumPy operation's launch, which ends when it is not taken.
+
+    Per record, in stages: a host record (``tid < 0``) marks its register a host value; a new launch closes
+    the previous one (:func:`_open_launch`); room for the shadow pages (:func:`_no_room`), the registers
+    (:func:`_registers`), an allocation's fresh bytes (:func:`_forget`), the memory access (:func:`_memory`,
+    counted by :func:`_note_memory`)."""
     n = pc.shape[0]
     launch = state[ST_LAUNCH]
     last_tid = state[ST_LAST_TID]
@@ -167,13 +339,7 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
                 uni[d] = 1  # a host value: the same for every thread of the next launch
             continue
         if prev_host != 0 or t < last_tid:
-            # a new launch
-            state[ST_LOOP] = loop
-            state[ST_LREC] = lrec
-            state[ST_LMAX] = lmax
-            _end_launch(state, loop_stats)
-            launch += 1
-            state[ST_LAUNCH] = launch
+            launch = _open_launch(state, loop_stats, launch, loop, lrec, lmax)
             loop = -1
             lrec = 0
             lmax = -1
@@ -181,135 +347,33 @@ def _check(pc, op, src1, src2, src3, dst, addr, size, tid, start, is_ind, is_upd
             last_page = -1
         prev_host = 0
         last_tid = t
-        if t > lmax:
-            lmax = t
+        lmax = max(lmax, t)
         if loop < 0 and latch_loop[p] >= 0:
             loop = latch_loop[p]
-        is_mem = (op[i] == LOAD or op[i] == STORE) and mem_off == 0
-        if is_mem:
-            # room for the pages this access touches, checked before the record changes any state (it is
-            # processed again from the start once the caller made room)
-            need = 0
-            pg = addr[i] >> PAGE_SHIFT
-            pg_end = (addr[i] + size[i] - 1) >> PAGE_SHIFT
-            while pg <= pg_end:
-                if pg != last_page:
-                    sl, cell = _page_find(pkeys, pslot, pg)
-                    if sl < 0:
-                        need += 1
-                pg += 1
-            if need > 0 and (state[ST_SLOTS_USED] + need > nslots
-                             or 2 * (state[ST_KEYS_USED] + need) > pkeys.shape[0]):
-                stop = -1 - i
-                break
-        me = np.int64(t + 1)
-        tag = (launch << 32) | me
-        # registers
         o = op[i]
-        same = o != LOAD and is_ind[p] == 0  # the record computes the same value in every thread
-        for q in range(3):
-            s = src1[i] if q == 0 else (src2[i] if q == 1 else src3[i])
-            if s > 0:
-                same = same and uni[s] != 0
-                w = wtag[s]
-                if w != 0 and (w >> 32) == launch and w != tag:
-                    kind = 1 if red_tok[s] != 0 else 0
-                    _note(kind, p, loop, t, (w & 0xFFFFFFFF) - 1, counts, pc_loop, pc_ex, loop_stats)
-        d = dst[i]
-        if d > 0:
-            wtag[d] = 0 if is_ind[p] != 0 else tag
-            uni[d] = 1 if same else 0
+        a0 = addr[i]
+        a1 = a0 + size[i]
+        is_mem = (o == LOAD or o == STORE) and mem_off == 0
+        # room for the pages this access touches (the record is processed again once the caller made room)
+        if is_mem and _no_room(a0, a1, last_page, state, pkeys, pslot, nslots):
+            stop = -1 - i
+            break
+        me = np.int64(t + 1)
+        _registers(i, p, t, o, src1, src2, src3, dst, is_ind, red_tok, wtag, uni, launch, (launch << 32) | me, loop,
+                   counts, pc_loop, pc_ex, loop_stats)
         if is_alloc[p] != 0 and mem_off == 0 and size[i] > 0:
             # an allocation record: its bytes start a new life (before this record's own access, if any)
-            _forget(addr[i], addr[i] + size[i], launch, last_page, last_slot, pkeys, pslot, pepoch, wsh, rsh)
-        # memory
+            _forget(a0, a1, launch, last_page, last_slot, pkeys, pslot, pepoch, wsh, rsh)
         if is_mem:
-            a0 = addr[i]
-            a1 = a0 + size[i]
-            raw = 0
-            war = 0
-            waw = 0
-            race = 0
-            other = np.int64(-1)
             v = sval[p]
+            private_store = o == STORE and is_priv[p] != 0
             mine = me
-            if o == STORE and is_priv[p] == 0 and (v == 0 or (v > 0 and uni[v] != 0)):
+            if o == STORE and not private_store and (v == 0 or (v > 0 and uni[v] != 0)):
                 mine = -me  # every thread stores the same value here
-            b = a0
-            while b < a1:
-                page = b >> PAGE_SHIFT
-                if page == last_page:
-                    slot = last_slot
-                else:
-                    slot, cell = _page_find(pkeys, pslot, page)
-                    if slot < 0:
-                        slot = state[ST_SLOTS_USED]
-                        state[ST_SLOTS_USED] = slot + 1
-                        state[ST_KEYS_USED] += 1
-                        pkeys[cell] = page
-                        pslot[cell] = slot
-                        pepoch[slot] = -1
-                    if pepoch[slot] != launch:
-                        wsh[slot, :] = 0
-                        rsh[slot, :] = 0
-                        pepoch[slot] = launch
-                    last_page = page
-                    last_slot = slot
-                base = page << PAGE_SHIFT
-                end = min(a1, base + PAGE)
-                if o == LOAD:
-                    for x in range(b - base, end - base):
-                        w = wsh[slot, x]
-                        if w != 0 and w != me and w != -me:
-                            if w < 0:
-                                race = 1
-                                other = -w - 1
-                            else:
-                                raw = 1
-                                other = w - 1
-                        r = rsh[slot, x]
-                        if r == 0:
-                            rsh[slot, x] = me
-                        elif r != me:
-                            rsh[slot, x] = -1
-                else:
-                    for x in range(b - base, end - base):
-                        w = wsh[slot, x]
-                        if w != 0 and w != me and w != -me:
-                            if w < 0 and mine < 0:
-                                race = 1
-                                other = -w - 1
-                            else:
-                                waw = 1
-                                other = (w if w > 0 else -w) - 1
-                        r = rsh[slot, x]
-                        if r != 0 and r != me:
-                            if mine < 0:
-                                race = 1
-                            else:
-                                war = 1
-                            if r > 0:
-                                other = r - 1
-                        wsh[slot, x] = mine
-                b = end
-            if o == STORE and is_priv[p] != 0:
-                if war + waw + race > 0:  # the thread's own copy of a private buffer
-                    loop_stats[loop + 1, LS_PRIVATE] += 1
-                war = 0
-                waw = 0
-                race = 0
-            if raw + war + waw + race > 0:
-                if is_upd[p] != 0:
-                    _note(5, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
-                else:
-                    if raw:
-                        _note(2, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
-                    if war:
-                        _note(3, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
-                    if waw:
-                        _note(4, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
-                    if race and raw + war + waw == 0:
-                        _note(6, p, loop, t, other, counts, pc_loop, pc_ex, loop_stats)
+            raw, war, waw, race, other, last_page, last_slot = _memory(
+                a0, a1, o == LOAD, me, mine, launch, last_page, last_slot, state, pkeys, pslot, pepoch, wsh, rsh)
+            _note_memory(p, loop, t, private_store, is_upd[p] != 0, raw, war, waw, race, other, counts, pc_loop,
+                         pc_ex, loop_stats)
         lrec += 1
         if ends[p] != 0 and taken[i] == 0:
             prev_host = 1  # the operation's last element: what follows is another launch

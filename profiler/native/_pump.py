@@ -58,6 +58,56 @@ def _u32(b, at):
 
 
 @njit(nogil=True, cache=True)
+def _batch_static(fd, length, st, statics):
+    """Read a STATIC message's payload (``length`` bytes, it fits) into the batch ``statics`` behind its entry
+    header; returns -1, or ST_TRUNC when the stream ends first."""
+    used = st[S_STATICS]
+    got = read_full(fd, statics, used + STATIC_ENTRY_HEADER, length)
+    if got < length:
+        st[S_LENGTH] = length
+        st[S_GOT] = got
+        return ST_TRUNC
+    at = st[S_OFFSET]
+    for k in range(4):
+        statics[used + k] = (length >> (8 * k)) & 0xFF
+    for k in range(8):
+        statics[used + 4 + k] = (at >> (8 * k)) & 0xFF
+    st[S_STATICS] = used + STATIC_ENTRY_HEADER + length
+    st[S_OFFSET] += 8 + length
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _ring_block(fd, rec, st, shm_msg, ring, slot_bytes, credit_fd, hdr):
+    """Read a RECORDS_SHM message (``rec`` bytes per record) and stage its ring slot for copying; returns -1,
+    ST_TRUNC (the stream ends inside it), ST_MSG (it names no valid block: ``st[S_LENGTH]`` -1, the slot in
+    ``st[S_GOT]``) or ST_CREDIT (an empty block whose slot could not be given back)."""
+    got = read_full(fd, shm_msg, 0, 12)
+    if got < 12:
+        st[S_LENGTH] = 12
+        st[S_GOT] = got
+        return ST_TRUNC
+    slot = _u32(shm_msg, 0)
+    n = _u32(shm_msg, 4)
+    stride = _u32(shm_msg, 8)
+    st[S_OFFSET] += 20
+    if (slot + 1) * slot_bytes > len(ring) or n > stride or stride * rec > slot_bytes:
+        st[S_MTYPE] = _MSG_RECORDS_SHM
+        st[S_LENGTH] = -1  # an invalid block: the caller names it
+        st[S_GOT] = slot
+        return ST_MSG
+    st[S_STAGE_N] = n
+    st[S_STAGE_USED] = 0
+    st[S_STAGE_SLOT] = slot
+    st[S_STAGE_STRIDE] = stride
+    if n == 0:
+        st[S_STAGE_SLOT] = -1
+        if _c_write(credit_fd, hdr.ctypes.data, 1) != 1:
+            return ST_CREDIT
+    return -1
+
+
+@njit(nogil=True, cache=True)
 def pump(fd, cols, isz, cap, st, stage, hdr, max_payload, ring, slot_bytes, credit_fd, statics):
     """Fill the chunk columns ``cols`` (uint8 views, item sizes ``isz``, capacity ``cap`` records) from ``fd``.
 
@@ -119,45 +169,16 @@ def pump(fd, cols, isz, cap, st, stage, hdr, max_payload, ring, slot_bytes, cred
         rec = 0
         for c in range(ncol):
             rec += isz[c]
-        used = st[S_STATICS]
-        if mtype == _MSG_STATIC and length <= max_payload and used + STATIC_ENTRY_HEADER + length <= len(statics):
-            got = read_full(fd, statics, used + STATIC_ENTRY_HEADER, length)
-            if got < length:
-                st[S_LENGTH] = length
-                st[S_GOT] = got
-                return ST_TRUNC
-            at = st[S_OFFSET]
-            for k in range(4):
-                statics[used + k] = (length >> (8 * k)) & 0xFF
-            for k in range(8):
-                statics[used + 4 + k] = (at >> (8 * k)) & 0xFF
-            st[S_STATICS] = used + STATIC_ENTRY_HEADER + length
-            st[S_OFFSET] += 8 + length
+        if (mtype == _MSG_STATIC and length <= max_payload
+                and st[S_STATICS] + STATIC_ENTRY_HEADER + length <= len(statics)):
+            status = _batch_static(fd, length, st, statics)
+            if status >= 0:
+                return status
             continue
         if mtype == _MSG_RECORDS_SHM and length == 12 and st[S_IN_REGION] != 0 and slot_bytes > 0:
-            got = read_full(fd, shm_msg, 0, 12)
-            if got < 12:
-                st[S_LENGTH] = length
-                st[S_GOT] = got
-                return ST_TRUNC
-            slot = _u32(shm_msg, 0)
-            n = _u32(shm_msg, 4)
-            stride = _u32(shm_msg, 8)
-            if (slot + 1) * slot_bytes > len(ring) or n > stride or stride * rec > slot_bytes:
-                st[S_MTYPE] = mtype
-                st[S_LENGTH] = -1  # an invalid block: the caller names it
-                st[S_GOT] = slot
-                st[S_OFFSET] += 20
-                return ST_MSG
-            st[S_OFFSET] += 20
-            st[S_STAGE_N] = n
-            st[S_STAGE_USED] = 0
-            st[S_STAGE_SLOT] = slot
-            st[S_STAGE_STRIDE] = stride
-            if n == 0:
-                st[S_STAGE_SLOT] = -1
-                if _c_write(credit_fd, hdr.ctypes.data, 1) != 1:
-                    return ST_CREDIT
+            status = _ring_block(fd, rec, st, shm_msg, ring, slot_bytes, credit_fd, hdr)
+            if status >= 0:
+                return status
             continue
         if (mtype != _MSG_RECORDS or st[S_IN_REGION] == 0 or length % rec != 0 or length > max_payload
                 or length > len(stage)):

@@ -119,122 +119,160 @@ class _Emitter:
 # ---------------------------------------------------------------------------------------------- ChampSim
 
 
+@numba.njit(cache=True, inline="always")
+def _read_registers(sregs, i, reg_token, rtok):
+    """The distinct source registers of instruction ``i``: their current tokens into ``rtok`` (zeros after the
+    last); returns how many, and whether the stack pointer, the flags, the instruction pointer or another
+    register is read."""
+    for j in range(4):
+        rtok[j] = 0
+    nr = 0
+    reads_sp = False
+    reads_flags = False
+    reads_ip = False
+    reads_other = False
+    for j in range(4):
+        r = sregs[i, j]
+        if r == 0:
+            continue
+        dup = False
+        for q in range(j):
+            if sregs[i, q] == r:
+                dup = True
+        if dup:
+            continue
+        if r == CHAMPSIM_REG_SP:
+            reads_sp = True
+        elif r == CHAMPSIM_REG_FLAGS:
+            reads_flags = True
+        elif r == CHAMPSIM_REG_IP:
+            reads_ip = True
+        else:
+            reads_other = True
+        rtok[nr] = reg_token[r]
+        nr += 1
+    return nr, reads_sp, reads_flags, reads_ip, reads_other
+
+
+@numba.njit(cache=True, inline="always")
+def _written_registers(d0, d1):
+    """The distinct destination registers ``d0``, ``d1`` of an instruction (0: none): how many, and whether the
+    stack pointer or the instruction pointer is written."""
+    writes_sp = False
+    writes_ip = False
+    nd = 0
+    for j in range(2):
+        r = d0 if j == 0 else d1
+        if r == 0 or (j == 1 and d0 == r):
+            continue
+        if r == CHAMPSIM_REG_SP:
+            writes_sp = True
+        elif r == CHAMPSIM_REG_IP:
+            writes_ip = True
+        nd += 1
+    return nd, writes_sp, writes_ip
+
+
+@numba.njit(cache=True, inline="always")
+def _distinct_addresses(mem, i, width, out):
+    """The distinct non-zero addresses among ``mem[i, :width]`` into ``out``, in order; returns how many."""
+    na = 0
+    for j in range(width):
+        a = mem[i, j]
+        if a == 0:
+            continue
+        dup = False
+        for q in range(na):
+            if out[q] == a:
+                dup = True
+        if not dup:
+            out[na] = a
+            na += 1
+    return na
+
+
+@numba.njit(cache=True, inline="always")
+def _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writes_ip):
+    """The operation class of a branch instruction's compute part, from the registers it reads and writes."""
+    if (not reads_sp) and (not reads_flags) and writes_ip:
+        return 11  # direct or indirect jump
+    if (not reads_sp) and reads_ip and (not writes_sp) and writes_ip and reads_flags and (not reads_other):
+        return 10  # conditional branch
+    if reads_sp and reads_ip and writes_sp and writes_ip and (not reads_flags):
+        return 12  # direct or indirect call
+    if reads_sp and (not reads_ip) and writes_sp and writes_ip:
+        return 13  # return
+    return 11  # other control transfer
+
+
+@numba.njit(cache=True, inline="always")
+def _rename(d0, d1, nd, reg_token, reg_version):
+    """A new token for an instruction's destination registers ``d0``, ``d1`` (0: none; no token without any):
+    the first one's next version."""
+    dtok = 0
+    if nd > 0:
+        primary = d0 if d0 != 0 else d1
+        v = (reg_version[primary] + 1) % 256
+        reg_version[primary] = v
+        dtok = primary + 256 * v
+        if d0 != 0:
+            reg_token[d0] = dtok
+        if d1 != 0:
+            reg_token[d1] = dtok
+    return dtok
+
+
+@numba.njit(cache=True, inline="always")
+def _static_id(pc_map, key, next_pc):
+    """The static id of ``key`` (``ip * 8 + slot``), a new one when it has none; returns it and the next free id."""
+    if key in pc_map:
+        pc = pc_map[key]
+    else:
+        pc = next_pc
+        pc_map[key] = pc
+        next_pc += 1
+    return pc, next_pc
+
+
 @numba.njit(cache=True)
 def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_size, reg_token, reg_version,
-                     pc_map, next_pc, out_pc, out_op, out_taken, out_s1, out_s2, out_s3, out_dst, out_addr,
-                     out_size, counters):
+                     pc_map, next_pc, out, counters):
     """Convert ChampSim instructions to Portcast records (see docs/native.md for the rules).
 
     ``reg_token``/``reg_version`` (256 entries each) carry register renaming state across chunks;
-    ``pc_map`` maps ``ip * 8 + slot`` to static ids; ``counters[0]`` counts dropped source tokens.
-    Returns (records written, next free static id).
+    ``pc_map`` maps ``ip * 8 + slot`` to static ids; ``out`` holds the output columns (pc, op, taken, src1,
+    src2, src3, dst, addr, size); ``counters[0]`` counts dropped source tokens. Per instruction: its distinct
+    registers and addresses, its operation class, the renaming of its destinations (inlined stages), then
+    its LOADs, its compute part and its STOREs (written here: a helper taking the nine columns would count
+    references to each of them at every record). Returns (records written, next free static id).
     """
     n = ip.shape[0]
+    out_pc, out_op, out_taken, out_s1, out_s2, out_s3, out_dst, out_addr, out_size = out
     k = 0
     srcs = np.zeros(12, np.int32)
+    rtok = np.zeros(4, np.int32)
     loads = np.zeros(4, np.int64)
     stores = np.zeros(2, np.int64)
     for i in range(n):
-        # distinct source registers -> their current tokens
-        nr = 0
-        reads_sp = False
-        reads_flags = False
-        reads_ip = False
-        reads_other = False
-        rtok = np.zeros(4, np.int32)
-        for j in range(4):
-            r = sregs[i, j]
-            if r == 0:
-                continue
-            dup = False
-            for q in range(j):
-                if sregs[i, q] == r:
-                    dup = True
-            if dup:
-                continue
-            if r == 6:
-                reads_sp = True
-            elif r == 25:
-                reads_flags = True
-            elif r == 26:
-                reads_ip = True
-            else:
-                reads_other = True
-            rtok[nr] = reg_token[r]
-            nr += 1
-        writes_sp = False
-        writes_ip = False
-        nd = 0
-        for j in range(2):
-            r = dregs[i, j]
-            if r == 0 or (j == 1 and dregs[i, 0] == r):
-                continue
-            if r == 6:
-                writes_sp = True
-            elif r == 26:
-                writes_ip = True
-            nd += 1
-        nl = 0
-        for j in range(4):
-            a = smem[i, j]
-            if a == 0:
-                continue
-            dup = False
-            for q in range(nl):
-                if loads[q] == a:
-                    dup = True
-            if not dup:
-                loads[nl] = a
-                nl += 1
-        ns = 0
-        for j in range(2):
-            a = dmem[i, j]
-            if a == 0:
-                continue
-            if ns == 1 and stores[0] == a:
-                continue
-            stores[ns] = a
-            ns += 1
+        nr, reads_sp, reads_flags, reads_ip, reads_other = _read_registers(sregs, i, reg_token, rtok)
+        d0 = dregs[i, 0]
+        d1 = dregs[i, 1]
+        nd, writes_sp, writes_ip = _written_registers(d0, d1)
+        nl = _distinct_addresses(smem, i, 4, loads)
+        ns = _distinct_addresses(dmem, i, 2, stores)
         branch = is_branch[i] != 0
-        # operation class of the compute part
         op = 0  # INT_ALU
         if branch:
-            if (not reads_sp) and (not reads_flags) and writes_ip and (not reads_other):
-                op = 11  # direct jump
-            elif (not reads_sp) and (not reads_flags) and writes_ip and reads_other:
-                op = 11  # indirect jump
-            elif (not reads_sp) and reads_ip and (not writes_sp) and writes_ip and reads_flags and (not reads_other):
-                op = 10  # conditional branch
-            elif reads_sp and reads_ip and writes_sp and writes_ip and (not reads_flags):
-                op = 12  # direct or indirect call
-            elif reads_sp and (not reads_ip) and writes_sp and writes_ip:
-                op = 13  # return
-            else:
-                op = 11  # other control transfer
+            op = _control_class(reads_sp, reads_flags, reads_ip, reads_other, writes_sp, writes_ip)
         # new token for this instruction's destination registers (sources were read above)
-        dtok = 0
-        if nd > 0:
-            primary = dregs[i, 0] if dregs[i, 0] != 0 else dregs[i, 1]
-            v = (reg_version[primary] + 1) % 256
-            reg_version[primary] = v
-            dtok = primary + 256 * v
-            for j in range(2):
-                r = dregs[i, j]
-                if r != 0:
-                    reg_token[r] = dtok
-        base = ip[i] * 8
+        dtok = _rename(d0, d1, nd, reg_token, reg_version)
+        base = ip[i] * N_SLOTS
         compute = branch or (nl + ns == 0) or (nl > 0 and ns > 0) or (nd > 0 and (nl > 1 or ns > 0))
         # LOADs: sources = the instruction's source registers (address registers are not distinguished)
         for j in range(nl):
-            key = base + j
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_LOAD0 + j, next_pc)
             out_pc[k] = pc
-            out_op[k] = 8
+            out_op[k] = 8  # LOAD
             out_taken[k] = 0
             out_s1[k] = rtok[0]
             out_s2[k] = rtok[1]
@@ -242,7 +280,7 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             if nr > 3:
                 counters[0] += nr - 3
             if compute:
-                out_dst[k] = 65536 + j
+                out_dst[k] = TEMP_TOKEN_BASE + j
             else:
                 out_dst[k] = dtok
             out_addr[k] = loads[j]
@@ -250,16 +288,10 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             k += 1
         ctok = 0
         if compute:
-            key = base + 4
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_COMPUTE, next_pc)
             m = 0
             for j in range(nl):
-                srcs[m] = 65536 + j
+                srcs[m] = TEMP_TOKEN_BASE + j
                 m += 1
             for j in range(nr):
                 srcs[m] = rtok[j]
@@ -274,19 +306,13 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             out_s3[k] = srcs[2] if m > 2 else 0
             ctok = dtok
             if ctok == 0 and ns > 0:
-                ctok = 65536 + 4
+                ctok = TEMP_TOKEN_BASE + SLOT_COMPUTE
             out_dst[k] = ctok
             out_addr[k] = 0
             out_size[k] = 0
             k += 1
         for j in range(ns):
-            key = base + 5 + j
-            if key in pc_map:
-                pc = pc_map[key]
-            else:
-                pc = next_pc
-                pc_map[key] = pc
-                next_pc += 1
+            pc, next_pc = _static_id(pc_map, base + SLOT_STORE0 + j, next_pc)
             m = 0
             if ctok != 0:
                 srcs[m] = ctok
@@ -297,7 +323,7 @@ def _champsim_kernel(ip, is_branch, taken_in, dregs, sregs, dmem, smem, access_s
             if m > 3:
                 counters[0] += m - 3
             out_pc[k] = pc
-            out_op[k] = 9
+            out_op[k] = 9  # STORE
             out_taken[k] = 0
             out_s1[k] = srcs[0] if m > 0 else 0
             out_s2[k] = srcs[1] if m > 1 else 0
@@ -413,26 +439,14 @@ def import_champsim(path: str | os.PathLike, sinks: Iterable, *, name: str | Non
                     reg_version,
                     pc_map,
                     next_pc,
-                    out.pc,
-                    out.op,
-                    out.taken,
-                    out.src1,
-                    out.src2,
-                    out.src3,
-                    out.dst,
-                    out.addr,
-                    out.size,
+                    (out.pc, out.op, out.taken, out.src1, out.src2, out.src3, out.dst, out.addr, out.size),
                     counters,
                 )
                 emitter.emit(out.slice(0, k))
                 offset += len(data)
                 n_instr += n
     except BaseException as exc:
-        info.complete = False
-        info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
-        info.n_records = emitter.n_records
-        for s in sinks:
-            s.end_region(info, static)
+        _end_failed(info, exc, emitter, sinks, static)
         raise
     for key, pc in pc_map.items():
         ip, slot = divmod(int(key), N_SLOTS)
@@ -490,6 +504,114 @@ def _parse_hex_size(text: str, path: Path, lineno: int, line: str) -> tuple[int,
     return addr, size
 
 
+class _LackeyRecords:
+    """Lackey's instructions as Portcast record columns, handed to the emitter in chunks of at most ``cap``
+    records; static ids per (instruction address, micro-op slot) in ``pcs``."""
+
+    def __init__(self, emitter: _Emitter, cap: int) -> None:
+        self.emitter = emitter
+        self.cap = cap
+        self.cols: dict[str, list] = {c: [] for c in ("pc", "op", "src1", "dst", "addr", "size")}
+        self.pcs: dict[tuple[int, int], int] = {}
+
+    def pc_of(self, iaddr: int, slot: int) -> int:
+        key = (iaddr, slot)
+        pc = self.pcs.get(key)
+        if pc is None:
+            pc = self.pcs[key] = len(self.pcs) + 1
+        return pc
+
+    def add(self, pc, op, src1, dst, addr, size) -> None:
+        cols = self.cols
+        cols["pc"].append(pc)
+        cols["op"].append(op)
+        cols["src1"].append(src1)
+        cols["dst"].append(dst)
+        cols["addr"].append(addr)
+        cols["size"].append(size)
+
+    def instruction(self, iaddr: int, accesses: list) -> None:
+        """The records of one instruction; ``accesses``: (kind, addr, size), kind in "LSM"."""
+        loads = [(a, s) for k, a, s in accesses if k in "LM"]
+        stores = [(a, s) for k, a, s in accesses if k in "SM"]
+        if not loads and not stores:
+            self.add(self.pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), 0, 0, 0, 0)
+            return
+        compute = bool(loads) and bool(stores)
+        for j, (a, s) in enumerate(loads):
+            self.add(
+                self.pc_of(iaddr, SLOT_LOAD0 + min(j, 3)),
+                int(Op.LOAD),
+                0,
+                TEMP_TOKEN_BASE + min(j, 3) if compute else 0,
+                a,
+                s,
+            )
+        ctok = 0
+        if compute:
+            ctok = TEMP_TOKEN_BASE + 4
+            self.add(self.pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), TEMP_TOKEN_BASE, ctok, 0, 0)
+        for j, (a, s) in enumerate(stores):
+            self.add(self.pc_of(iaddr, SLOT_STORE0 + min(j, 1)), int(Op.STORE), ctok, 0, a, s)
+
+    def emit(self, full_only: bool = False) -> None:
+        """Hand the records gathered to the emitter (with ``full_only``, only once ``cap`` are gathered)."""
+        if not self.cols["pc"] or (full_only and len(self.cols["pc"]) < self.cap):
+            return
+        self.emitter.emit(TraceChunk.from_columns(**{k: np.asarray(v) for k, v in self.cols.items()}))
+        for v in self.cols.values():
+            v.clear()
+
+
+def _lackey_text(raw_line: bytes, path: Path, lineno: int) -> str | None:
+    """The line without its end, or None for a blank or ``==pid==`` message line."""
+    try:
+        line = raw_line.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)") from None
+    stripped = line.rstrip("\r\n")
+    if not stripped.strip() or stripped.startswith("=="):
+        return None
+    return stripped
+
+
+def _read_lackey(raw: BinaryIO, path: Path, recs: _LackeyRecords) -> int:
+    """Convert the lines of ``raw`` into ``recs``, all of them emitted at the end; returns the instructions."""
+    n_instr = 0
+    cur_addr = None
+    cur_acc: list = []
+    lineno = 0
+    try:
+        for raw_line in raw:
+            lineno += 1
+            stripped = _lackey_text(raw_line, path, lineno)
+            if stripped is None:
+                continue
+            if stripped.startswith("I  "):
+                if cur_addr is not None:
+                    recs.instruction(cur_addr, cur_acc)
+                cur_addr, _ = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
+                cur_acc = []
+                n_instr += 1
+            elif len(stripped) > 3 and stripped[0] == " " and stripped[1] in "LSM" and stripped[2] == " ":
+                if cur_addr is None:
+                    raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction line")
+                a, s = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
+                cur_acc.append((stripped[1], a, s))
+            else:
+                raise TraceError(
+                    f"{path}:{lineno}: not a lackey trace line: {stripped[:80]!r} "
+                    "(expected 'I  addr,size', ' L|S|M addr,size' or '==pid== ...')"
+                )
+            recs.emit(full_only=True)
+    except (EOFError, lzma.LZMAError, OSError) as exc:
+        raise TraceError(f"{path}:{lineno + 1}: compressed stream is damaged or ends early ({exc})") from None
+    if cur_addr is not None:
+        recs.instruction(cur_addr, cur_acc)
+    recs.emit()
+    return n_instr
+
+
 def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None = None,
                   chunk_records: int = DEFAULT_CHUNK_RECORDS) -> RegionInfo:
     """Convert Valgrind lackey ``--trace-mem=yes`` output to Portcast records and stream them into sinks.
@@ -519,106 +641,14 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
     for s in sinks:
         s.start_region(info, static)
     emitter = _Emitter(sinks, chunk_records)
-    cap = max(1, min(chunk_records, 1 << 16))
-    cols = {c: [] for c in ("pc", "op", "src1", "dst", "addr", "size")}
-    pcs: dict[tuple[int, int], int] = {}
-    n_instr = 0
-
-    def pc_of(iaddr: int, slot: int) -> int:
-        key = (iaddr, slot)
-        pc = pcs.get(key)
-        if pc is None:
-            pc = pcs[key] = len(pcs) + 1
-        return pc
-
-    def add(pc, op, src1, dst, addr, size):
-        cols["pc"].append(pc)
-        cols["op"].append(op)
-        cols["src1"].append(src1)
-        cols["dst"].append(dst)
-        cols["addr"].append(addr)
-        cols["size"].append(size)
-
-    def flush_instruction(iaddr, accesses):
-        # accesses: list of (kind, addr, size); kind in "LSM"
-        loads = [(a, s) for k, a, s in accesses if k in "LM"]
-        stores = [(a, s) for k, a, s in accesses if k in "SM"]
-        if not loads and not stores:
-            add(pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), 0, 0, 0, 0)
-            return
-        compute = bool(loads) and bool(stores)
-        for j, (a, s) in enumerate(loads):
-            add(
-                pc_of(iaddr, SLOT_LOAD0 + min(j, 3)),
-                int(Op.LOAD),
-                0,
-                TEMP_TOKEN_BASE + min(j, 3) if compute else 0,
-                a,
-                s,
-            )
-        ctok = 0
-        if compute:
-            ctok = TEMP_TOKEN_BASE + 4
-            add(pc_of(iaddr, SLOT_COMPUTE), int(Op.INT_ALU), TEMP_TOKEN_BASE, ctok, 0, 0)
-        for j, (a, s) in enumerate(stores):
-            add(pc_of(iaddr, SLOT_STORE0 + min(j, 1)), int(Op.STORE), ctok, 0, a, s)
-
-    def emit():
-        if not cols["pc"]:
-            return
-        emitter.emit(TraceChunk.from_columns(**{k: np.asarray(v) for k, v in cols.items()}))
-        for v in cols.values():
-            v.clear()
-
-    cur_addr = None
-    cur_acc: list = []
+    recs = _LackeyRecords(emitter, max(1, min(chunk_records, 1 << 16)))
     try:
         with _open_maybe_compressed(path) as raw:
-            lineno = 0
-            try:
-                for raw_line in raw:
-                    lineno += 1
-                    try:
-                        line = raw_line.decode("ascii")
-                    except UnicodeDecodeError as exc:
-                        raise TraceError(
-                            f"{path}:{lineno}: not text (byte {exc.start} of that line is not ASCII)"
-                        ) from None
-                    stripped = line.rstrip("\r\n")
-                    if not stripped.strip() or stripped.startswith("=="):
-                        continue
-                    if stripped.startswith("I  "):
-                        if cur_addr is not None:
-                            flush_instruction(cur_addr, cur_acc)
-                        cur_addr, _ = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
-                        cur_acc = []
-                        n_instr += 1
-                    elif len(stripped) > 3 and stripped[0] == " " and stripped[1] in "LSM" and stripped[2] == " ":
-                        if cur_addr is None:
-                            raise TraceError(f"{path}:{lineno}: data access {stripped!r} before any 'I' instruction "
-                                             "line")
-                        a, s = _parse_hex_size(stripped[3:].strip(), path, lineno, stripped)
-                        cur_acc.append((stripped[1], a, s))
-                    else:
-                        raise TraceError(
-                            f"{path}:{lineno}: not a lackey trace line: {stripped[:80]!r} "
-                            "(expected 'I  addr,size', ' L|S|M addr,size' or '==pid== ...')"
-                        )
-                    if len(cols["pc"]) >= cap:
-                        emit()
-            except (EOFError, lzma.LZMAError, OSError) as exc:
-                raise TraceError(f"{path}:{lineno + 1}: compressed stream is damaged or ends early ({exc})") from None
-            if cur_addr is not None:
-                flush_instruction(cur_addr, cur_acc)
-            emit()
+            n_instr = _read_lackey(raw, path, recs)
     except BaseException as exc:
-        info.complete = False
-        info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
-        info.n_records = emitter.n_records
-        for s in sinks:
-            s.end_region(info, static)
+        _end_failed(info, exc, emitter, sinks, static)
         raise
-    for (iaddr, slot), pc in pcs.items():
+    for (iaddr, slot), pc in recs.pcs.items():
         static.add(StaticInstruction(pc=pc, file=path.name, line=0, col=0, text=f"0x{iaddr:x} {_SLOT_KIND[slot]}",
                                      function="", kind=_SLOT_KIND[slot]))
     info.n_records = emitter.n_records
@@ -626,6 +656,15 @@ def import_lackey(path: str | os.PathLike, sinks: Iterable, *, name: str | None 
     for s in sinks:
         s.end_region(info, static)
     return info
+
+
+def _end_failed(info: RegionInfo, exc: BaseException, emitter: _Emitter, sinks: list, static: StaticTable) -> None:
+    """End the region as incomplete, with the error that stopped the import."""
+    info.complete = False
+    info.error = str(exc) if isinstance(exc, TraceError) else f"{type(exc).__name__}: {exc}"
+    info.n_records = emitter.n_records
+    for s in sinks:
+        s.end_region(info, static)
 
 
 def _stem(path: Path) -> str:

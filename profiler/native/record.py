@@ -125,90 +125,29 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
     NativeToolError
         When the tool cannot be built or the program cannot be started.
     """
-    program = [str(p) for p in program]
-    if not program:
-        raise NativeToolError("no program given to record")
-    exe = program[0]
-    if os.sep not in exe and shutil.which(exe) is None:
-        raise NativeToolError(f"program {exe!r} not found on PATH")
-    if os.sep in exe and not os.access(exe, os.X_OK):
-        raise NativeToolError(f"program {exe!r} does not exist or is not executable")
+    program = _checked_program(program)
     tool_dir = ensure_tool()
     decoder = StreamDecoder(sinks, chunk_records, source=shlex.join(program))
-    tmp = tempfile.mkdtemp(prefix="portcast-rec-")
-    fifo = os.path.join(tmp, "trace.fifo")
-    os.mkfifo(fifo, 0o600)
+    rec = _Recording()
     env = dict(os.environ, VALGRIND_LIB=str(tool_dir))
-    cmd = valgrind_command(fifo, program, region=region, whole_program=whole_program,
+    cmd = valgrind_command(rec.fifo, program, region=region, whole_program=whole_program,
                            extra_args=valgrind_args)
-    proc = None
-    fd = None
-    ring_path = ring_map = ring = None
-    credit_fd = -1
     try:
         if pipelined and shm is not False:
-            try:
-                ring_path, ring_map = _make_ring(SHM_SLOTS)
-            except OSError as exc:
-                if shm:
-                    raise NativeToolError(f"cannot create the shared-memory ring in /dev/shm: {exc}") from None
-            if ring_map is not None:
-                ring = np.frombuffer(ring_map, np.uint8)
-                credits = os.path.join(tmp, "credits.fifo")
-                os.mkfifo(credits, 0o600)
-                credit_fd = os.open(credits, os.O_RDWR)  # never blocks; the tool opens it for reading
-                cmd = valgrind_command(fifo, program, region=region, whole_program=whole_program,
-                                       extra_args=valgrind_args, ring=(ring_path, SHM_SLOTS, credits))
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        try:  # a larger pipe means fewer context switches between the tool and this reader
-            import fcntl
-
-            fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ
-        except OSError:
-            pass
-        proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, cwd=cwd)
+            credits = rec.open_ring(required=bool(shm))
+            if credits is not None:
+                cmd = valgrind_command(rec.fifo, program, region=region, whole_program=whole_program,
+                                       extra_args=valgrind_args, ring=(rec.ring_path, SHM_SLOTS, credits))
+        rec.open_fifo()
+        rec.proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=stderr, cwd=cwd)
         deadline = None if timeout is None else time.monotonic() + timeout
-        # wait until the tool has opened the FIFO for writing (first bytes arrive) or valgrind exits
-        first = b""
-        while True:
-            r, _, _ = select.select([fd], [], [], 0.05)
-            if r:
-                try:
-                    first = os.read(fd, 8)
-                except BlockingIOError:
-                    first = b""
-                if first:
-                    break
-            if proc.poll() is not None:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                proc.kill()
-                break
-            if r:  # readable but empty: no writer yet
-                time.sleep(0.01)
-        if ring_path is not None and first:  # the tool has mapped the ring (before its greeting)
-            os.unlink(ring_path)
-            ring_path = None
-        if first and pipelined:
-            os.set_blocking(fd, True)
-            try:
-                _decode_pipelined(decoder, fd, first, on_error=proc.kill, ring=ring, credit_fd=credit_fd)
-            except BaseException as exc:
-                proc.kill()
-                decoder.abort(_abort_reason(exc))
-                raise
-        elif first:
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb", buffering=1 << 20) as f:
-                fd = None
-                stream = _Prefixed(first, f)
-                try:
-                    decoder.read_stream(stream)
-                except BaseException as exc:
-                    proc.kill()
-                    decoder.abort(_abort_reason(exc))
-                    raise
-        rc = proc.wait(timeout=None if deadline is None else max(0.1, deadline - time.monotonic()))
+        first = rec.wait_first(deadline)
+        if rec.ring_path is not None and first:  # the tool has mapped the ring (before its greeting)
+            os.unlink(rec.ring_path)
+            rec.ring_path = None
+        if first:
+            rec.read(decoder, first, pipelined)
+        rc = rec.proc.wait(timeout=None if deadline is None else max(0.1, deadline - time.monotonic()))
         if decoder._info is not None:
             decoder.abort(f"the trace stream ended inside the region: the program exec()ed another program "
                           f"(trace that one directly) or was killed (exit status {rc})")
@@ -217,28 +156,129 @@ def record_program(program: Sequence[str], sinks: Iterable, *, region: str | Non
                 f"valgrind did not start the Portcast tool (exit status {rc}); command: {shlex.join(cmd)}")
         decoder.exit_code = rc  # valgrind exits with the program's status
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+        rec.proc.kill()
+        rec.proc.wait()
         decoder.abort(f"killed after {timeout} s")
         raise NativeToolError(f"the traced program did not finish within {timeout} s") from None
     finally:
-        if fd is not None:
-            os.close(fd)
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        if credit_fd >= 0:
-            os.close(credit_fd)
-        if ring_path is not None:
-            os.unlink(ring_path)
-        ring = None
-        if ring_map is not None:
+        rec.close()
+    return decoder
+
+
+def _checked_program(program: Sequence[str]) -> list[str]:
+    """The command as strings, once its program is known to exist (:class:`NativeToolError` otherwise)."""
+    program = [str(p) for p in program]
+    if not program:
+        raise NativeToolError("no program given to record")
+    exe = program[0]
+    if os.sep not in exe and shutil.which(exe) is None:
+        raise NativeToolError(f"program {exe!r} not found on PATH")
+    if os.sep in exe and not os.access(exe, os.X_OK):
+        raise NativeToolError(f"program {exe!r} does not exist or is not executable")
+    return program
+
+
+class _Recording:
+    """What one recording holds: a temporary folder with the FIFO the tool writes to (and the credits FIFO of
+    the ring), the FIFO's descriptor, the shared-memory ring and the valgrind process. :meth:`close` releases
+    all of it."""
+
+    def __init__(self) -> None:
+        self.tmp = tempfile.mkdtemp(prefix="portcast-rec-")
+        self.fifo = os.path.join(self.tmp, "trace.fifo")
+        os.mkfifo(self.fifo, 0o600)
+        self.proc: subprocess.Popen | None = None
+        self.fd: int | None = None
+        self.ring_path: str | None = None
+        self.ring_map = None
+        self.ring: np.ndarray | None = None
+        self.credit_fd = -1
+
+    def open_ring(self, required: bool) -> str | None:
+        """Create the shared-memory ring and the credits FIFO; returns that FIFO's path, or None when
+        ``/dev/shm`` cannot hold the ring and it is not ``required`` (:class:`NativeToolError` when it is)."""
+        try:
+            self.ring_path, self.ring_map = _make_ring(SHM_SLOTS)
+        except OSError as exc:
+            if required:
+                raise NativeToolError(f"cannot create the shared-memory ring in /dev/shm: {exc}") from None
+            return None
+        self.ring = np.frombuffer(self.ring_map, np.uint8)
+        credits = os.path.join(self.tmp, "credits.fifo")
+        os.mkfifo(credits, 0o600)
+        self.credit_fd = os.open(credits, os.O_RDWR)  # never blocks; the tool opens it for reading
+        return credits
+
+    def open_fifo(self) -> None:
+        self.fd = os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK)
+        try:  # a larger pipe means fewer context switches between the tool and this reader
+            import fcntl
+
+            fcntl.fcntl(self.fd, 1031, 1 << 20)  # F_SETPIPE_SZ
+        except OSError:
+            pass
+
+    def wait_first(self, deadline: float | None) -> bytes:
+        """The first bytes of the stream, once the tool has opened the FIFO for writing; empty when valgrind
+        exits first or the deadline passes (the program is then killed)."""
+        while True:
+            r, _, _ = select.select([self.fd], [], [], 0.05)
+            if r:
+                try:
+                    first = os.read(self.fd, 8)
+                except BlockingIOError:
+                    first = b""
+                if first:
+                    return first
+            if self.proc.poll() is not None:
+                return b""
+            if deadline is not None and time.monotonic() > deadline:
+                self.proc.kill()
+                return b""
+            if r:  # readable but empty: no writer yet
+                time.sleep(0.01)
+
+    def read(self, decoder: StreamDecoder, first: bytes, pipelined: bool) -> None:
+        """Decode the stream whose ``first`` bytes were read; on any failure the program is killed and the open
+        region ends incomplete."""
+        os.set_blocking(self.fd, True)
+        if pipelined:
             try:
-                ring_map.close()
+                _decode_pipelined(decoder, self.fd, first, on_error=self.proc.kill, ring=self.ring,
+                                  credit_fd=self.credit_fd)
+            except BaseException as exc:
+                self._stop(decoder, exc)
+                raise
+            return
+        with os.fdopen(self.fd, "rb", buffering=1 << 20) as f:
+            self.fd = None
+            try:
+                decoder.read_stream(_Prefixed(first, f))
+            except BaseException as exc:
+                self._stop(decoder, exc)
+                raise
+
+    def _stop(self, decoder: StreamDecoder, exc: BaseException) -> None:
+        self.proc.kill()
+        decoder.abort(_abort_reason(exc))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.credit_fd >= 0:
+            os.close(self.credit_fd)
+        if self.ring_path is not None:
+            os.unlink(self.ring_path)
+        self.ring = None
+        if self.ring_map is not None:
+            try:
+                self.ring_map.close()
             except BufferError:  # a view of it is still alive (e.g. in a traceback): freed with it
                 pass
-        shutil.rmtree(tmp, ignore_errors=True)
-    return decoder
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def _make_ring(slots: int, folder: str = "/dev/shm"):

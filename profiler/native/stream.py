@@ -36,8 +36,11 @@ from __future__ import annotations
 
 import collections
 import os
+import queue
+import signal
 import struct
 import sys
+import threading
 import time
 from collections import Counter
 from typing import BinaryIO, Iterable
@@ -381,9 +384,10 @@ class StreamDecoder:
         """Decode messages from the blocking file descriptor ``fd`` until end of file, reading in a thread.
 
         A reader thread fills chunks straight from ``fd`` with compiled code that holds no GIL
-        (:func:`profiler.native._pump.pump`) while this thread hands the previous chunk to the sinks, so
-        the tool, the reader and the sinks (the feature engine) run at the same time. The sinks get the
-        same calls, in the same order, with the same chunks as :meth:`read_stream`; errors are the same.
+        (:func:`profiler.native._pump.pump`, driven by :class:`_PumpThread`) while this thread hands the
+        previous chunk to the sinks, so the tool, the reader and the sinks (the feature engine) run at the same
+        time. The sinks get the same calls, in the same order, with the same chunks as :meth:`read_stream`;
+        errors are the same.
 
         Parameters
         ----------
@@ -402,140 +406,48 @@ class StreamDecoder:
         credit_fd:
             Where a byte is written for each ring slot finished with (the tool's ``--credits`` FIFO).
         """
-        import queue
-        import signal
-        import threading
-
-        cap = self.chunk_records
-        events: queue.Queue = queue.Queue()
-        # chunks the sinks did not keep are filled again (fresh memory would cost a page fault per 4 KiB)
-        free: collections.deque = collections.deque()
-        slots = threading.Semaphore(max(1, int(depth)))
-        stop = threading.Event()
-        isz = np.array([dt.itemsize for _, dt in WIRE_COLUMNS], np.int64)
-        first_region = 1 if self._info is not None else 0
-        if ring is None:
-            ring, slot_bytes = np.zeros(0, np.uint8), 0
-        else:
-            slot_bytes = SHM_SLOT_BYTES
-
-        def reader() -> None:
-            try:
-                if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread; reads here are never cut
-                    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-                st = np.zeros(_pump.N_STATE, np.int64)
-                st[_pump.S_OFFSET] = offset
-                st[_pump.S_IN_REGION] = first_region
-                st[_pump.S_STAGE_SLOT] = -1
-                statics = np.zeros(STATICS_BATCH_BYTES, np.uint8)
-                stage = np.zeros(BUF_BYTES, np.uint8)
-                hdr = np.zeros(8, np.uint8)
-                chunk = None
-                while True:
-                    if chunk is None:
-                        while not slots.acquire(timeout=0.1):
-                            if stop.is_set():
-                                return
-                        chunk = free.pop() if free else TraceChunk.empty(cap)
-                        cols = tuple(getattr(chunk, name).view(np.uint8) for name, _ in WIRE_COLUMNS)
-                        st[_pump.S_FILL] = 0
-                    status = _pump.pump(fd, cols, isz, cap, st, stage, hdr, _MAX_PAYLOAD, ring, slot_bytes,
-                                        credit_fd, statics)
-                    if st[_pump.S_STATICS]:  # static entries first: they keep their place among the messages
-                        events.put(("statics", statics[:st[_pump.S_STATICS]].tobytes()))
-                        st[_pump.S_STATICS] = 0
-                    if stop.is_set():
-                        return
-                    if status == _pump.ST_FULL:
-                        box, chunk, cols = [chunk], None, None  # the main thread takes the only reference
-                        events.put(("chunk", box, cap))
-                        continue
-                    fill = int(st[_pump.S_FILL])
-                    at = int(st[_pump.S_MSG_OFFSET])
-                    if status == _pump.ST_MSG:
-                        mtype, length = int(st[_pump.S_MTYPE]), int(st[_pump.S_LENGTH])
-                        if mtype == MSG_RECORDS_SHM and length < 0:  # read, but names no valid ring slot
-                            box, chunk, cols = [chunk], None, None
-                            events.put(("chunk", box, fill))
-                            raise TraceError(f"trace stream byte {at}: shared-memory record block names slot "
-                                             f"{int(st[_pump.S_GOT])} or more records than a slot holds "
-                                             f"(ring of {len(ring) // max(1, slot_bytes)} slots)")
-                        if mtype == MSG_STATIC and length <= _MAX_PAYLOAD:  # no effect on the chunks: out of band
-                            payload = _read_fd(fd, length)
-                            if len(payload) < length:
-                                box, chunk, cols = [chunk], None, None  # the records read so far stay
-                                events.put(("chunk", box, fill))
-                                raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of "
-                                                 f"{length} bytes)")
-                            st[_pump.S_OFFSET] += length
-                            events.put(("static", payload, at))
-                            continue
-                        box, chunk, cols = [chunk], None, None  # the records before the message, then the message
-                        events.put(("chunk", box, fill))
-                        if length > _MAX_PAYLOAD:
-                            raise TraceError(f"trace stream byte {at}: message of {length} bytes is implausible")
-                        payload = _read_fd(fd, length)
-                        if len(payload) < length:
-                            raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of "
-                                             f"{length} bytes)")
-                        st[_pump.S_OFFSET] += length
-                        if mtype == MSG_REGION_START:
-                            st[_pump.S_IN_REGION] = 1
-                        elif mtype == MSG_REGION_END:
-                            st[_pump.S_IN_REGION] = 0
-                        events.put(("msg", mtype, payload, at))
-                        continue
-                    box, chunk, cols = [chunk], None, None
-                    events.put(("chunk", box, fill))
-                    if status == _pump.ST_CREDIT:
-                        raise TraceError(f"trace stream byte {at}: returning a ring slot to the tool failed "
-                                         "(the tool is gone)")
-                    if status == _pump.ST_EOF:
-                        events.put(("eof",))
-                        return
-                    if status == _pump.ST_TRUNC_HDR:
-                        raise TraceError(f"trace stream byte {at}: truncated message header")
-                    raise TraceError(f"trace stream byte {at}: truncated message ({int(st[_pump.S_GOT])} of "
-                                     f"{int(st[_pump.S_LENGTH])} bytes)")
-            except BaseException as exc:  # handed to the main thread, raised there
-                events.put(("error", exc))
-
-        thread = threading.Thread(target=reader, name="portcast-trace-reader", daemon=True)
+        reader = _PumpThread(fd, offset, self._info is not None, self.chunk_records, depth, ring, credit_fd)
+        thread = threading.Thread(target=reader.run, name="portcast-trace-reader", daemon=True)
         thread.start()
         try:
-            while True:
-                ev = events.get()
-                kind = ev[0]
-                if kind == "chunk":
-                    chunk, fill = ev[1].pop(), ev[2]
-                    del ev
-                    try:
-                        self._take_chunk(chunk, fill)
-                        if fill == cap and self._buf is not chunk and _unshared(chunk):
-                            free.append(chunk)
-                        del chunk
-                    finally:
-                        slots.release()
-                elif kind == "statics":
-                    self._statics(ev[1])
-                elif kind == "static":
-                    self._static(ev[1].decode("utf-8", "replace"), ev[2])
-                elif kind == "msg":
-                    self.feed(ev[1], ev[2], ev[3])
-                elif kind == "eof":
-                    return
-                else:
-                    raise ev[1]
+            self._drain(reader)
         except BaseException:
-            stop.set()
+            reader.stop.set()
             if on_error is not None:
                 on_error()
             raise
         finally:
-            stop.set()
+            reader.stop.set()
             for _ in range(4):  # unblock a reader waiting for a chunk slot
-                slots.release()
+                reader.slots.release()
             thread.join(timeout=30)  # it ends at end of file (fd must not be closed while it reads)
+
+    def _drain(self, reader: _PumpThread) -> None:
+        """Act on what the reader thread puts on its queue until end of file (an error it read is raised here).
+        A full chunk no sink kept goes back to the reader to be filled again."""
+        while True:
+            ev = reader.events.get()
+            kind = ev[0]
+            if kind == "chunk":
+                chunk, fill = ev[1].pop(), ev[2]
+                del ev
+                try:
+                    self._take_chunk(chunk, fill)
+                    if fill == reader.cap and self._buf is not chunk and _unshared(chunk):
+                        reader.free.append(chunk)
+                    del chunk
+                finally:
+                    reader.slots.release()
+            elif kind == "statics":
+                self._statics(ev[1])
+            elif kind == "static":
+                self._static(ev[1].decode("utf-8", "replace"), ev[2])
+            elif kind == "msg":
+                self.feed(ev[1], ev[2], ev[3])
+            elif kind == "eof":
+                return
+            else:
+                raise ev[1]
 
     def _take_chunk(self, chunk: TraceChunk, fill: int) -> None:
         """Records a reader thread read into ``chunk[:fill]``: a full chunk goes to the sinks as it is."""
@@ -549,6 +461,127 @@ class StreamDecoder:
                 self._flush(final=False)
         else:  # the decoder holds records of a block it decoded itself: keep the chunk boundaries
             self._add({name: getattr(chunk, name)[:fill] for name, _ in WIRE_COLUMNS})
+
+
+class _PumpThread:
+    """The reader thread of :meth:`StreamDecoder.read_fd_pipelined`: fills chunks from ``fd`` with
+    :func:`_pump.pump` and puts on ``events`` what the decoding thread must do, in stream order: ("chunk",
+    [chunk], records filled), ("statics", batch), ("static", payload, offset), ("msg", type, payload,
+    offset), ("eof",) or ("error", exception). ``slots`` bounds the chunks in flight; ``free`` holds full
+    chunks the sinks did not keep, filled again (fresh memory would cost a page fault per 4 KiB)."""
+
+    def __init__(self, fd: int, offset: int, in_region: bool, cap: int, depth: int, ring: np.ndarray | None,
+                 credit_fd: int) -> None:
+        self.fd = fd
+        self.cap = cap
+        self.events: queue.Queue = queue.Queue()
+        self.free: collections.deque = collections.deque()
+        self.slots = threading.Semaphore(max(1, int(depth)))
+        self.stop = threading.Event()
+        self.isz = np.array([dt.itemsize for _, dt in WIRE_COLUMNS], np.int64)
+        if ring is None:
+            self.ring, self.slot_bytes = np.zeros(0, np.uint8), 0
+        else:
+            self.ring, self.slot_bytes = ring, SHM_SLOT_BYTES
+        self.credit_fd = credit_fd
+        self.st = np.zeros(_pump.N_STATE, np.int64)
+        self.st[_pump.S_OFFSET] = offset
+        self.st[_pump.S_IN_REGION] = 1 if in_region else 0
+        self.st[_pump.S_STAGE_SLOT] = -1
+        self.statics = np.zeros(STATICS_BATCH_BYTES, np.uint8)
+        self.stage = np.zeros(BUF_BYTES, np.uint8)
+        self.hdr = np.zeros(8, np.uint8)
+        self.chunk: TraceChunk | None = None
+        self.cols: tuple | None = None
+
+    def run(self) -> None:
+        """The thread's body: pump until end of file, an error (handed to the decoding thread) or ``stop``."""
+        try:
+            if hasattr(signal, "pthread_sigmask"):  # signals go to the main thread; reads here are never cut
+                signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+            while self._step():
+                pass
+        except BaseException as exc:  # handed to the main thread, raised there
+            self.events.put(("error", exc))
+
+    def _take_slot(self) -> bool:
+        """A chunk to fill (a free one or a new one) once a slot is free; False when stopped meanwhile."""
+        while not self.slots.acquire(timeout=0.1):
+            if self.stop.is_set():
+                return False
+        self.chunk = self.free.pop() if self.free else TraceChunk.empty(self.cap)
+        self.cols = tuple(getattr(self.chunk, name).view(np.uint8) for name, _ in WIRE_COLUMNS)
+        self.st[_pump.S_FILL] = 0
+        return True
+
+    def _hand_over(self, fill: int) -> None:
+        """The chunk being filled, its first ``fill`` records read, to the decoding thread, which takes the only
+        reference to it."""
+        box = [self.chunk]
+        self.chunk = self.cols = None
+        self.events.put(("chunk", box, fill))
+
+    def _step(self) -> bool:
+        """One call of the pump and what its result asks for; False when the thread is done."""
+        st = self.st
+        if self.chunk is None and not self._take_slot():
+            return False
+        status = _pump.pump(self.fd, self.cols, self.isz, self.cap, st, self.stage, self.hdr, _MAX_PAYLOAD,
+                            self.ring, self.slot_bytes, self.credit_fd, self.statics)
+        if st[_pump.S_STATICS]:  # static entries first: they keep their place among the messages
+            self.events.put(("statics", self.statics[:st[_pump.S_STATICS]].tobytes()))
+            st[_pump.S_STATICS] = 0
+        if self.stop.is_set():
+            return False
+        if status == _pump.ST_FULL:
+            self._hand_over(self.cap)
+            return True
+        at = int(st[_pump.S_MSG_OFFSET])
+        if status == _pump.ST_MSG:
+            self._message(at)
+            return True
+        self._hand_over(int(st[_pump.S_FILL]))
+        if status == _pump.ST_CREDIT:
+            raise TraceError(f"trace stream byte {at}: returning a ring slot to the tool failed (the tool is gone)")
+        if status == _pump.ST_EOF:
+            self.events.put(("eof",))
+            return False
+        if status == _pump.ST_TRUNC_HDR:
+            raise TraceError(f"trace stream byte {at}: truncated message header")
+        raise TraceError(f"trace stream byte {at}: truncated message ({int(st[_pump.S_GOT])} of "
+                         f"{int(st[_pump.S_LENGTH])} bytes)")
+
+    def _message(self, at: int) -> None:
+        """A message the pump left to Python (its header read, at stream offset ``at``): a STATIC entry out of
+        band, any other after the records read before it."""
+        st = self.st
+        fill = int(st[_pump.S_FILL])
+        mtype, length = int(st[_pump.S_MTYPE]), int(st[_pump.S_LENGTH])
+        if mtype == MSG_RECORDS_SHM and length < 0:  # read, but names no valid ring slot
+            self._hand_over(fill)
+            raise TraceError(f"trace stream byte {at}: shared-memory record block names slot "
+                             f"{int(st[_pump.S_GOT])} or more records than a slot holds "
+                             f"(ring of {len(self.ring) // max(1, self.slot_bytes)} slots)")
+        if mtype == MSG_STATIC and length <= _MAX_PAYLOAD:  # no effect on the chunks: out of band
+            payload = _read_fd(self.fd, length)
+            if len(payload) < length:
+                self._hand_over(fill)  # the records read so far stay
+                raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of {length} bytes)")
+            st[_pump.S_OFFSET] += length
+            self.events.put(("static", payload, at))
+            return
+        self._hand_over(fill)  # the records before the message, then the message
+        if length > _MAX_PAYLOAD:
+            raise TraceError(f"trace stream byte {at}: message of {length} bytes is implausible")
+        payload = _read_fd(self.fd, length)
+        if len(payload) < length:
+            raise TraceError(f"trace stream byte {at}: truncated message ({len(payload)} of {length} bytes)")
+        st[_pump.S_OFFSET] += length
+        if mtype == MSG_REGION_START:
+            st[_pump.S_IN_REGION] = 1
+        elif mtype == MSG_REGION_END:
+            st[_pump.S_IN_REGION] = 0
+        self.events.put(("msg", mtype, payload, at))
 
 
 def _read_full(f: BinaryIO, n: int) -> bytes:

@@ -13,99 +13,130 @@ from profiler.trace import Op, TraceChunk
 LOAD, STORE, ALU, OTHER = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU), int(Op.OTHER)
 
 
-def reference(rows, meta):
-    """Per loop (id -> dict) and per (pc, kind) counts, straight from the definitions in the module docstring."""
-    ind = set(meta["induction_pcs"])
-    upd = set(meta["update_pcs"])
-    alloc = {int(p) for p in meta.get("alloc_pcs", [])}
-    sval = {int(p): int(v) for p, v in meta.get("store_values", {}).items()}
-    uni: dict = {}
-    red = {int(t) for t in meta["reduction_tokens"]}
-    latch = {loop["latch_pc"]: loop["id"] for loop in meta["loops"] if loop["latch_pc"]}
-    stats: dict = {}
-    per_pc: dict = {}
-    wtag: dict = {}
-    wbyte: dict = {}
-    rbyte: dict = {}
-    launch, prev_host, last_tid, loop, lrec, lmax = 0, True, -1, -1, 0, -1
+class _Reference:
+    """What :func:`reference` knows while it reads the rows: the metadata as sets, the register and byte
+    shadows (dicts), the launch in progress, and the counts found so far."""
 
-    def end():
-        if launch > 0:
-            s = stats.setdefault(loop, {"launches": 0, "threads": 0, "records": 0, **{k: 0 for k in KINDS}})
+    def __init__(self, meta):
+        self.ind = set(meta["induction_pcs"])
+        self.upd = set(meta["update_pcs"])
+        self.alloc = {int(p) for p in meta.get("alloc_pcs", [])}
+        self.sval = {int(p): int(v) for p, v in meta.get("store_values", {}).items()}
+        self.red = {int(t) for t in meta["reduction_tokens"]}
+        self.latch = {loop["latch_pc"]: loop["id"] for loop in meta["loops"] if loop["latch_pc"]}
+        self.uni: dict = {}
+        self.stats: dict = {}
+        self.per_pc: dict = {}
+        self.wtag: dict = {}
+        self.wbyte: dict = {}
+        self.rbyte: dict = {}
+        self.launch, self.prev_host, self.last_tid, self.loop, self.lrec, self.lmax = 0, True, -1, -1, 0, -1
+
+    def _loop_stats(self):
+        return self.stats.setdefault(self.loop, {"launches": 0, "threads": 0, "records": 0, **{k: 0 for k in KINDS}})
+
+    def end(self):
+        """The launch in progress, counted for its loop."""
+        if self.launch > 0:
+            s = self._loop_stats()
             s["launches"] += 1
-            s["records"] += lrec
-            s["threads"] = max(s["threads"], lmax + 1)
+            s["records"] += self.lrec
+            s["threads"] = max(s["threads"], self.lmax + 1)
 
-    def note(kind, pc):
-        stats.setdefault(loop, {"launches": 0, "threads": 0, "records": 0, **{k: 0 for k in KINDS}})[KINDS[kind]] += 1
-        per_pc[(pc, KINDS[kind])] = per_pc.get((pc, KINDS[kind]), 0) + 1
+    def note(self, kind, pc):
+        self._loop_stats()[KINDS[kind]] += 1
+        self.per_pc[(pc, KINDS[kind])] = self.per_pc.get((pc, KINDS[kind]), 0) + 1
 
-    for pc, op, srcs, dst, addr, size, tid in rows:
+    def row(self, pc, op, srcs, dst, addr, size, tid):
+        """One record: a host record's register, or a thread's (a new launch first when it starts one)."""
         if tid < 0:
-            prev_host = True
+            self.prev_host = True
             if dst:
-                wtag[dst] = None
-                uni[dst] = True
-            continue
-        if prev_host or tid < last_tid:
-            end()
-            launch += 1
-            loop, lrec, lmax = -1, 0, -1
-        prev_host = False
-        last_tid = tid
-        lmax = max(lmax, tid)
-        if loop < 0 and pc in latch:
-            loop = latch[pc]
-        for s in srcs:
-            if s:
-                w = wtag.get(s)
-                if w is not None and w[0] == launch and w[1] != tid:
-                    note(1 if s in red else 0, pc)
-        same = op != LOAD and pc not in ind and all(uni.get(s, False) for s in srcs if s)
-        if dst:
-            wtag[dst] = None if pc in ind else (launch, tid)
-            uni[dst] = same
-        if pc in alloc and op in (LOAD, STORE, OTHER):  # an allocation record (other records have no bytes):
+                self.wtag[dst] = None
+                self.uni[dst] = True
+            return
+        if self.prev_host or tid < self.last_tid:
+            self.end()
+            self.launch += 1
+            self.loop, self.lrec, self.lmax = -1, 0, -1
+        self.prev_host = False
+        self.last_tid = tid
+        self.lmax = max(self.lmax, tid)
+        if self.loop < 0 and pc in self.latch:
+            self.loop = self.latch[pc]
+        self.registers(pc, op, srcs, dst, tid)
+        if pc in self.alloc and op in (LOAD, STORE, OTHER):  # an allocation record (other records have no bytes):
             # its bytes are fresh memory, before its own access
             for b in range(addr, addr + size):
-                wbyte.pop(b, None)
-                rbyte.pop(b, None)
+                self.wbyte.pop(b, None)
+                self.rbyte.pop(b, None)
         if op in (LOAD, STORE):
-            raw = war = waw = race = False
-            v = sval.get(pc, -1)
-            mine_same = op == STORE and (v == 0 or (v > 0 and uni.get(v, False)))
-            for b in range(addr, addr + size):
-                w = wbyte.get(b)
-                rb = rbyte.get(b)
-                other_writer = w is not None and w[0] == launch and w[1] != tid
-                if op == LOAD:
-                    if other_writer:
-                        race |= w[2]
-                        raw |= not w[2]
-                    if rb is None or rb[0] != launch:
-                        rbyte[b] = (launch, {tid})
-                    else:
-                        rb[1].add(tid)
-                else:
-                    if other_writer:
-                        race |= w[2] and mine_same
-                        waw |= not (w[2] and mine_same)
-                    if rb is not None and rb[0] == launch and bool(rb[1] - {tid}):
-                        race |= mine_same
-                        war |= not mine_same
-                    wbyte[b] = (launch, tid, mine_same)
-            if raw or war or waw or race:
-                if pc in upd:
-                    note(5, pc)
-                else:
-                    for flag, kind in ((raw, 2), (war, 3), (waw, 4)):
-                        if flag:
-                            note(kind, pc)
-                    if race and not (raw or war or waw):
-                        note(6, pc)
-        lrec += 1
-    end()
-    return stats, per_pc
+            self.memory(pc, op, addr, size, tid)
+        self.lrec += 1
+
+    def registers(self, pc, op, srcs, dst, tid):
+        """Sources last written by another thread of the launch; the destination's writer and sameness."""
+        for s in srcs:
+            if s:
+                w = self.wtag.get(s)
+                if w is not None and w[0] == self.launch and w[1] != tid:
+                    self.note(1 if s in self.red else 0, pc)
+        same = op != LOAD and pc not in self.ind and all(self.uni.get(s, False) for s in srcs if s)
+        if dst:
+            self.wtag[dst] = None if pc in self.ind else (self.launch, tid)
+            self.uni[dst] = same
+
+    def memory(self, pc, op, addr, size, tid):
+        """A LOAD or STORE, byte by byte, then the kinds it found counted."""
+        found = {"raw": False, "war": False, "waw": False, "race": False}
+        v = self.sval.get(pc, -1)
+        mine_same = op == STORE and (v == 0 or (v > 0 and self.uni.get(v, False)))
+        for b in range(addr, addr + size):
+            if op == LOAD:
+                self.load_byte(b, tid, found)
+            else:
+                self.store_byte(b, tid, mine_same, found)
+        raw, war, waw, race = found["raw"], found["war"], found["waw"], found["race"]
+        if raw or war or waw or race:
+            if pc in self.upd:
+                self.note(5, pc)
+            else:
+                for flag, kind in ((raw, 2), (war, 3), (waw, 4)):
+                    if flag:
+                        self.note(kind, pc)
+                if race and not (raw or war or waw):
+                    self.note(6, pc)
+
+    def load_byte(self, b, tid, found):
+        w = self.wbyte.get(b)
+        rb = self.rbyte.get(b)
+        if w is not None and w[0] == self.launch and w[1] != tid:
+            found["race"] |= w[2]
+            found["raw"] |= not w[2]
+        if rb is None or rb[0] != self.launch:
+            self.rbyte[b] = (self.launch, {tid})
+        else:
+            rb[1].add(tid)
+
+    def store_byte(self, b, tid, mine_same, found):
+        w = self.wbyte.get(b)
+        rb = self.rbyte.get(b)
+        if w is not None and w[0] == self.launch and w[1] != tid:
+            found["race"] |= w[2] and mine_same
+            found["waw"] |= not (w[2] and mine_same)
+        if rb is not None and rb[0] == self.launch and bool(rb[1] - {tid}):
+            found["race"] |= mine_same
+            found["war"] |= not mine_same
+        self.wbyte[b] = (self.launch, tid, mine_same)
+
+
+def reference(rows, meta):
+    """Per loop (id -> dict) and per (pc, kind) counts, straight from the definitions in the module docstring."""
+    ref = _Reference(meta)
+    for pc, op, srcs, dst, addr, size, tid in rows:
+        ref.row(pc, op, srcs, dst, addr, size, tid)
+    ref.end()
+    return ref.stats, ref.per_pc
 
 
 def chunk_of(rows):

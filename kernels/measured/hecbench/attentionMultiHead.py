@@ -8,6 +8,7 @@ shared slot, barrier, the first ``blockDim / 32`` lanes read the slots back, the
 butterfly) gives the softmax shift (thread 0 writes it to shared memory, barrier); each step's
 ``expf(max(score - max, -THRESHOLD))`` is summed the same way (``blockReduceSum``), the probabilities go to
 shared ``logits`` (barriers), and every thread forms its feature's probability-weighted sum of the values.
+The two block reductions are helpers of the region, as they are device functions of the original.
 
 Launch: ``nhead x beamsize = 64`` blocks of 256 (``dim_feature = 16 x 256 = 4096``, ``n_steps = 9``, the
 program's constants). Measured point ``100000`` (repeat); the timed launch is the first.
@@ -43,11 +44,75 @@ POINTS = {"100000": {"repeat": 100000, "beamsize": 4, "nhead": 16, "dim_per_head
 TEST_POINT = {"repeat": 1, "beamsize": 2, "nhead": 2, "dim_per_head": 64, "n_steps": 9}
 
 
+@numba.njit(cache=True)
+def _block_reduce_max(wa, wb, red, out, block, n_threads):
+    """``blockReduceMax`` of every block's ``wa`` (one value per thread) into ``out[block]``: a butterfly over
+    each warp, lane 0 of every warp writes its slot of ``red`` (barrier), the first ``block / 32`` lanes read
+    the slots back (the others take 0) and a second butterfly. ``wb`` is scratch; returns the two arrays
+    swapped as the butterflies left them."""
+    n_warps = block >> 5
+    mask = 16
+    while mask > 0:  # warpReduceMax
+        for gid in numba.prange(n_threads):
+            other = wa[gid ^ mask]
+            wb[gid] = wa[gid] if wa[gid] >= other else other
+        wa, wb = wb, wa
+        mask >>= 1
+    for gid in numba.prange(n_threads):
+        if (gid % block) & 0x1F == 0:
+            red[gid // block, (gid % block) >> 5] = wa[gid]
+    # __syncthreads
+    for gid in numba.prange(n_threads):
+        tid = gid % block
+        wa[gid] = red[gid // block, tid & 0x1F] if tid < n_warps else ZERO
+    mask = 16
+    while mask > 0:
+        for gid in numba.prange(n_threads):
+            other = wa[gid ^ mask]
+            wb[gid] = wa[gid] if wa[gid] >= other else other
+        wa, wb = wb, wa
+        mask >>= 1
+    for gid in numba.prange(n_threads):
+        if gid % block == 0:
+            out[gid // block] = wa[gid]
+    return wa, wb
+
+
+@numba.njit(cache=True)
+def _block_reduce_sum(wa, wb, red, out, block, n_threads):
+    """``blockReduceSum``: :func:`_block_reduce_max` with additions."""
+    n_warps = block >> 5
+    mask = 16
+    while mask > 0:  # warpReduceSum
+        for gid in numba.prange(n_threads):
+            wb[gid] = wa[gid] + wa[gid ^ mask]
+        wa, wb = wb, wa
+        mask >>= 1
+    for gid in numba.prange(n_threads):
+        if (gid % block) & 0x1F == 0:
+            red[gid // block, (gid % block) >> 5] = wa[gid]
+    # __syncthreads
+    for gid in numba.prange(n_threads):
+        tid = gid % block
+        wa[gid] = red[gid // block, tid & 0x1F] if tid < n_warps else ZERO
+    mask = 16
+    while mask > 0:
+        for gid in numba.prange(n_threads):
+            wb[gid] = wa[gid] + wa[gid ^ mask]
+        wa, wb = wb, wa
+        mask >>= 1
+    for gid in numba.prange(n_threads):
+        if gid % block == 0:
+            out[gid // block] = wa[gid]
+    return wa, wb
+
+
 def mha(q, k, v, beam_size, n_steps, qk_col, v_col, nhead, scale, threshold, dst, block, n_threads):
-    """Attention of every (candidate, head) query over the ``n_steps`` decoded keys and values."""
+    """Attention of every (candidate, head) query over the ``n_steps`` decoded keys and values: the query
+    staged, the scores, their block maximum (:func:`_block_reduce_max`), the exponentials, their block sum
+    (:func:`_block_reduce_sum`), the probabilities and the weighted sum of the values."""
     n_blocks = n_threads // block
     dim_per_head = qk_col // nhead
-    n_warps = block >> 5
     sq = np.zeros((n_blocks, dim_per_head), dtype=np.float32)  # shared: query slice
     logits = np.zeros((n_blocks, n_steps), dtype=np.float32)  # shared
     red_max = np.zeros((n_blocks, 32), dtype=np.float32)  # blockReduceMax's static shared[32]
@@ -76,30 +141,7 @@ def mha(q, k, v, beam_size, n_steps, qk_col, v_col, nhead, scale, threshold, dst
         local_i = summ if tid < n_steps else NEG
         local[gid] = local_i
         wa[gid] = local_i
-    mask = 16
-    while mask > 0:  # warpReduceMax
-        for gid in numba.prange(n_threads):
-            other = wa[gid ^ mask]
-            wb[gid] = wa[gid] if wa[gid] >= other else other
-        wa, wb = wb, wa
-        mask >>= 1
-    for gid in numba.prange(n_threads):
-        if (gid % block) & 0x1F == 0:
-            red_max[gid // block, (gid % block) >> 5] = wa[gid]
-    # __syncthreads
-    for gid in numba.prange(n_threads):
-        tid = gid % block
-        wa[gid] = red_max[gid // block, tid & 0x1F] if tid < n_warps else ZERO
-    mask = 16
-    while mask > 0:
-        for gid in numba.prange(n_threads):
-            other = wa[gid ^ mask]
-            wb[gid] = wa[gid] if wa[gid] >= other else other
-        wa, wb = wb, wa
-        mask >>= 1
-    for gid in numba.prange(n_threads):
-        if gid % block == 0:
-            s_max_val[gid // block] = wa[gid]
+    wa, wb = _block_reduce_max(wa, wb, red_max, s_max_val, block, n_threads)
     # __syncthreads
     for gid in numba.prange(n_threads):
         tid = gid % block
@@ -109,28 +151,7 @@ def mha(q, k, v, beam_size, n_steps, qk_col, v_col, nhead, scale, threshold, dst
         local_o = np.exp(local_i)
         local[gid] = local_o
         wa[gid] = local_o if tid < n_steps else ZERO
-    mask = 16
-    while mask > 0:  # warpReduceSum
-        for gid in numba.prange(n_threads):
-            wb[gid] = wa[gid] + wa[gid ^ mask]
-        wa, wb = wb, wa
-        mask >>= 1
-    for gid in numba.prange(n_threads):
-        if (gid % block) & 0x1F == 0:
-            red_sum[gid // block, (gid % block) >> 5] = wa[gid]
-    # __syncthreads
-    for gid in numba.prange(n_threads):
-        tid = gid % block
-        wa[gid] = red_sum[gid // block, tid & 0x1F] if tid < n_warps else ZERO
-    mask = 16
-    while mask > 0:
-        for gid in numba.prange(n_threads):
-            wb[gid] = wa[gid] + wa[gid ^ mask]
-        wa, wb = wb, wa
-        mask >>= 1
-    for gid in numba.prange(n_threads):
-        if gid % block == 0:
-            s_sum[gid // block] = wa[gid]
+    wa, wb = _block_reduce_sum(wa, wb, red_sum, s_sum, block, n_threads)
     # __syncthreads
     for gid in numba.prange(n_threads):
         tid = gid % block
