@@ -5,44 +5,17 @@ behind the bounding resource: the region's weak spots (``portcast.report.weak_sp
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
 from gpu_models.bounds import RESOURCES, Bounds
+from portcast.formatting import format_bytes, format_count, format_seconds, short_location
 from portcast.safe_text import as_text, escape
 
 #: Short names of the resources in the table.
 TITLES = {"dram": "DRAM", "issue": "issue", "pipe": "pipeline", "waves": "waves", "latency": "latency",
           "launch": "launch"}
-
-
-def format_seconds(t: float) -> str:
-    """``t`` seconds with three significant digits and a unit from ns to s (``"1.24 ms"``)."""
-    t = float(t)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(t) >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
-def format_bytes(b: float) -> str:
-    """Bytes with three significant digits and a decimal unit (``"1.64 MB"``)."""
-    b = float(b)
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(b) >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def _count(x: float) -> str:
-    x = float(x)
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g}{unit}"
-    return f"{x:.3g}"
 
 
 def meanings(b: Bounds) -> dict[str, str]:
@@ -71,15 +44,15 @@ def meanings(b: Bounds) -> dict[str, str]:
     unit = d["busiest_pipe"]
     per = d["pipe_per_cycle"][unit]
     if unit == "lsu":
-        pipe = (f"busiest pipeline lsu (load/store): {half}{_count(d['pipe_cycles'][unit])} sectors at {per:g} per "
-                f"cycle per SM on {sms}")
+        pipe = (f"busiest pipeline lsu (load/store): {half}{format_count(d['pipe_cycles'][unit])} sectors at {per:g} "
+                f"per cycle per SM on {sms}")
     else:
-        pipe = (f"busiest pipeline {unit}: {half}{_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} {unit} "
-                f"pipes per SM on {sms}")
+        pipe = (f"busiest pipeline {unit}: {half}{format_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} "
+                f"{unit} pipes per SM on {sms}")
     folded = " (a compiler folds part of the trace's records)" if share < 1 else ""
     out = {
         "dram": f"{moved} at {d['dram_bytes_per_s'] / 1e9:.4g} GB/s",
-        "issue": (f"{half}{_count(d['warp_instructions'])} warp instructions{folded} at {d['schedulers_per_sm']} "
+        "issue": (f"{half}{format_count(d['warp_instructions'])} warp instructions{folded} at {d['schedulers_per_sm']} "
                   f"per cycle per SM on {sms} at {mhz:.0f} MHz{div}"),
         "pipe": pipe,
         "waves": (f"{d['blocks']:,} blocks of {d['block_size']} threads: {d['waves']:.3g} waves ({d['rounds']} "
@@ -92,13 +65,6 @@ def meanings(b: Bounds) -> dict[str, str]:
                   f"{format_seconds(d['launch_seconds'])} (the least a launch takes)",
     }
     return out
-
-
-def _short(loc: str) -> str:
-    if not loc or ":" not in loc:
-        return loc
-    file, line = loc.rsplit(":", 1)
-    return f"{os.path.basename(file)}:{line}"
 
 
 def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.DataFrame | None = None,
@@ -140,7 +106,8 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     lines.add_column("line", no_wrap=True)
     lines.add_column("source", overflow="fold")
     for r in rows:
-        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", as_text(_short(r["location"])), as_text(r["text"]))
+        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", as_text(short_location(r["location"])),
+                      as_text(r["text"]))
     console.print(lines)
 
 

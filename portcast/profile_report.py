@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from portcast.formatting import format_bytes, format_seconds, format_time, format_value, short_location, speedup_text
 from portcast.safe_text import visible
 from profiler.version import portcast_version
 
@@ -182,7 +183,7 @@ class ProfileReport:
             p = r.prediction
             if p:
                 s = f", speedup {p['speedup']:.3g}x" if p.get("speedup") else ""
-                parts.append(f"{r.label}: {_printed_time(p['kernel_s'])} on {p['gpu']}{s}")
+                parts.append(f"{r.label}: {format_time(p['kernel_s'])} on {p['gpu']}{s}")
             else:
                 parts.append(f"{r.label}: {r.no_prediction or 'no prediction'}")
         return f"<ProfileReport of {self.target}: " + ("; ".join(parts) or "no region") + ">"
@@ -225,8 +226,8 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`,
     the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
     has none."""
+    from features.mix import mix_fractions
     from portcast.bounds_report import TITLES, bound_lines, meanings
-    from portcast.pipeline import mix_fractions
     from portcast.report import KEY_FEATURES, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
     from profiler.trace import Op
@@ -339,31 +340,6 @@ def _e(x) -> str:
     return html.escape(visible(x, lines=True))
 
 
-def _seconds(t) -> str:
-    if t is None:
-        return "-"
-    from portcast.bounds_report import format_seconds
-
-    return format_seconds(t)
-
-
-def _printed_time(t) -> str:
-    """A predicted time as the terminal prints it (:func:`portcast.gpu_prediction.format_time`)."""
-    from portcast.gpu_prediction import format_time
-
-    return format_time(t)
-
-
-def _num(v, fmt: str = "{:.4g}") -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, bool):
-        return str(v)
-    if isinstance(v, int):
-        return f"{v:,}"
-    return fmt.format(v)
-
-
 def _table(headers, rows, num=()) -> str:
     """An HTML table; ``num``: indices of right-aligned numeric columns; a row may be ``(cells, css class)``."""
     out = ["<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr>"]
@@ -398,9 +374,9 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
             sm = r.speedup_model or {}
             if sm.get("predicted_speedup") is not None:
                 speedup = f"{sm['predicted_speedup']:.3g}x ({_e(sm['label'])})"
-            rows.append([f"<a href=\"#{_anchor(r)}\">{_e(r.name)}</a>", str(r.invocation), _num(r.records),
-                         *(f"{r.mix[k]:.3f}" for k in r.mix), _num(r.threads), _seconds(r.wall_time_s),
-                         _seconds(r.cpu_time_s), _printed_time(p.get("kernel_s")), speedup, _e(r.mode),
+            rows.append([f"<a href=\"#{_anchor(r)}\">{_e(r.name)}</a>", str(r.invocation), format_value(r.records),
+                         *(f"{r.mix[k]:.3f}" for k in r.mix), format_value(r.threads), format_seconds(r.wall_time_s),
+                         format_seconds(r.cpu_time_s), format_time(p.get("kernel_s")), speedup, _e(r.mode),
                          "yes" if r.complete else f"no ({_e(r.error)})", "<br>".join(_e(f) for f in r.trace_files)])
         first = report.regions[0]
         gpu_col = f"GPU time ({report.gpu})" if report.gpu and report.model_kind == "gputime" else "GPU time"
@@ -445,17 +421,18 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
         if p.get("speedup"):
             what = p.get("cpu_baseline") or r.cpu_how
             how = f" ({_e(what)})" if what else ""
-            sp = (f"<br>CPU time here{how}: {_printed_time(p['cpu_s'])} &rarr; "
+            sp = (f"<br>CPU time here{how}: {format_time(p['cpu_s'])} &rarr; "
                   f"<b>speedup {_speedup(p, 'speedup')}</b>; "
-                  f"with the copies over the host link ({_bytes(p['read_bytes'])} in, {_bytes(p['written_bytes'])} "
-                  f"out: {_printed_time(p['transfer_s'])}): speedup {_speedup(p, 'speedup_with_transfers')}")
+                  f"with the copies over the host link ({format_bytes(p['read_bytes'])} in, "
+                  f"{format_bytes(p['written_bytes'])} out: {format_time(p['transfer_s'])}): "
+                  f"speedup {_speedup(p, 'speedup_with_transfers')}")
         else:
             why = r.cpu_not_measured or p.get("cpu_why")
             why = f" ({_e(why)})" if why else ""
             sp = (f"<br>No speedup: the region's CPU time was not measured{why}; copies over the host link would "
-                  f"take {_printed_time(p['transfer_s'])}")
+                  f"take {format_time(p['transfer_s'])}")
         out.append(f"<p class=\"headline\">Predicted kernel time on {_e(p['gpu_label'])}: "
-                   f"<b>{_printed_time(p['kernel_s'])}</b>{sp}</p>")
+                   f"<b>{format_time(p['kernel_s'])}</b>{sp}</p>")
         out.append(f"<p class=\"dim\">Model: <code>{_e(p['model_file'])}</code></p>")
         if r.sample and r.sample.get("plan"):
             from portcast.sampled import sample_line
@@ -479,12 +456,12 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
     if r.bounds:
         b = r.bounds
         out.append(f"<h3>What bounds the GPU time on {_e(b['gpu'])}</h3>")
-        rows = [([_e(x["title"]) + (" *" if x["resource"] == b["bound"] else ""), _seconds(x["time_s"]),
+        rows = [([_e(x["title"]) + (" *" if x["resource"] == b["bound"] else ""), format_seconds(x["time_s"]),
                   f"{x['share']:.0%}", _e(x["meaning"])], "bound" if x["resource"] == b["bound"] else "")
                 for x in b["resources"]]
         out.append(_table(["resource", "time", "share of largest", "what it counts"], rows, num={1, 2}))
         ratio = p["kernel_s"] / b["lower_bound_s"] if p and b["lower_bound_s"] else None
-        out.append(f"<p>* bound: no kernel doing this work runs faster than {_seconds(b['lower_bound_s'])}"
+        out.append(f"<p>* bound: no kernel doing this work runs faster than {format_seconds(b['lower_bound_s'])}"
                    + (f"; the predicted time is {ratio:.3g}x that." if ratio else ".") + "</p>")
         if b["lines"]:
             out.append(_table(["what", "share", "line", "source"],
@@ -497,8 +474,9 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
                    "and training ranges are the model's inputs (natural logs of seconds and counts, or rates).</p>")
         rows = []
         for c in sorted(r.contributions, key=lambda c: (c["column"] != "start", -abs(c["contribution"] or 0))):
-            factor = f"{_seconds(c['factor'])} (base)" if c["column"] == "start" else f"{c['factor']:.3g}x"
-            rows.append([_e(c["column"]), _num(c["value"]), _num(c["training_min"]), _num(c["training_max"]),
+            factor = f"{format_seconds(c['factor'])} (base)" if c["column"] == "start" else f"{c['factor']:.3g}x"
+            rows.append([_e(c["column"]), format_value(c["value"]), format_value(c["training_min"]),
+                         format_value(c["training_max"]),
                          f"{c['contribution']:+.3f}", factor, "outside the training range" if c["outside"] else ""])
         tbl = _table(["input", "value", "training min", "training max", "contribution (log s)", "factor", ""],
                      rows, num={1, 2, 3, 4, 5})
@@ -513,18 +491,19 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
         out.append("<h3>GPU-relevant features</h3>")
         rows = []
         for k in r.key_features:
-            rng = "" if k["training_min"] is None else f"{_num(k['training_min'])} &ndash; {_num(k['training_max'])}"
-            rows.append([f"<code>{_e(k['name'])}</code>", _num(k["value"]), rng, _e(k["meaning"])])
+            rng = "" if k["training_min"] is None else \
+                f"{format_value(k['training_min'])} &ndash; {format_value(k['training_max'])}"
+            rows.append([f"<code>{_e(k['name'])}</code>", format_value(k["value"]), rng, _e(k["meaning"])])
         out.append(_table(["feature", "value", "training range", "meaning"], rows, num={1, 2}))
     if r.hot_lines:
         out.append("<h3>Hot lines</h3>")
         out.append(_table(["line", "records", "share", "source"],
-                          [[_e(_short(h["location"])), _num(h["records"]), f"{h['share']:.1%}",
+                          [[_e(short_location(h["location"])), format_value(h["records"]), f"{h['share']:.1%}",
                             f"<code>{_e(h['text'])}</code>"] for h in r.hot_lines], num={1, 2}))
     if r.weak_spots:
         out.append("<h3>Lines behind the weak spots</h3>")
         out.append(_table(["what", "why", "share", "line", "source"],
-                          [[_e(w["what"]), _e(w["why"]), f"{w['share']:.0%}", _e(_short(w["location"])),
+                          [[_e(w["what"]), _e(w["why"]), f"{w['share']:.0%}", _e(short_location(w["location"])),
                             f"<code>{_e(w['text'])}</code>"] for w in r.weak_spots], num={2}))
     ts = r.thread_space
     if ts is not None:
@@ -536,20 +515,22 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
             from portcast.report import _verdict_text
 
             out.append(_table(["loop", "where", "dims", "launches", "threads", "verdict"],
-                              [[f"<code>{_e(lp.get('header', ''))}</code>", _e(_short(lp.get("location", ""))),
-                                _e(lp.get("dims", "")), _num(lp.get("launches")), _num(lp.get("threads")),
+                              [[f"<code>{_e(lp.get('header', ''))}</code>", _e(short_location(lp.get("location", ""))),
+                                _e(lp.get("dims", "")), format_value(lp.get("launches")),
+                                format_value(lp.get("threads")),
                                 _e(_verdict_text(lp))] for lp in loops], num={3, 4}))
             for lp in loops:
                 if lp.get("sunk"):
-                    out.append(f"<p>Imperfect nest {_e(_short(lp.get('location', '')))}: sunk into the inner loop "
-                               "(each thread recomputes them from its indices): " + "; ".join(
-                                   f"{_e(_short(st['location']))} <code>{_e(st['text'])}</code>"
+                    out.append(f"<p>Imperfect nest {_e(short_location(lp.get('location', '')))}: sunk into the "
+                               "inner loop (each thread recomputes them from its indices): " + "; ".join(
+                                   f"{_e(short_location(st['location']))} <code>{_e(st['text'])}</code>"
                                    for st in lp["sunk"]) + "</p>")
     if r.library_calls:
         out.append("<h3>Library calls not traced element by element (work estimated)</h3>")
         out.append(_table(["call", "location", "calls", "estimated flops", "bytes"],
-                          [[_e(w.get("call")), _e(w.get("location")), _num(w.get("calls")),
-                            _num(w.get("flops"), "{:.3g}"), _bytes(w.get("bytes") or 0)] for w in r.library_calls],
+                          [[_e(w.get("call")), _e(w.get("location")), format_value(w.get("calls")),
+                            format_value(w.get("flops"), "{:.3g}"), format_bytes(w.get("bytes") or 0)]
+                           for w in r.library_calls],
                           num={2, 3, 4}))
     figs = [plots.mix_svg(r.op_counts)]
     if r.features:
@@ -561,20 +542,5 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
 
 def _speedup(p: dict, name: str) -> str:
     """``5.1x (4.8&ndash;5.4)``: a prediction's speedup and its interval from the CPU time's quartiles."""
-    from portcast.gpu_prediction import speedup_number
-
     low, high = p.get(f"{name}_low"), p.get(f"{name}_high")
-    interval = f" ({speedup_number(low)}&ndash;{speedup_number(high)})" if low is not None and high is not None else ""
-    return f"{speedup_number(p[name])}x{interval}"
-
-
-def _short(loc: str) -> str:
-    from portcast.report import _short as short
-
-    return short(loc)
-
-
-def _bytes(n) -> str:
-    from portcast.bounds_report import format_bytes
-
-    return format_bytes(n)
+    return speedup_text(p[name], (low, high) if low is not None and high is not None else None, dash="&ndash;")

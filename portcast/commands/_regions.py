@@ -15,7 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
+from portcast.pipeline import ProfileSetup
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -108,7 +108,7 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
     notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
     the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
     from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
+    from portcast.report import print_gpu_prediction, print_model_line
 
     out = console
     lead = f"{rp.model_label}: " if rp.model_kind == "xapp" else ""
@@ -129,7 +129,8 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
         out.print(escape(f"{rp.label}: {sample_line(rp.sample)}"), highlight=False, soft_wrap=True)
     if rp.bounds is not None:
         print_bounds(out, rp.label, rp.bounds, explanation, series=series)
-    print_model_line(out, p, rp.bounds)
+    print_model_line(out, p, None if rp.bounds is None else {"bound": rp.bounds.bound,
+                                                           "lower_bound_s": rp.bounds.total_lower})
     if verbose:
         _print_inputs(out, rp.model, p)
 
@@ -154,7 +155,7 @@ def _print_inputs(out, model, p) -> None:
     from predictor.gputime import design
 
     if getattr(model, "family", "") == "bounded":
-        from portcast.bounds_report import format_seconds
+        from portcast.formatting import format_seconds
         from predictor.bounded import rate_matrix
 
         logs = [r for r in model.rates if r in ("ilp32", "warp_sectorsPerGroup")]
@@ -188,6 +189,8 @@ def print_region_summary(rows, written=(), out=None) -> None:
     """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete (in a
     terminal narrower than the table, one small field/value table per invocation instead, so that no number
     is cut); on ``out`` (default: stdout's console)."""
+    from features.mix import MIX_GROUPS, mix_fractions
+
     out = out or console
     if out.width < 110:
         for info, counts in rows:

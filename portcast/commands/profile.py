@@ -23,7 +23,7 @@ from portcast.commands._regions import (
     report_if_interrupted,
 )
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
+from portcast.pipeline import at_size_ladder, load_module, predict_at_size, resolve_function
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -410,7 +410,7 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile."),
     ) -> None:
         """Describe a trace file: region metadata, records, instruction mix, static table size."""
-        from features.mix import op_counts
+        from features.mix import mix_fractions, op_counts
         from profiler.trace import Op
         from profiler.tracefile import TraceFile
 
