@@ -172,7 +172,7 @@ def print_features(console: Console, label: str, series: pd.Series, explanation:
     console.print(t)
 
 
-def _verdict_text(loop: dict) -> str:
+def verdict_text(loop: dict) -> str:
     v = loop.get("verdict") or ""
     if v in ("reduction", "scan"):
         reds = loop.get("reductions") or []
@@ -218,7 +218,7 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
             t.add_row(as_text(loop.get("header", "")), as_text(short_location(loop.get("location", ""))),
                       str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
-                      "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
+                      "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(verdict_text(loop)))
         console.print(t)
     for loop in loops:
         if loop.get("sunk"):
