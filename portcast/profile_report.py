@@ -229,8 +229,7 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
     has none."""
     from features.mix import mix_fractions
-    from portcast.bounds_report import TITLES, bound_lines, meanings
-    from portcast.report import KEY_FEATURES, no_prediction_reason, weak_spots
+    from portcast.report import key_features, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
     from profiler.trace import Op
 
@@ -239,14 +238,12 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     feats = {} if series is None else {str(k): jsonable(v) for k, v in series.items()}
     key = []
     points = _training_points() if series is not None else None
-    for name, fmt, meaning in KEY_FEATURES:
-        if name in feats:
-            lo = hi = None
-            col = {"warp_threads": "threads"}.get(name, name)  # the training rows' thread count
-            if points is not None and col in points.columns:
-                lo, hi = float(points[col].min()), float(points[col].max())
-            key.append({"name": name, "value": feats[name], "meaning": meaning, "training_min": lo,
-                        "training_max": hi})
+    for k in key_features(series) if series is not None else []:
+        lo = hi = None
+        col = {"warp_threads": "threads"}.get(k["name"], k["name"])  # the training rows' thread count
+        if points is not None and col in points.columns:
+            lo, hi = float(points[col].min()), float(points[col].max())
+        key.append({**k, "training_min": lo, "training_max": hi})
     weak = weak_spots(series, explanation, pred.bounds if pred is not None else None)
     rep = RegionReport(
         name=info.name, invocation=int(info.invocation), complete=bool(info.complete), error=info.error,
@@ -264,42 +261,48 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     elif (info.extra or {}).get("sample") is not None:
         rep.sample = jsonable(info.extra["sample"])
     if pred is not None:
-        rep.notes = list(pred.notes)
-        rep.no_prediction = pred.reason
-        if pred.speedup_model is not None:
-            sm = dict(pred.speedup_model)
-            expl = sm.pop("explanation", None)
-            if expl is not None:
-                sm["terms"] = [{"term": r.term, "coefficient": r.coefficient, "contribution": r.contribution}
-                               for r in expl.itertuples(index=False)]
-            rep.speedup_model = jsonable(sm)
-        if pred.prediction is not None:
-            p = pred.prediction.to_dict()
-            p.pop("inputs", None)
-            rep.prediction = jsonable(p)
-            rep.prediction["gpu_label"] = pred.gpu_label
-            rep.prediction["cpu_why"] = pred.cpu_why or None
-            rep.prediction["roofline_s"] = _roofline_s(pred.prediction)
-        if pred.bounds is not None:
-            b = pred.bounds
-            text, shares = meanings(b), b.shares()
-            rep.bounds = jsonable({
-                "gpu": b.gpu, "bound": b.bound, "lower_bound_s": b.total_lower,
-                "resources": [{"resource": r, "title": TITLES[r], "time_s": t, "share": shares[r],
-                               "meaning": text[r]} for r, t in b.times.items()],
-                "lines": bound_lines(b, explanation, series=series)})
-        if pred.contributions is not None:
-            rows = []
-            for r in pred.contributions.itertuples(index=False):
-                lo, hi = r.training_min, r.training_max
-                outside = bool(r.value == r.value and lo == lo and not (lo - 1e-12 <= r.value <= hi + 1e-12))
-                rows.append({"column": r.column, "value": r.value, "contribution": r.contribution,
-                             "factor": math.exp(r.contribution), "training_min": lo, "training_max": hi,
-                             "outside": outside})
-            rep.contributions = jsonable(rows)
+        for name, value in prediction_fields(pred, explanation, series).items():
+            setattr(rep, name, value)
     elif series is not None:
         rep.no_prediction = no_prediction_reason(series)
     return rep
+
+
+def prediction_fields(pred, explanation=None, series=None) -> dict:
+    """A :class:`portcast.pipeline.RegionPrediction` as the report's fields (``notes``, ``no_prediction``,
+    ``speedup_model``, ``prediction``, ``bounds``, ``contributions``: plain data), what the terminal, the JSON
+    and the page print of a region's prediction. ``explanation``, ``series``: the region's feature explanation
+    and features, for the lines behind the bound."""
+    from portcast.bounds_report import bounds_summary
+
+    out = {"notes": list(pred.notes), "no_prediction": pred.reason, "speedup_model": None, "prediction": None,
+           "bounds": None, "contributions": None}
+    if pred.speedup_model is not None:
+        sm = dict(pred.speedup_model)
+        expl = sm.pop("explanation", None)
+        if expl is not None:
+            sm["terms"] = [{"term": r.term, "coefficient": r.coefficient, "contribution": r.contribution}
+                           for r in expl.itertuples(index=False)]
+        out["speedup_model"] = jsonable(sm)
+    if pred.prediction is not None:
+        p = pred.prediction.to_dict()
+        p.pop("inputs", None)
+        out["prediction"] = jsonable(p)
+        out["prediction"]["gpu_label"] = pred.gpu_label
+        out["prediction"]["cpu_why"] = pred.cpu_why or None
+        out["prediction"]["roofline_s"] = _roofline_s(pred.prediction)
+    if pred.bounds is not None:
+        out["bounds"] = jsonable(bounds_summary(pred.bounds, explanation, series=series))
+    if pred.contributions is not None:
+        rows = []
+        for r in pred.contributions.itertuples(index=False):
+            lo, hi = r.training_min, r.training_max
+            outside = bool(r.value == r.value and lo == lo and not (lo - 1e-12 <= r.value <= hi + 1e-12))
+            rows.append({"column": r.column, "value": r.value, "contribution": r.contribution,
+                         "factor": math.exp(r.contribution), "training_min": lo, "training_max": hi,
+                         "outside": outside})
+        out["contributions"] = jsonable(rows)
+    return out
 
 
 def _roofline_s(p) -> float:

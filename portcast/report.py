@@ -139,34 +139,37 @@ def weak_spots(series: pd.Series | None, explanation: pd.DataFrame | None, bound
     return out
 
 
-def print_features(console: Console, label: str, series: pd.Series, explanation: pd.DataFrame | None = None,
-                   top: int = 3, bounds=None) -> None:
-    """Print the key features of one region and the source lines behind its weak spots (:func:`weak_spots`).
+def key_features(series: pd.Series) -> list[dict]:
+    """The region's :data:`KEY_FEATURES` it has, ``{"name", "value", "meaning"}`` each: the rows of the feature
+    table (the report adds the training data's range to them)."""
+    return [{"name": name, "value": series[name], "meaning": meaning} for name, _, meaning in KEY_FEATURES
+            if name in series.index]
+
+
+def print_features(console: Console, label: str, features: list[dict], weak: list[dict] = ()) -> None:
+    """Print the key features of one region and the source lines behind its weak spots.
 
     Parameters
     ----------
     console : where to print
     label : region name shown in the titles
-    series : the region's features (``features.FeatureEngine.result()``)
-    explanation : ``features.FeatureEngine.explain()`` table, optional
-    top : lines shown per weak spot
-    bounds : the region's bounds (``gpu_models.bounds.Bounds``), optional: the footprint is a weak spot when
-        DRAM bounds the time
+    features : the region's key features (``RegionReport.key_features``, :func:`key_features`)
+    weak : the lines behind its weak spots (``RegionReport.weak_spots``, :func:`weak_spots`)
     """
+    formats = {name: fmt for name, fmt, _ in KEY_FEATURES}
     t = Table(title=f"GPU-relevant features of {escape(label)}", title_justify="left")
     for c in ("feature", "value", "meaning"):
         t.add_column(c, no_wrap=c != "meaning")
-    for name, fmt, meaning in KEY_FEATURES:
-        if name in series.index:
-            t.add_row(name, fmt.format(float(series[name])), meaning)
+    for k in features:
+        value = float("nan") if k["value"] is None else float(k["value"])  # the report writes NaN as null
+        t.add_row(k["name"], formats[k["name"]].format(value), k["meaning"])
     console.print(t)
-    rows = weak_spots(series, explanation, bounds, top)
-    if not rows:
+    if not weak:
         return
     t = Table(title=f"lines behind the weak spots of {escape(label)}", title_justify="left")
     for c in ("what", "why", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
         t.add_column(c, no_wrap=c in ("share", "line"), overflow="fold")
-    for r in rows:
+    for r in weak:
         t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", as_text(short_location(r["location"])),
                   as_text(r["text"]))
     console.print(t)
@@ -291,14 +294,15 @@ def print_library_calls(console: Console, label: str, info) -> bool:
     ----------
     console : where to print
     label : region name shown in the title
-    info : the region's RegionInfo (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
+    info : the region's library calls (``RegionReport.library_calls``), or its RegionInfo
+        (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
 
     Returns
     -------
     bool
         Whether a table was printed (not when every library call of the region was expanded).
     """
-    work = (getattr(info, "extra", None) or {}).get("library_work") or []
+    work = info if isinstance(info, list) else (getattr(info, "extra", None) or {}).get("library_work") or []
     if not work:
         return False
     t = Table(title=f"library calls not traced element by element in {escape(label)} (their work is estimated)",
