@@ -33,6 +33,23 @@ def op_counts(chunks) -> np.ndarray:
     return counts
 
 
+#: op-class groups of the instruction mix a region summary shows (mem, ctrl, int, fp, other): the terminal's
+#: table, the JSON and HTML report and ``portcast trace-info``
+MIX_GROUPS = (
+    ("mem", ("LOAD", "STORE")),
+    ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
+    ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
+    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL", "FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL")),
+    ("other", ("MOVE", "OTHER")),
+)
+
+
+def mix_fractions(counts: np.ndarray) -> dict[str, float]:
+    """Instruction-mix fractions (:data:`MIX_GROUPS`) of per-op-class counts (:func:`op_counts`)."""
+    total = int(counts.sum())
+    return {name: (sum(int(counts[Op[o]]) for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
+
+
 class MixAnalyzer(Analyzer):
     """Counts records per operation class (``docs/features.md``, "Instruction mix")."""
 

@@ -5,44 +5,17 @@ behind the bounding resource: the region's weak spots (``portcast.report.weak_sp
 
 from __future__ import annotations
 
-import os
-
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from gpu_models.bounds import RESOURCES, Bounds
+from gpu_models.bounds import Bounds
+from portcast.formatting import format_bytes, format_count, format_seconds, short_location
 from portcast.safe_text import as_text, escape
 
 #: Short names of the resources in the table.
 TITLES = {"dram": "DRAM", "issue": "issue", "pipe": "pipeline", "waves": "waves", "latency": "latency",
           "launch": "launch"}
-
-
-def format_seconds(t: float) -> str:
-    """``t`` seconds with three significant digits and a unit from ns to s (``"1.24 ms"``)."""
-    t = float(t)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if abs(t) >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
-def format_bytes(b: float) -> str:
-    """Bytes with three significant digits and a decimal unit (``"1.64 MB"``)."""
-    b = float(b)
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(b) >= scale:
-            return f"{b / scale:.3g} {unit}"
-    return f"{b:.0f} B"
-
-
-def _count(x: float) -> str:
-    x = float(x)
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g}{unit}"
-    return f"{x:.3g}"
 
 
 def meanings(b: Bounds) -> dict[str, str]:
@@ -71,15 +44,15 @@ def meanings(b: Bounds) -> dict[str, str]:
     unit = d["busiest_pipe"]
     per = d["pipe_per_cycle"][unit]
     if unit == "lsu":
-        pipe = (f"busiest pipeline lsu (load/store): {half}{_count(d['pipe_cycles'][unit])} sectors at {per:g} per "
-                f"cycle per SM on {sms}")
+        pipe = (f"busiest pipeline lsu (load/store): {half}{format_count(d['pipe_cycles'][unit])} sectors at {per:g} "
+                f"per cycle per SM on {sms}")
     else:
-        pipe = (f"busiest pipeline {unit}: {half}{_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} {unit} "
-                f"pipes per SM on {sms}")
+        pipe = (f"busiest pipeline {unit}: {half}{format_count(d['pipe_cycles'][unit])} pipe cycles over {per:g} "
+                f"{unit} pipes per SM on {sms}")
     folded = " (a compiler folds part of the trace's records)" if share < 1 else ""
     out = {
         "dram": f"{moved} at {d['dram_bytes_per_s'] / 1e9:.4g} GB/s",
-        "issue": (f"{half}{_count(d['warp_instructions'])} warp instructions{folded} at {d['schedulers_per_sm']} "
+        "issue": (f"{half}{format_count(d['warp_instructions'])} warp instructions{folded} at {d['schedulers_per_sm']} "
                   f"per cycle per SM on {sms} at {mhz:.0f} MHz{div}"),
         "pipe": pipe,
         "waves": (f"{d['blocks']:,} blocks of {d['block_size']} threads: {d['waves']:.3g} waves ({d['rounds']} "
@@ -94,14 +67,19 @@ def meanings(b: Bounds) -> dict[str, str]:
     return out
 
 
-def _short(loc: str) -> str:
-    if not loc or ":" not in loc:
-        return loc
-    file, line = loc.rsplit(":", 1)
-    return f"{os.path.basename(file)}:{line}"
+def bounds_summary(bounds: Bounds, explanation: pd.DataFrame | None = None, top: int = 3,
+                   series: pd.Series | None = None) -> dict:
+    """What the report holds of a region's bounds (``RegionReport.bounds``) and every output prints: the GPU,
+    the bounding resource, the lower bound, one row per resource (its title, time, share of the largest and
+    what it counts) and the lines behind the bound (:func:`bound_lines`)."""
+    text, shares = meanings(bounds), bounds.shares()
+    return {"gpu": bounds.gpu, "bound": bounds.bound, "lower_bound_s": bounds.total_lower,
+            "resources": [{"resource": r, "title": TITLES[r], "time_s": t, "share": shares[r], "meaning": text[r]}
+                          for r, t in bounds.times.items()],
+            "lines": bound_lines(bounds, explanation, top, series)}
 
 
-def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.DataFrame | None = None,
+def print_bounds(console: Console, label: str, bounds, explanation: pd.DataFrame | None = None,
                  top: int = 3, transfer_s: float | None = None, series: pd.Series | None = None) -> None:
     """Print what bounds a region's GPU kernel time and the source lines behind the bounding resource.
 
@@ -109,38 +87,41 @@ def print_bounds(console: Console, label: str, bounds: Bounds, explanation: pd.D
     ----------
     console : where to print
     label : region name shown in the titles
-    bounds : ``gpu_models.bounds.bounds(counts, cfg)``
+    bounds : the region's bounds as the report holds them (:func:`bounds_summary`), or a
+        ``gpu_models.bounds.Bounds`` (``explanation``, ``top`` and ``series`` then choose the lines behind it)
     explanation : ``features.FeatureEngine.explain()`` table (``FeatureSink.explanations``), optional
     top : lines shown per weak spot
     transfer_s : seconds of the host<->device copies (``gpu_models.bounds.transfer_seconds``), optional;
         printed below the table, not part of the kernel time
     series : the region's features, optional (:func:`bound_lines`)
     """
-    b, shares, times, text = bounds.bound, bounds.shares(), bounds.times, meanings(bounds)
-    t = Table(title=f"What bounds the GPU time of {escape(label)} on {escape(bounds.gpu)}", title_justify="left",
-              caption=f"* bound: no kernel doing this work runs faster than {format_seconds(bounds.total_lower)}",
+    if isinstance(bounds, Bounds):
+        bounds = bounds_summary(bounds, explanation, top, series)
+    b = bounds["bound"]
+    t = Table(title=f"What bounds the GPU time of {escape(label)} on {escape(bounds['gpu'])}", title_justify="left",
+              caption=f"* bound: no kernel doing this work runs faster than {format_seconds(bounds['lower_bound_s'])}",
               caption_justify="left")
     t.add_column("resource", no_wrap=True)
     t.add_column("time", no_wrap=True, justify="right")
     t.add_column("share", no_wrap=True, justify="right")
     t.add_column("meaning", overflow="fold", ratio=1)
-    for r in RESOURCES:
-        mark = r == b
-        t.add_row(TITLES[r] + (" *" if mark else ""), format_seconds(times[r]), f"{shares[r]:.0%}", escape(text[r]),
-                  style="bold" if mark else None)
+    for r in bounds["resources"]:
+        mark = r["resource"] == b
+        t.add_row(r["title"] + (" *" if mark else ""), format_seconds(r["time_s"]), f"{r['share']:.0%}",
+                  escape(r["meaning"]), style="bold" if mark else None)
     console.print(t)
     if transfer_s is not None:
         console.print(f"host<->device copies: {format_seconds(transfer_s)} (not part of the kernel time)")
-    rows = bound_lines(bounds, explanation, top, series)
-    if not rows:
+    if not bounds["lines"]:
         return
     lines = Table(title=f"lines behind the {TITLES[b]} bound of {escape(label)}", title_justify="left")
     lines.add_column("what", overflow="fold")
     lines.add_column("share", no_wrap=True, justify="right")
     lines.add_column("line", no_wrap=True)
     lines.add_column("source", overflow="fold")
-    for r in rows:
-        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", as_text(_short(r["location"])), as_text(r["text"]))
+    for r in bounds["lines"]:
+        lines.add_row(escape(r["what"]), f"{r['share']:.0%}", as_text(short_location(r["location"])),
+                      as_text(r["text"]))
     console.print(lines)
 
 

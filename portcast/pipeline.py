@@ -28,24 +28,8 @@ import numpy as np
 from portcast.defaults import DEFAULT_GPU
 from portcast.errors import UserError
 
-#: op-class groups of the instruction mix a region summary shows (``features.mix`` defines the features)
-MIX_GROUPS = (
-    ("mem", ("LOAD", "STORE")),
-    ("ctrl", ("BRANCH", "JUMP", "CALL", "RET")),
-    ("int", ("INT_ALU", "INT_MUL", "INT_DIV", "INT_REM")),
-    ("fp", ("FP_ALU", "FP_MUL", "FP_DIV", "FP_SPECIAL", "FP64_ALU", "FP64_MUL", "FP64_DIV", "FP64_SPECIAL")),
-    ("other", ("MOVE", "OTHER")),
-)
 #: source lines a report lists per region, by records
 HOT_LINES = 12
-
-
-def mix_fractions(counts: np.ndarray) -> dict[str, float]:
-    """Instruction-mix fractions (:data:`MIX_GROUPS`: mem, ctrl, int, fp, other) of per-op-class counts."""
-    from profiler.trace import Op
-
-    total = int(counts.sum())
-    return {name: (sum(int(counts[Op[o]]) for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
 
 
 class SummarySink:

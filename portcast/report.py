@@ -11,6 +11,15 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from portcast.formatting import (
+    format_bytes,
+    format_count,
+    format_seconds,
+    format_time,
+    short_location,
+    short_reason,
+    speedup_text,
+)
 from portcast.safe_text import as_text, escape
 
 #: The features a porter reads first, with what a high or low value means on a GPU (papers/004 Table 1).
@@ -130,50 +139,43 @@ def weak_spots(series: pd.Series | None, explanation: pd.DataFrame | None, bound
     return out
 
 
-def print_features(console: Console, label: str, series: pd.Series, explanation: pd.DataFrame | None = None,
-                   top: int = 3, bounds=None) -> None:
-    """Print the key features of one region and the source lines behind its weak spots (:func:`weak_spots`).
+def key_features(series: pd.Series) -> list[dict]:
+    """The region's :data:`KEY_FEATURES` it has, ``{"name", "value", "meaning"}`` each: the rows of the feature
+    table (the report adds the training data's range to them)."""
+    return [{"name": name, "value": series[name], "meaning": meaning} for name, _, meaning in KEY_FEATURES
+            if name in series.index]
+
+
+def print_features(console: Console, label: str, features: list[dict], weak: list[dict] = ()) -> None:
+    """Print the key features of one region and the source lines behind its weak spots.
 
     Parameters
     ----------
     console : where to print
     label : region name shown in the titles
-    series : the region's features (``features.FeatureEngine.result()``)
-    explanation : ``features.FeatureEngine.explain()`` table, optional
-    top : lines shown per weak spot
-    bounds : the region's bounds (``gpu_models.bounds.Bounds``), optional: the footprint is a weak spot when
-        DRAM bounds the time
+    features : the region's key features (``RegionReport.key_features``, :func:`key_features`)
+    weak : the lines behind its weak spots (``RegionReport.weak_spots``, :func:`weak_spots`)
     """
+    formats = {name: fmt for name, fmt, _ in KEY_FEATURES}
     t = Table(title=f"GPU-relevant features of {escape(label)}", title_justify="left")
     for c in ("feature", "value", "meaning"):
         t.add_column(c, no_wrap=c != "meaning")
-    for name, fmt, meaning in KEY_FEATURES:
-        if name in series.index:
-            t.add_row(name, fmt.format(float(series[name])), meaning)
+    for k in features:
+        value = float("nan") if k["value"] is None else float(k["value"])  # the report writes NaN as null
+        t.add_row(k["name"], formats[k["name"]].format(value), k["meaning"])
     console.print(t)
-    rows = weak_spots(series, explanation, bounds, top)
-    if not rows:
+    if not weak:
         return
     t = Table(title=f"lines behind the weak spots of {escape(label)}", title_justify="left")
     for c in ("what", "why", "share", "line", "source"):  # numbers and file:line never cut; the text wraps
         t.add_column(c, no_wrap=c in ("share", "line"), overflow="fold")
-    for r in rows:
-        t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", as_text(_short(r["location"])),
+    for r in weak:
+        t.add_row(escape(r["what"]), escape(r["why"]), f"{r['share']:.0%}", as_text(short_location(r["location"])),
                   as_text(r["text"]))
     console.print(t)
 
 
-def _short(loc: str) -> str:
-    """``file:line`` with the file's base name only (tables stay narrow)."""
-    import os
-
-    if not loc or ":" not in loc:
-        return loc
-    file, line = loc.rsplit(":", 1)
-    return f"{os.path.basename(file)}:{line}"
-
-
-def _verdict_text(loop: dict) -> str:
+def verdict_text(loop: dict) -> str:
     v = loop.get("verdict") or ""
     if v in ("reduction", "scan"):
         reds = loop.get("reductions") or []
@@ -216,36 +218,36 @@ def print_thread_space(console: Console, err_console: Console, label: str, repor
         for c in ("loop", "where", "dims", "launches", "threads", "verdict"):
             t.add_column(c, no_wrap=c in ("where", "dims", "launches", "threads"), overflow="fold")
         for loop in loops:
-            t.add_row(as_text(loop.get("header", "")), as_text(_short(loop.get("location", ""))),
+            t.add_row(as_text(loop.get("header", "")), as_text(short_location(loop.get("location", ""))),
                       str(loop.get("dims", "")),
                       "" if loop.get("launches") is None else f"{loop['launches']:,}",
-                      "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(_verdict_text(loop)))
+                      "" if loop.get("threads") is None else f"{loop['threads']:,}", escape(verdict_text(loop)))
         console.print(t)
     for loop in loops:
         if loop.get("sunk"):
-            sunk = "; ".join(f"{_short(st['location'])} `{st['text']}`" for st in loop["sunk"])
-            console.print(escape(f"  imperfect nest {_short(loop.get('location', ''))}: sunk into the inner loop "
-                                 f"(each thread recomputes them from its indices): {sunk}"),
+            sunk = "; ".join(f"{short_location(st['location'])} `{st['text']}`" for st in loop["sunk"])
+            console.print(escape(f"  imperfect nest {short_location(loop.get('location', ''))}: sunk into the inner "
+                                 f"loop (each thread recomputes them from its indices): {sunk}"),
                           highlight=False, soft_wrap=True)
     for r in report.get("rejected", [])[:6]:
-        reason = "; ".join(_short_reason(w) for w in (r.get("why") or [])[:2])
-        console.print(escape(f"  host loop {_short(r.get('location', ''))} `{r.get('header', '')}`: {reason}"),
+        reason = "; ".join(short_reason(w) for w in (r.get("why") or [])[:2])
+        console.print(escape(f"  host loop {short_location(r.get('location', ''))} `{r.get('header', '')}`: {reason}"),
                       highlight=False, soft_wrap=True)
     for note in report.get("notes", []):
-        console.print(escape(f"  note: {_short_reason(note)}"), highlight=False, soft_wrap=True)
+        console.print(escape(f"  note: {short_reason(note)}"), highlight=False, soft_wrap=True)
     for loop in loops:
         if loop.get("private"):
-            console.print(escape(f"  private: {_short(loop.get('location', ''))} `{loop.get('header', '')}`: "
+            console.print(escape(f"  private: {short_location(loop.get('location', ''))} `{loop.get('header', '')}`: "
                                  f"{_private_text(loop)}"), highlight=False, soft_wrap=True)
     for loop in loops:
         if loop.get("verdict") != "sequential":
             continue
-        found = "; ".join(f"{_short(e['location'])} `{e['text']}`: {_dependence_text(e)}"
+        found = "; ".join(f"{short_location(e['location'])} `{e['text']}`: {_dependence_text(e)}"
                           for e in loop.get("examples", [])[:3])
         if not found:
-            found = "; ".join(_short_reason(x) for x in loop.get("reasons", [])[:2])
+            found = "; ".join(short_reason(x) for x in loop.get("reasons", [])[:2])
         marked = "marked parallel" if loop.get("how") == "marked" else "chosen as thread space"
-        err_console.print("[bold yellow]warning:[/] " + escape(f"{label}: {_short(loop.get('location', ''))} "
+        err_console.print("[bold yellow]warning:[/] " + escape(f"{label}: {short_location(loop.get('location', ''))} "
                           f"`{loop.get('header', '')}` is {marked} but its iterations depend on each other: {found}. "
                           "A GPU cannot run them as independent threads; the prediction leaves this loop's work out "
                           "of the parallel fraction."), highlight=False, soft_wrap=True)
@@ -281,23 +283,8 @@ def _private_text(loop: dict) -> str:
         name, _, loc = entry.partition(" (")
         loc = loc.rstrip(")")
         last = any(r.startswith(f"{loc}: {name} ") for r in loop.get("reasons") or [])
-        out.append(f"{name} ({_short(loc)}{', last value kept' if last else ''})")
+        out.append(f"{name} ({short_location(loc)}{', last value kept' if last else ''})")
     return "per-thread buffers " + ", ".join(out)
-
-
-def _short_reason(text: str) -> str:
-    """A reason with its leading ``/long/path/file.py:line`` shortened to ``file.py:line``."""
-    head, sep, rest = text.partition(": ")
-    if sep and ":" in head and "/" in head:
-        return f"{_short(head)}: {rest}"
-    return text
-
-def _si(v: float) -> str:
-    """1.2e9 -> "1.2 G": compact magnitudes for the library-call table."""
-    for div, unit in ((1e12, " T"), (1e9, " G"), (1e6, " M"), (1e3, " k")):
-        if abs(v) >= div:
-            return f"{v / div:.3g}{unit}"
-    return f"{v:.0f}"
 
 
 def print_library_calls(console: Console, label: str, info) -> bool:
@@ -307,14 +294,15 @@ def print_library_calls(console: Console, label: str, info) -> bool:
     ----------
     console : where to print
     label : region name shown in the title
-    info : the region's RegionInfo (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
+    info : the region's library calls (``RegionReport.library_calls``), or its RegionInfo
+        (``info.extra["library_work"]``, see docs/profiler.md "Library calls")
 
     Returns
     -------
     bool
         Whether a table was printed (not when every library call of the region was expanded).
     """
-    work = (getattr(info, "extra", None) or {}).get("library_work") or []
+    work = info if isinstance(info, list) else (getattr(info, "extra", None) or {}).get("library_work") or []
     if not work:
         return False
     t = Table(title=f"library calls not traced element by element in {escape(label)} (their work is estimated)",
@@ -322,8 +310,8 @@ def print_library_calls(console: Console, label: str, info) -> bool:
     for c in ("call", "location", "calls", "estimated flops", "bytes"):
         t.add_column(c, no_wrap=True, justify="right" if c in ("calls", "estimated flops", "bytes") else "left")
     for w in sorted(work, key=lambda w: -int(w["flops"])):
-        t.add_row(as_text(w["call"]), as_text(w["location"]), f"{int(w['calls']):,}", _si(float(w["flops"])),
-                  _si(float(w["bytes"])) + "B")
+        t.add_row(as_text(w["call"]), as_text(w["location"]), f"{int(w['calls']):,}",
+                  format_count(w["flops"], sep=" ", small=".0f"), format_count(w["bytes"], sep=" ", small=".0f") + "B")
     console.print(t)
     return True
 
@@ -489,3 +477,80 @@ def no_prediction_reason(series: pd.Series) -> str | None:
         return (f"only {pf:.1%} of its work runs in parallel loops without a dependence between iterations "
                 f"(below {MIN_PARALLEL_FRACTION:.0%}){bound}")
     return None
+
+
+def _prediction_dict(p) -> dict:
+    """A prediction as the report holds it (``RegionReport.prediction``): a :class:`GpuPrediction`'s
+    ``to_dict()``, or that dict already."""
+    return p if isinstance(p, dict) else p.to_dict()
+
+
+def _interval(p: dict, name: str) -> tuple[float, float] | None:
+    low, high = p.get(f"{name}_low"), p.get(f"{name}_high")
+    return None if low is None or high is None else (low, high)
+
+
+def print_gpu_prediction(console: Console, label: str, p, *, cpu_how: str = "", cpu_why: str = "") -> None:
+    """Print one region's predicted GPU time, its speedups and what the prediction rests on. ``p``: the
+    prediction (``RegionReport.prediction``, or a :class:`portcast.gpu_prediction.GpuPrediction`); ``cpu_how``:
+    what was timed on the CPU when ``p["cpu_baseline"]`` does not say; ``cpu_why``: why there is no CPU time."""
+    p = _prediction_dict(p)
+    gpu = f"{p['gpu_name']} ({p['gpu']}, {p['generation']})"
+    transfer, moved_in, moved_out = format_time(p["transfer_s"]), format_bytes(p["read_bytes"]), \
+        format_bytes(p["written_bytes"])
+    console.print(f"[bold]GPU time of {escape(label)}[/] on {escape(gpu)}: predicted kernel time "
+                  f"[bold]{format_time(p['kernel_s'])}[/]", highlight=False, soft_wrap=True)
+    if p.get("cpu_s"):
+        cpu_how = p.get("cpu_baseline") or cpu_how
+        how = f" ({cpu_how})" if cpu_how else ""
+        console.print(f"  CPU time of the region here{escape(how)}: {format_time(p['cpu_s'])} -> "
+                      f"[bold]speedup {speedup_text(p['speedup'], _interval(p, 'speedup'))}[/]", highlight=False,
+                      soft_wrap=True)
+        with_copies = speedup_text(p["speedup_with_transfers"], _interval(p, "speedup_with_transfers"))
+        console.print(f"  with the copies over the host link ({moved_in} in, {moved_out} out: {transfer}): speedup "
+                      f"{with_copies}", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"  no speedup: the region's CPU time was not measured ({escape(cpu_why or 'not asked for')}); "
+                      f"copies over the host link would take {transfer} ({moved_in} in, {moved_out} out)",
+                      highlight=False, soft_wrap=True)
+    notes = []
+    if p.get("extrapolated"):
+        notes.append(f"no GPU of the {p['generation']} generation has measured points: the prediction for it is "
+                     "extrapolated from older generations")
+    if p.get("out_of_range"):
+        notes.append(f"outside the training range in {', '.join(p['out_of_range'])}: treat the time as a rough guide")
+    if p.get("simulated_s") is None and p.get("uses_simt"):
+        notes.append("the SIMT model's estimate was not available (incomplete region or sample too large)")
+    for n in notes:
+        console.print(f"  [yellow]note:[/] {escape(n)}", highlight=False, soft_wrap=True)
+
+
+def print_model_line(console: Console, p, bounds: dict | None = None) -> None:
+    """How the prediction stands to the largest physical bound, and what it rests on: the model file and the
+    measured data it was trained on. ``p`` as for :func:`print_gpu_prediction`; ``bounds``: the region's bounds as
+    the report holds them (``RegionReport.bounds``: ``bound``, ``lower_bound_s``), optional."""
+    p = _prediction_dict(p)
+    e = p.get("explanation")
+    if e is not None:
+        fs = format_seconds
+        launches = f"{e['launches']:g} launches x " if e["launches"] != 1 else ""
+        how = (f"  how: {launches}({fs(e['launch_s'])} per launch + factor {e['factor']:.3g} x the {e['term']} "
+               f"estimate {fs(e['term_s'])}) = {fs(e['estimate_s'])}")
+        if e["floor_decides"]:
+            how += f"; below the lower bound {fs(e['bound_s'])}, which is the prediction"
+        console.print(escape(how), highlight=False, soft_wrap=True)
+    lower = bounds.get("lower_bound_s") if bounds is not None else None
+    if lower and lower > 0 and e is not None:
+        r = p["kernel_s"] / lower
+        console.print(f"  the predicted time is {r:.3g}x the largest bound ({bounds['bound']}); the model never "
+                      "predicts less (docs/gputime.md)", highlight=False, soft_wrap=True)
+    elif lower and lower > 0:
+        r = p["kernel_s"] / lower
+        how = ("above it: the measured kernels of this shape ran that far above their bounds (latencies, "
+               "scheduling and launch costs the bounds do not count)") if r >= 1 else \
+              "below it: the model is off here, read the bound as the better figure"
+        console.print(f"  the predicted time is {r:.3g}x the largest bound ({bounds['bound']}); {how}",
+                      highlight=False, soft_wrap=True)
+
+    console.print(f"  model: {escape(p['model_file'])}; trained on {escape(p['trained_on'])} (docs/gputime.md "
+                  "gives its held-out errors)", highlight=False, soft_wrap=True, style="dim")

@@ -334,7 +334,7 @@ def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
 
 def sample_line(sample: dict) -> str:
     """One line saying how a region was sampled and the 95% intervals of its prediction."""
-    from portcast.gpu_prediction import format_time
+    from portcast.formatting import format_time
 
     plan = sample["plan"]
     if plan.get("intervals") or not sample["thread_instances"]:

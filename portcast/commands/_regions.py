@@ -15,7 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
+from portcast.pipeline import ProfileSetup
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -81,57 +81,83 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
     return setup
 
 
-def print_features_and_prediction(setup: ProfileSetup, preds=(), *, verbose: bool = False) -> None:
-    """After the summary: each region's thread space, key features and the lines behind its weak spots
+def print_profile(report, preds=(), *, written=None, baseline: bool = False, verbose: bool = False) -> None:
+    """Everything a traced run prints, from its :class:`portcast.profile_report.ProfileReport` (the object the
+    JSON and the HTML page are made from, so the three never disagree): the region summary, with ``baseline``
+    each region's uninstrumented CPU time, then :func:`print_features_and_prediction`. ``preds``: the run's
+    :class:`portcast.pipeline.RegionPrediction` objects, for the two things the report does not hold (an XAPP
+    model's term tables, ``--verbose``'s model inputs); ``written``: the trace files (default: the report's)."""
+    if written is None:
+        written = [f for r in report.regions for f in r.trace_files]
+    print_region_summary(report.regions, written)
+    if baseline:
+        print_baseline(report.regions)
+    print_features_and_prediction(report, preds, verbose=verbose)
+
+
+def print_features_and_prediction(report, preds=(), *, verbose: bool = False) -> None:
+    """After the summary: each featured region's thread space, key features and the lines behind its weak spots
     (the footprint among them when its prediction says DRAM bounds it), its library calls; then each region's
-    prediction (``portcast.pipeline.predict_regions``, :func:`print_prediction`)."""
+    prediction (:func:`print_prediction`), all from the report's regions."""
     from portcast.report import print_features, print_library_calls, print_thread_space
 
-    fsink = setup.features
-    if fsink is None:
-        return
     out = console
-    by_index = {rp.index: rp for rp in preds}
-    for k, ((info, series), expl, ts) in enumerate(zip(fsink.results, fsink.explanations, fsink.thread_spaces)):
-        label = f"{info.name} #{info.invocation}"
-        rp = by_index.get(k)
-        print_thread_space(out, err_console, label, ts)
-        print_features(out, label, series, expl, bounds=rp.bounds if rp is not None else None)
-        print_library_calls(out, label, info)
-    for rp in preds:
-        info, series = fsink.results[rp.index]
-        print_prediction(rp, explanation=fsink.explanations[rp.index], series=series, verbose=verbose)
+    featured = [r for r in report.regions if r.features]  # the regions the feature engine saw
+    for r in featured:
+        print_thread_space(out, err_console, r.label, r.thread_space)
+        print_features(out, r.label, r.key_features, r.weak_spots)
+        print_library_calls(out, r.label, r.library_calls)
+    if report.model_kind is None:
+        return
+    live = {rp.label: rp for rp in preds}
+    for r in featured:
+        print_prediction(r, live.get(r.label), verbose=verbose)
 
 
-def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False) -> None:
-    """One region's prediction (a :class:`portcast.pipeline.RegionPrediction`), as every path prints it: its
-    notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
-    the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
+def prediction_view(rp, series=None):
+    """A region's prediction (:class:`portcast.pipeline.RegionPrediction`) as :func:`print_prediction` reads it
+    from a report's region: for a prediction no report holds (``--at-size``)."""
+    import types
+
+    from portcast.profile_report import jsonable, prediction_fields
+
+    return types.SimpleNamespace(label=rp.label, cpu_how=rp.cpu_how, sample=jsonable(rp.sample),
+                                 **prediction_fields(rp, None, series))
+
+
+def print_prediction(r, rp=None, *, verbose: bool = False) -> None:
+    """One region's prediction as every path prints it, from the report's region ``r``
+    (:class:`portcast.profile_report.RegionReport`, or :func:`prediction_view`): its notes; the GPU time on the
+    target with the speedups, the bound table with the lines behind the bound and the model line; or an XAPP
+    model's speedup, every line naming that model; or why there is none. ``rp``: the live prediction, for an
+    XAPP model's tables and ``verbose``'s model inputs."""
     from portcast.bounds_report import print_bounds
-    from portcast.gpu_prediction import print_gpu_prediction, print_model_line
+    from portcast.report import print_gpu_prediction, print_model_line
 
     out = console
-    lead = f"{rp.model_label}: " if rp.model_kind == "xapp" else ""
-    for note in rp.notes:
-        out.print(escape(f"{lead}{rp.label}: {note}"), highlight=False, soft_wrap=True)
-    if rp.reason is not None:
-        what = "speedup" if rp.model_kind == "xapp" else "GPU time"
-        out.print(escape(f"{lead}{rp.label}: no {what} predicted: {rp.reason}."), highlight=False, soft_wrap=True)
+    xapp = rp is not None and rp.model_kind == "xapp"
+    lead = f"{rp.model_label}: " if xapp else ""
+    for note in r.notes:
+        out.print(escape(f"{lead}{r.label}: {note}"), highlight=False, soft_wrap=True)
+    if r.no_prediction is not None:
+        what = "speedup" if xapp else "GPU time"
+        out.print(escape(f"{lead}{r.label}: no {what} predicted: {r.no_prediction}."), highlight=False,
+                  soft_wrap=True)
         return
-    if rp.speedup_model is not None:
+    if r.speedup_model is not None:
         _print_speedup(rp, verbose)
         return
-    p = rp.prediction
-    print_gpu_prediction(out, rp.label, p, cpu_how=rp.cpu_how, cpu_why=rp.cpu_why)
-    if rp.sample is not None:
+    p = r.prediction
+    print_gpu_prediction(out, r.label, p, cpu_how=r.cpu_how, cpu_why=p.get("cpu_why") or "")
+    if r.sample is not None:
         from portcast.sampled import sample_line
 
-        out.print(escape(f"{rp.label}: {sample_line(rp.sample)}"), highlight=False, soft_wrap=True)
-    if rp.bounds is not None:
-        print_bounds(out, rp.label, rp.bounds, explanation, series=series)
-    print_model_line(out, p, rp.bounds)
-    if verbose:
-        _print_inputs(out, rp.model, p)
+        out.print(escape(f"{r.label}: {sample_line(r.sample)}"), highlight=False, soft_wrap=True)
+    if r.bounds is not None:
+        print_bounds(out, r.label, r.bounds)
+    print_model_line(out, p, r.bounds)
+    if verbose and rp is not None:
+        _print_inputs(out, rp.model, rp.prediction)
 
 
 def _print_speedup(rp, terms: bool) -> None:
@@ -154,7 +180,7 @@ def _print_inputs(out, model, p) -> None:
     from predictor.gputime import design
 
     if getattr(model, "family", "") == "bounded":
-        from portcast.bounds_report import format_seconds
+        from portcast.formatting import format_seconds
         from predictor.bounded import rate_matrix
 
         logs = [r for r in model.rates if r in ("ilp32", "warp_sectorsPerGroup")]
@@ -184,24 +210,26 @@ def _print_inputs(out, model, p) -> None:
     out.print(t)
 
 
-def print_region_summary(rows, written=(), out=None) -> None:
-    """Print one line per traced region invocation: records, instruction mix, wall time, mode, complete (in a
-    terminal narrower than the table, one small field/value table per invocation instead, so that no number
-    is cut); on ``out`` (default: stdout's console)."""
+def print_region_summary(regions, written=(), out=None) -> None:
+    """Print one line per traced region invocation (``regions``: the report's
+    :class:`~portcast.profile_report.RegionReport` objects, or :func:`region_summaries`): records, instruction
+    mix, wall time, mode, complete (in a terminal narrower than the table, one small field/value table per
+    invocation instead, so that no number is cut); on ``out`` (default: stdout's console)."""
+    from features.mix import MIX_GROUPS
+
     out = out or console
     if out.width < 110:
-        for info, counts in rows:
-            mix = mix_fractions(counts)
-            t = Table(title=f"traced region {escape(info.name)} #{info.invocation}", title_justify="left",
+        for r in regions:
+            t = Table(title=f"traced region {escape(r.name)} #{r.invocation}", title_justify="left",
                       show_header=False)
             t.add_column("field", no_wrap=True)
             t.add_column("value", overflow="fold")
-            t.add_row("records", f"{info.n_records:,}")
-            t.add_row("mix", "  ".join(f"{k} {mix[k]:.3f}" for k, _ in MIX_GROUPS))
-            t.add_row("threads", str(info.n_threads))
-            t.add_row("time (s)", f"{info.wall_time_s or 0.0:.3f}")
-            t.add_row("mode", as_text(info.mode))
-            t.add_row("complete", "yes" if info.complete else as_text(f"no ({info.error})"))
+            t.add_row("records", f"{r.records:,}")
+            t.add_row("mix", "  ".join(f"{k} {r.mix[k]:.3f}" for k, _ in MIX_GROUPS))
+            t.add_row("threads", str(r.threads))
+            t.add_row("time (s)", f"{r.wall_time_s or 0.0:.3f}")
+            t.add_row("mode", as_text(r.mode))
+            t.add_row("complete", "yes" if r.complete else as_text(f"no ({r.error})"))
             out.print(t)
         for p in written:
             out.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
@@ -210,16 +238,27 @@ def print_region_summary(rows, written=(), out=None) -> None:
     for col in ("region", "inv", "records", "mem", "ctrl", "int", "fp", "other", "threads", "time (s)", "mode",
                 "complete"):
         table.add_column(col, justify="right" if col not in ("region", "mode", "complete") else "left", no_wrap=True)
-    for info, counts in rows:
-        mix = mix_fractions(counts)
+    for r in regions:
         table.add_row(
-            as_text(info.name), str(info.invocation), f"{info.n_records:,}", *(f"{mix[k]:.3f}" for k, _ in MIX_GROUPS),
-            str(info.n_threads), f"{info.wall_time_s or 0.0:.3f}", as_text(info.mode),
-            "yes" if info.complete else as_text(f"no ({info.error})"),
+            as_text(r.name), str(r.invocation), f"{r.records:,}", *(f"{r.mix[k]:.3f}" for k, _ in MIX_GROUPS),
+            str(r.threads), f"{r.wall_time_s or 0.0:.3f}", as_text(r.mode),
+            "yes" if r.complete else as_text(f"no ({r.error})"),
         )
     out.print(table)
     for p in written:
         out.print(f"wrote {escape(p)}", highlight=False, soft_wrap=True)
+
+
+def region_summaries(rows) -> list:
+    """The summary sink's rows (``(RegionInfo, op-class counts)``) as :func:`print_region_summary` reads a
+    report's regions: for a run that ends before its report is made (an interrupt)."""
+    import types
+
+    from features.mix import mix_fractions
+
+    return [types.SimpleNamespace(name=info.name, invocation=info.invocation, records=info.n_records,
+                                  mix=mix_fractions(counts), threads=info.n_threads, wall_time_s=info.wall_time_s,
+                                  mode=info.mode, complete=info.complete, error=info.error) for info, counts in rows]
 
 
 @contextlib.contextmanager
@@ -233,7 +272,8 @@ def report_if_interrupted(setup: ProfileSetup, json_out: bool = False):
         yield
     except KeyboardInterrupt:
         if setup.summary.rows:
-            print_region_summary(setup.summary.rows, setup.written(), out=err_console if json_out else None)
+            print_region_summary(region_summaries(setup.summary.rows), setup.written(),
+                                 out=err_console if json_out else None)
             err_console.print("interrupted: the traces above are what was recorded; the region open at the "
                               "interrupt is marked incomplete", highlight=False, soft_wrap=True)
         else:
@@ -261,33 +301,30 @@ def finish_traces(setup: ProfileSetup) -> None:
     raise typer.Exit(2)
 
 
-def print_baseline(rows) -> None:
+def print_baseline(regions) -> None:
     """``--baseline``: each region's uninstrumented CPU time (what was timed, how many runs, how well they
-    agreed) and the tracing slowdown (traced / uninstrumented)."""
-    from profiler.baseline import Baseline, uses_numpy, why_not_measured
-
-    for info, _ in rows:
-        t = info.uninstrumented_time_s
-        label = f"{info.name} #{info.invocation}"
+    agreed) and the tracing slowdown (traced / uninstrumented), from the report's regions."""
+    for r in regions:
+        t = r.cpu_time_s
         if t:
-            how = Baseline.from_info(info).describe(uses_numpy(info))
-            traced = info.wall_time_s or 0.0
-            console.print(visible(f"baseline {label}: uninstrumented {t * 1e3:.4g} ms ({how}); traced "
-                                  f"{traced * 1e3:.4g} ms = {traced / t:.1f}x slowdown"),
-                          highlight=False, markup=False, soft_wrap=True)
+            traced = r.wall_time_s or 0.0
+            console.print(visible(f"baseline {r.label}: uninstrumented {t * 1e3:.4g} ms "
+                                  f"({r.cpu_baseline['description']}); traced {traced * 1e3:.4g} ms = "
+                                  f"{traced / t:.1f}x slowdown"), highlight=False, markup=False, soft_wrap=True)
         else:
-            console.print(visible(f"baseline {label}: not measured ({why_not_measured(info, 'not measured')})"),
+            console.print(visible(f"baseline {r.label}: not measured ({r.cpu_not_measured})"),
                           highlight=False, markup=False, soft_wrap=True)
 
 
 @dataclasses.dataclass
 class NativeRun:
-    """What :func:`record_and_report` ran: the decoder (``regions``, ``exit_code``), the sinks and the
-    regions' predictions (empty without ``predict``)."""
+    """What :func:`record_and_report` ran: the decoder (``regions``, ``exit_code``), the sinks, the regions'
+    predictions (empty without ``predict``) and the report it printed (its target the program)."""
 
     decoder: Any
     setup: ProfileSetup
     predictions: list
+    report: Any
 
 
 def record_and_report(program: List[str], *, region: Optional[str] = None, whole: bool = False,
@@ -354,13 +391,16 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
 
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
             preds = predict_regions(setup, baseline=False)
+    from portcast.pipeline import build_report
+
+    report = build_report(setup, preds, target=program[0], exit_code=dec.exit_code)
     if not quiet:
-        if setup.summary.rows:
-            print_region_summary(setup.summary.rows, setup.written())
-        print_features_and_prediction(setup, preds, verbose=verbose)
+        if report.regions:
+            print_region_summary(report.regions, setup.written())
+        print_features_and_prediction(report, preds, verbose=verbose)
         if dec.exit_code:
             console.print(f"the program exited with status {dec.exit_code}", highlight=False)
-    return NativeRun(dec, setup, preds)
+    return NativeRun(dec, setup, preds, report)
 
 
 def _script_interpreter(program: str) -> Optional[str]:

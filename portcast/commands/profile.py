@@ -15,15 +15,14 @@ from portcast.commands._common import UserError, check_output, console, err_cons
 from portcast.commands._regions import (
     ProgressSink,
     finish_traces,
-    print_baseline,
-    print_features_and_prediction,
+    prediction_view,
     print_prediction,
-    print_region_summary,
+    print_profile,
     record_and_report,
     report_if_interrupted,
 )
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import at_size_ladder, load_module, mix_fractions, predict_at_size, resolve_function
+from portcast.pipeline import at_size_ladder, load_module, predict_at_size, resolve_function
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -45,7 +44,6 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
                     sample=None) -> None:
     """``portcast profile --native``: the script runs under the Valgrind tool (``portcast record``'s code); its
     regions go to the sinks of a Python profile run and get their prediction, report and JSON the same way."""
-    from portcast import pipeline
     from profiler.native.build import NativeToolError
 
     if function:
@@ -71,7 +69,8 @@ def _profile_native(script, script_args, *, function, mode, region, trace_dir, c
                             f"in @numba.njit code with region_start(\"name\") / region_end(\"name\") from "
                             f"profiler.native.numba_markers (see examples/numba_saxpy.py)")
     if report is not None or json_out:
-        rep = pipeline.build_report(run.setup, run.predictions, target=str(script), exit_code=run.decoder.exit_code)
+        rep = run.report
+        rep.target = str(script)
         if report is not None:
             rep.write_html(report)
             err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
@@ -209,7 +208,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
         if r.name in shown:
             t.add_row(r.name, str(r.form), f"{r.traced:,.4g}", f"{r.at_target:,.4g}")
     out.print(t)
-    print_prediction(res.region, series=at.features, verbose=verbose)
+    print_prediction(prediction_view(res.region, at.features), res.region, verbose=verbose)
 
 
 def _baseline_options(baseline, kind, spread, budget, native):
@@ -383,9 +382,8 @@ def register(app: typer.Typer) -> None:
 
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
             preds = pipeline.predict_regions(setup, baseline=baseline)
-            if json_out or report is not None:
-                rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code,
-                                            error=outcome.error, no_baseline="not asked for (--no-baseline)")
+            rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code, error=outcome.error,
+                                        no_baseline="not measured" if baseline else "not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)
                 err_console.print(f"wrote the report {escape(report)}", highlight=False, soft_wrap=True)
@@ -399,10 +397,7 @@ def register(app: typer.Typer) -> None:
                               "or portcast.region_start/region_end)")
                 outcome.finish([], setup)
                 return
-            print_region_summary(summary.rows, setup.written())
-            if baseline:
-                print_baseline(summary.rows)
-            print_features_and_prediction(setup, preds, verbose=verbose)
+            print_profile(rep, preds, written=setup.written(), baseline=baseline, verbose=verbose)
         outcome.finish(summary.rows, setup)
 
     @app.command("trace-info")
@@ -410,7 +405,7 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile."),
     ) -> None:
         """Describe a trace file: region metadata, records, instruction mix, static table size."""
-        from features.mix import op_counts
+        from features.mix import mix_fractions, op_counts
         from profiler.trace import Op
         from profiler.tracefile import TraceFile
 

@@ -23,7 +23,8 @@ from gpu_models.bounds import (
     transfer_seconds,
 )
 from gpu_models.simt.config import ConfigError, config_from_json, default_link_gb_per_s, load_config, preset_names
-from portcast.bounds_report import format_seconds, meanings, print_bounds
+from portcast.bounds_report import meanings, print_bounds
+from portcast.formatting import format_seconds
 
 
 def kernel(threads, per_thread, *, loads=0, stores=0, size=8, sectors_per_group=None, unique_bytes=None,

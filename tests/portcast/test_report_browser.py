@@ -59,7 +59,7 @@ def test_browser_builds_the_dom(page, tmp_path):
     assert "<h1>Portcast profile of <code>saxpy</code></h1>" in dom
     assert dom.count("<svg") >= 5 and dom.count("<table>") >= 6
     kernel = report.regions[0].prediction["kernel_s"]
-    from portcast.bounds_report import format_seconds
+    from portcast.formatting import format_seconds
 
     assert f"<b>{format_seconds(kernel)}</b>" in dom  # the headline's predicted time
 

@@ -186,7 +186,7 @@ def test_report_and_json_print_the_terminals_numbers(tmp_path, saxpy_json):
     """The terminal, the HTML page written beside it and the JSON give one region the same GPU time, bound,
     target label and model file: all three read the same RegionPrediction."""
     from portcast.bounds_report import TITLES
-    from portcast.gpu_prediction import format_time
+    from portcast.formatting import format_time
 
     res = _portcast("profile", str(SAXPY), "--no-progress", "--report", "t.html", "--", "4000", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
