@@ -210,23 +210,23 @@ def _fields(cls, data: Any, where: str) -> dict:
 
 # ----------------------------------------------------------------------------------------- building ---
 def _training_points():
-    """The shipped model's training rows (``portcast.gputime_training.training_points``), or None when absent."""
+    """The shipped model's training rows (``predictor.gputime_training.training_points``), or None when absent."""
     from predictor.gputime import DEFAULT_TRAINING_POINTS
 
     if not DEFAULT_TRAINING_POINTS.is_file():
         return None
-    from portcast.gputime_training import read_training_points
+    from predictor.gputime_training import read_training_points
 
     return read_training_points(DEFAULT_TRAINING_POINTS)
 
 
 def region_report(info, counts, *, hot, series=None, explanation=None, thread_space=None, pred=None,
                   trace_files=(), no_baseline: str = "not asked for") -> RegionReport:
-    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`,
-    the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
-    has none."""
+    """Gather one region's results (the sinks' outputs and its
+    :class:`portcast.pipeline.stage_predict.RegionPrediction`, the same object the terminal prints from);
+    ``no_baseline``: why a region that has no CPU time measurement has none."""
     from portcast.bounds_report import TITLES, bound_lines, meanings
-    from portcast.pipeline import mix_fractions
+    from portcast.pipeline.stage_prepare import mix_fractions
     from portcast.report import KEY_FEATURES, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
     from profiler.trace import Op
@@ -301,10 +301,10 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
 
 def _roofline_s(p) -> float:
     """The physical estimate of a prediction's work on its GPU (what the report's position plot puts it against:
-    :func:`portcast.gputime_training.physical_estimate`)."""
+    :func:`predictor.gputime_training.physical_estimate`)."""
     import pandas as pd
 
-    from portcast.gputime_training import physical_estimate
+    from predictor.gputime_training import physical_estimate
 
     return float(physical_estimate(pd.DataFrame([p.inputs]))[0])
 
@@ -458,7 +458,7 @@ def _region_html(r: RegionReport, report: ProfileReport, points) -> str:
                    f"<b>{_printed_time(p['kernel_s'])}</b>{sp}</p>")
         out.append(f"<p class=\"dim\">Model: <code>{_e(p['model_file'])}</code></p>")
         if r.sample and r.sample.get("plan"):
-            from portcast.sampled import sample_line
+            from portcast.sample_text import sample_line
 
             out.append(f"<p class=\"note\">{_e(sample_line(r.sample))}.</p>")
         if p.get("extrapolated"):

@@ -9,7 +9,7 @@ import pkgutil
 from . import __path__ as _path
 from .spec import MeasuredKernel
 
-_SKIP = {"spec", "registry"}
+_SKIP = {"spec", "registry", "harness"}
 
 
 def all_measured() -> dict[str, MeasuredKernel]:

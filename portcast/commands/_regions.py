@@ -15,7 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import MIX_GROUPS, ProfileSetup, mix_fractions
+from portcast.pipeline.stage_prepare import MIX_GROUPS, ProfileSetup, mix_fractions
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -62,13 +62,13 @@ class ProgressSink:
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
                 replace: bool = False, predict: bool = False, model: Optional[str] = None,
                 gpu: str = DEFAULT_GPU, sample=None) -> ProfileSetup:
-    """The sinks of a native run (:func:`portcast.pipeline.prepare`: summary counter, hot lines, optional
+    """The sinks of a native run (:func:`portcast.pipeline.stage_prepare.prepare`: summary counter, hot lines, optional
     progress, optional Parquet files): with ``predict``, the feature engine and the chosen model's sinks
     (``model``, ``gpu`` as for ``portcast profile``), exactly those of a Python profile run; else the feature
     engine alone when ``features`` (``portcast record --features``). ``sample``: a block rate or sample plan
-    (:func:`portcast.pipeline.sample_option`; ``"auto"`` is the exact trace here: a native region has no
+    (:func:`portcast.pipeline.stage_prepare.sample_option`; ``"auto"`` is the exact trace here: a native region has no
     uninstrumented run to size a sample from)."""
-    from portcast.pipeline import prepare
+    from portcast.pipeline.stage_prepare import prepare
 
     setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
@@ -84,7 +84,7 @@ def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: b
 def print_features_and_prediction(setup: ProfileSetup, preds=(), *, verbose: bool = False) -> None:
     """After the summary: each region's thread space, key features and the lines behind its weak spots
     (the footprint among them when its prediction says DRAM bounds it), its library calls; then each region's
-    prediction (``portcast.pipeline.predict_regions``, :func:`print_prediction`)."""
+    prediction (``portcast.pipeline.stage_predict.predict_regions``, :func:`print_prediction`)."""
     from portcast.report import print_features, print_library_calls, print_thread_space
 
     fsink = setup.features
@@ -104,9 +104,9 @@ def print_features_and_prediction(setup: ProfileSetup, preds=(), *, verbose: boo
 
 
 def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False) -> None:
-    """One region's prediction (a :class:`portcast.pipeline.RegionPrediction`), as every path prints it: its
-    notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and
-    the model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
+    """One region's prediction (a :class:`portcast.pipeline.stage_predict.RegionPrediction`), as every path prints it:
+    its notes; the GPU time on the target with the speedups, the bound table with the lines behind the bound and the
+    model line; or an XAPP model's speedup, every line naming that model; or why there is none."""
     from portcast.bounds_report import print_bounds
     from portcast.gpu_prediction import print_gpu_prediction, print_model_line
 
@@ -124,7 +124,7 @@ def print_prediction(rp, *, explanation=None, series=None, verbose: bool = False
     p = rp.prediction
     print_gpu_prediction(out, rp.label, p, cpu_how=rp.cpu_how, cpu_why=rp.cpu_why)
     if rp.sample is not None:
-        from portcast.sampled import sample_line
+        from portcast.sample_text import sample_line
 
         out.print(escape(f"{rp.label}: {sample_line(rp.sample)}"), highlight=False, soft_wrap=True)
     if rp.bounds is not None:
@@ -299,7 +299,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
 
     The one implementation behind ``portcast record`` and ``portcast profile --native``, whose regions go to
     the sinks of a Python profile run and get their prediction from the same function
-    (``portcast.pipeline.predict_regions``), printed as for Python regions.
+    (``portcast.pipeline.stage_predict.predict_regions``), printed as for Python regions.
 
     Parameters
     ----------
@@ -348,7 +348,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
                           "itself", highlight=False)
     preds = []
     if predict:
-        from portcast.pipeline import predict_regions
+        from portcast.pipeline.stage_predict import predict_regions
         from predictor import ModelFileError
         from predictor.gputime import GpuTimeModelError
 

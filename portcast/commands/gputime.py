@@ -17,7 +17,7 @@ app = typer.Typer(help="The GPU-time model: train it on the measured kernels, ev
 
 def _cpu_times(path: Optional[Path]):
     """The single-thread CPU times of the ports (None when the file is absent and none was named)."""
-    from portcast.cpu_times import SHIPPED_CPU_TIMES, read_cpu_times
+    from kernels.measured.harness.cpu_times import SHIPPED_CPU_TIMES, read_cpu_times
 
     if path is None and not SHIPPED_CPU_TIMES.is_file():
         return None
@@ -36,13 +36,13 @@ def train_cmd(
     force: bool = typer.Option(False, "--force", help="Replace existing files."),
 ) -> None:
     """Fit the GPU-time model on every measured (port, point, GPU) row and save it."""
-    from portcast.gputime_training import train_default, training_frame
     from predictor.gputime import GpuTimeModelError, save_gputime_model
+    from predictor.gputime_training import train_default, training_frame
 
     with user_errors(GpuTimeModelError, ValueError):
         check_output(out, force=force)
         check_output(points, force=force, what="--points")
-        from portcast.gputime_training import TRAIN_FAMILIES
+        from predictor.gputime_training import TRAIN_FAMILIES
 
         if family not in TRAIN_FAMILIES:
             raise UserError(f"--family must be one of {', '.join(TRAIN_FAMILIES)}, not {family!r}")
@@ -50,7 +50,7 @@ def train_cmd(
         model = train_default(frame, family, without_simt=without_simt)
         save_gputime_model(model, out)
         if points is not None:
-            from portcast.gputime_training import training_points, write_training_points
+            from predictor.gputime_training import training_points, write_training_points
 
             write_training_points(training_points(frame), points)
             console.print(f"wrote {escape(points)}: {len(frame)} training rows", highlight=False)
@@ -74,8 +74,8 @@ def evaluate_cmd(
     model variant, on GPU time and on speedup against the ports' CPU times, and the physical laws each breaks."""
     import pandas as pd
 
-    from portcast import gputime_training as G
-    from portcast.measured_ports import read_points_table
+    import predictor.gputime_training as G
+    from kernels.measured.harness.points import read_points_table
     from profiler.atomic import atomic_path
 
     def write(name, text):
@@ -115,7 +115,7 @@ def evaluate_cmd(
               f"evaluation ({int(G.below_bound(every).sum())} of {len(every)}; docs/gputime.md):\n\n"
               + G.below_bound_markdown(every) + "\n")
         write("evaluation.md", G.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
-              f"programs, {physics_samples} per GPU preset; portcast.physics)\n\n" + G.physics_markdown(physics)
+              f"programs, {physics_samples} per GPU preset; predictor.physics)\n\n" + G.physics_markdown(physics)
               + "\n")
         best = G.BOUNDED_LINEAR
         write(

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 import portcast
 from portcast.cli import app
-from portcast.gpu_prediction import GpuPrediction, print_gpu_prediction, speedup_number, speedup_text
+from portcast.gpu_prediction import print_gpu_prediction, speedup_number, speedup_text
+from predictor.gputime_region import GpuPrediction
 from profiler.baseline import Baseline, timing_words
 from profiler.repeat_timing import RepeatRule
 from profiler.session import BLOCK_NOT_RERUN

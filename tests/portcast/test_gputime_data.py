@@ -1,10 +1,10 @@
-"""portcast.gputime_training: the measured training rows, the splits, the scores; gpu_prediction's BytesSink."""
+"""predictor.gputime_training: the measured training rows, the splits, the scores; features.work's BytesSink."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from portcast import gputime_training as G
+import predictor.gputime_training as G
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +142,7 @@ def test_score_by_hand():
 
 
 def test_bytes_sink_counts_distinct_bytes_read_and_written():
-    from portcast.gpu_prediction import BytesSink
+    from features.work import BytesSink
     from profiler.session import trace_function
 
     def region(x, y):

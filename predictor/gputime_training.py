@@ -1,6 +1,6 @@
 """The GPU-time model's data, training and evaluation on the measured kernels (docs/gputime.md).
 
-Training rows are the measured points of :mod:`portcast.measured_ports`: one row per (port, point, GPU) with the
+Training rows are the measured points of :mod:`kernels.measured.harness`: one row per (port, point, GPU) with the
 GPU's measured kernel time, the point's work counts and features (committed table
 ``kernels/measured/data/measured_points.parquet``), the GPU's description (its SIMT preset) and the SIMT model's
 estimate. A point traced without features (more records than the table's feature bound) takes the rate
@@ -21,30 +21,14 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from gpu_models.simt.config import preset_generations
 from predictor.gputime import RATE_FEATURES, WORK_KEYS, GpuTimeModel, design
-
-#: preset -> GPU generation, for every preset (for the Pascal hold-out and the extrapolation note): the presets' own
-#: ``generation`` field, read once at import (``gpu_models.simt.config.preset_generations``; their order, oldest
-#: first: ``gpu_models.simt.config.GENERATION_ORDER``)
-GENERATIONS = preset_generations()
+from predictor.gputime_inputs import GENERATIONS, gpu_columns
 
 #: the held-out splits of :func:`evaluate`
 SPLITS = ("application", "gpu", "pascal", "generation", "largest")
 
 #: generations the leave-one-generation-out split tests in turn (each on a model of every older generation)
 NEWER_GENERATIONS = ("Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell")
-
-
-def gpu_columns(preset) -> dict:
-    """The GPU description numbers the tree models use (:data:`predictor.gputime.GPU_KEYS`) of a SIMT preset (a
-    name or a :class:`gpu_models.simt.config.GPUConfig`)."""
-    from gpu_models.simt.config import load_config
-
-    c = load_config(preset) if isinstance(preset, str) else preset
-    return {"sm_count": c.sm_count, "core_mhz": c.core_mhz, "dram_gb_s": c.dram_bytes_per_ns(),
-            "l2_bytes": c.l2_bytes, "schedulers_per_sm": c.schedulers_per_sm,
-            "max_warps_per_sm": c.max_warps_per_sm}
 
 
 def impute_features(points: pd.DataFrame) -> pd.DataFrame:
@@ -70,13 +54,15 @@ def training_frame(points: pd.DataFrame | None = None, times: pd.DataFrame | Non
     (:data:`predictor.gputime.INPUT_COLUMNS`), ``measured_s``, ``gpu`` (the data's GPU name), ``preset``,
     ``generation``, ``application``, ``port``, ``point``, ``source``, ``features_from``. Rows measured below
     their own lower bound (:func:`below_bound`) are left out unless ``keep_below_bound``."""
+    from kernels.measured.harness.correlation import pair_times
+    from kernels.measured.harness.points import read_points_table
+    from kernels.measured.harness.sources import measured_times
     from kernels.measured.registry import all_measured
-    from portcast import measured_ports as M
 
-    points = M.read_points_table() if points is None else points
-    times = M.measured_times(all_measured()) if times is None else times
+    points = read_points_table() if points is None else points
+    times = measured_times(all_measured()) if times is None else times
     pts = impute_features(points)
-    pairs = M.pair_times(pts, times, simulated_only=False)
+    pairs = pair_times(pts, times, simulated_only=False)
     keep = ["port", "point", "source", "local_work", "features_from", *WORK_KEYS,
             *(f"f_{k}" for k in RATE_FEATURES)]
     d = pairs.merge(pts[keep], on=["port", "point"])
@@ -122,13 +108,13 @@ def below_bound_markdown(frame: pd.DataFrame) -> str:
 
 
 def _with_bounded_inputs(d: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
-    """``d`` with the bounded model's inputs of every row (``portcast.gpu_prediction.model_inputs``: the
+    """``d`` with the bounded model's inputs of every row (``predictor.gputime_inputs.model_inputs``: the
     per-launch estimates ``term_*``, the lower bound ``bound_s``, ``launches`` and the rates), from the point's
     work counts and features on the row's GPU. A port's parallel loops are one launch (barrier phases) unless
     its spec says they are separate launches (then one launch each, or the spec's ``launches``). Rows whose point
     lacks a feature the bounds need are dropped."""
     from kernels.measured.registry import all_measured
-    from portcast.gpu_prediction import model_inputs
+    from predictor.gputime_inputs import model_inputs
 
     specs = all_measured()
     fcols = [c for c in pts.columns if c.startswith("f_")]
@@ -584,29 +570,23 @@ def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> P
 # ------------------------------------------------------------------------------------------- physics ---
 def count_predictor(model) -> Callable:
     """``predict(counts, cfg) -> (seconds, Bounds)`` of a fitted model on a program's work counts and features
-    (:mod:`portcast.physics`): the bounded family through :func:`portcast.gpu_prediction.model_inputs`, the tree
-    and linear families through their own inputs (no SIMT estimate: the generated programs have none)."""
-    from portcast.gpu_prediction import BLOCK_SIZE, model_inputs
-    from predictor.gputime import INPUT_COLUMNS
+    (:mod:`predictor.physics`), through the one input row of every prediction
+    (:func:`predictor.gputime_inputs.region_inputs`; no SIMT estimate: the generated programs have none)."""
+    from predictor.gputime_inputs import region_inputs
 
     def predict(counts, cfg):
-        row, b = model_inputs(counts, cfg)
-        if getattr(model, "family", "") == "bounded":
-            return float(model.predict(pd.DataFrame([row]))[0]), b
-        r = {k: float(counts.get(k, 0.0)) for k in INPUT_COLUMNS}
-        r.update({k: float(counts[k]) for k in RATE_FEATURES}, block_size=float(BLOCK_SIZE), host_timer=0.0,
-                 simulated_s=float("nan"), **gpu_columns(cfg))
-        return float(model.predict(pd.DataFrame([r]))[0]), b
+        row, b = region_inputs(model, counts, cfg)
+        return float(model.predict(pd.DataFrame([row]))[0]), b
 
     return predict
 
 
 def physics_table(frame: pd.DataFrame, names: Iterable[str], *, samples: int = 40, seed: int = 0) -> pd.DataFrame:
-    """Laws of :mod:`portcast.physics` broken by each variant fitted on every row of ``frame``: one row per
+    """Laws of :mod:`predictor.physics` broken by each variant fitted on every row of ``frame``: one row per
     variant with the count of violations per law over ``samples`` generated programs per GPU preset (variants
     that need the SIMT estimate, which generated programs do not have, are left out)."""
     from gpu_models.simt.config import preset_names
-    from portcast.physics import LAWS, violations
+    from predictor.physics import LAWS, violations
 
     table = variants()
     rows = []
@@ -628,7 +608,7 @@ def physics_table(frame: pd.DataFrame, names: Iterable[str], *, samples: int = 4
 
 def physics_markdown(table: pd.DataFrame) -> str:
     """:func:`physics_table` as Markdown."""
-    from portcast.physics import LAWS
+    from predictor.physics import LAWS
 
     lines = ["| model | " + " | ".join(LAWS) + " | programs |", "|---" * (len(LAWS) + 2) + "|"]
     for r in table.itertuples(index=False):
