@@ -11,8 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from kernels.measured.harness.cpu_times import cpu_model
-
 from .schema import MACHINE_FIELDS
 
 
@@ -47,6 +45,8 @@ def nvidia_smi() -> dict[str, Any]:
 def host_machine() -> dict[str, Any]:
     """The host side of the machine description (no GPU fields filled)."""
     import numba
+
+    from kernels.measured.harness.cpu_times import cpu_model
 
     info: dict[str, Any] = {k: None for k in MACHINE_FIELDS}
     info["cpu_model"] = cpu_model()

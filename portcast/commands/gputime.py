@@ -74,6 +74,7 @@ def evaluate_cmd(
     model variant, on GPU time and on speedup against the ports' CPU times, and the physical laws each breaks."""
     import pandas as pd
 
+    import predictor.gputime_evaluation as E
     import predictor.gputime_training as G
     from kernels.measured.harness.points import read_points_table
     from profiler.atomic import atomic_path
@@ -90,17 +91,17 @@ def evaluate_cmd(
         names = list(G.variants())
         if quick:
             names = [G.BOUNDED_LINEAR, "SIMT model alone", "gradient boosting (all inputs)"]
-        total = sum(len(G.folds(frame, s)) for s in G.SPLITS) * len(names)
+        total = sum(len(E.folds(frame, s)) for s in E.SPLITS) * len(names)
         with progress_bar("evaluating") as bar:
             task = bar.add_task("", total=total)
 
             def step(what):
                 bar.update(task, description=what, advance=1)
 
-            pred = G.evaluate(frame, names, progress=step)
+            pred = E.evaluate(frame, names, progress=step)
         if cpu_frame is not None:
-            pred = pd.concat([pred, G.provisional_predictions(frame, points, cpu_frame)], ignore_index=True)
-        scores = G.score(pred, cpu_frame)
+            pred = pd.concat([pred, E.provisional_predictions(frame, points, cpu_frame)], ignore_index=True)
+        scores = E.score(pred, cpu_frame)
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_path(out_dir / "scores.csv") as tmp:
             scores.to_csv(tmp, index=False)
@@ -108,29 +109,29 @@ def evaluate_cmd(
             pred.to_parquet(tmp, index=False, compression="zstd")
         with progress_bar("physical laws") as bar:
             bar.add_task("fitting each model on every row and predicting generated programs", total=None)
-            physics = G.physics_table(frame, names, samples=physics_samples)
+            physics = E.physics_table(frame, names, samples=physics_samples)
         with atomic_path(out_dir / "physics.csv") as tmp:
             physics.to_csv(tmp, index=False)
         write("below-bound.md", "Measured rows below their port's own lower bound, left out of training and "
               f"evaluation ({int(G.below_bound(every).sum())} of {len(every)}; docs/gputime.md):\n\n"
               + G.below_bound_markdown(every) + "\n")
-        write("evaluation.md", G.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
-              f"programs, {physics_samples} per GPU preset; predictor.physics)\n\n" + G.physics_markdown(physics)
+        write("evaluation.md", E.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
+              f"programs, {physics_samples} per GPU preset; predictor.physics)\n\n" + E.physics_markdown(physics)
               + "\n")
         best = G.BOUNDED_LINEAR
         write(
             "per-application.md",
             "\n\n".join(
-                [f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s, by=by)
+                [f"**{E.SPLIT_TITLES[s]}, {best}**\n\n" + E.per_fold_markdown(pred, best, s, by=by)
                  for s, by in (("application", "fold"), ("gpu", "fold"), ("generation", "fold"),
                                ("largest", "application"))]
-                + [f"**Per data source, {best}**\n\n" + G.source_markdown(pred, best)]
-                + [f"**{G.SPLIT_TITLES['application']}, {v}**\n\n" + G.per_fold_markdown(pred, v, "application")
+                + [f"**Per data source, {best}**\n\n" + E.source_markdown(pred, best)]
+                + [f"**{E.SPLIT_TITLES['application']}, {v}**\n\n" + E.per_fold_markdown(pred, v, "application")
                    for v in ("gradient boosting (all inputs)", "SIMT, per-GPU scale + constant") if v in names]
             )
             + "\n",
         )
-        G.evaluation_plot(pred, [n for n in (best, "gradient boosting (all inputs)", "SIMT, per-GPU scale + constant")
+        E.evaluation_plot(pred, [n for n in (best, "gradient boosting (all inputs)", "SIMT, per-GPU scale + constant")
                                  if n in names], out_dir / "evaluation.png")
     console.print(f"wrote evaluation.md, per-application.md, below-bound.md, scores.csv, physics.csv, "
                   f"predictions.parquet and evaluation.png to {escape(out_dir)}")

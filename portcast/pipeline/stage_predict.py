@@ -39,7 +39,7 @@ class RegionPrediction:
     gpu: str = ""  # the target GPU's preset name ("p100"); the XAPP model's own preset for model_kind xapp
     gpu_label: str = ""  # the target as every output names it: "NVIDIA Tesla P100 PCIe 16 GB (p100, Pascal)"
     model_file: str = ""
-    model_kind: str = "gputime"  # the predictor's kind (RegionPredictor.kind): "gputime" or "xapp"
+    model_kind: str = ""  # the kind of the predictor that made it (RegionPredictor.kind), for the report
     model_label: str = ""  # xapp: what every printed line starts with ("provisional model (simulated H100)")
     speedup_model: Optional[dict] = None  # xapp: predicted_speedup, model_file, label, provisional line, terms
     cpu_how: str = ""  # how the CPU time was measured (njit, python)
