@@ -349,7 +349,7 @@ def test_record_into_sampled_profile(benchmark, bench_exe, kernel):
     """``portcast profile --native --sample 0.01``'s sinks (features, work, bytes, the estimator and its
     replicates) behind the sampling filter: 1% of the trace's intervals analysed, every record counted."""
     pytest.importorskip("features.engine")
-    from portcast.pipeline import prepare
+    from portcast.pipeline.stage_prepare import prepare
     from profiler.sampling import SamplingSink
 
     native = _native_region_time(bench_exe, kernel)

@@ -23,8 +23,8 @@ import pytest
 
 from features import FeatureSink
 from features.engine import FAMILIES
-from portcast.gpu_prediction import BytesSink, SimtSink
-from portcast.measured_ports import WorkSink
+from features.work import BytesSink, WorkSink
+from gpu_models.simt.slice_sample import SimtSink
 from profiler.session import trace_function
 
 SCALE = float(os.environ.get("PORTCAST_BENCH_SCALE", "1.0"))

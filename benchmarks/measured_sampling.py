@@ -2,10 +2,10 @@
 
     .venv/bin/python benchmarks/measured_sampling.py [PORT@LABEL ...] [--slice-sms 4]
 
-For each point: trace the port's region once keeping every record, simulate it whole on the preset of every
-GPU of its data, and estimate it from a sample (``portcast.measured_ports.simulated_times`` with ``complete=False``:
-the slice's share of the blocks, or its first two waves extrapolated). Prints one row per (point, preset)
-and the mean / extreme signed errors. Results and dates: docs/measured.md, "Large regions".
+For each point: trace the port's region once keeping every record, simulate it whole on the preset of every GPU of its
+data, and estimate it from a sample (``gpu_models.simt.slice_sample.simulated_times`` with ``complete=False``: the
+slice's share of the blocks, or its first two waves extrapolated). Prints one row per (point, preset) and the mean /
+extreme signed errors. Results and dates: docs/measured.md, "Large regions".
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import time
 
 import numpy as np
 
+from features.work import ThreadRecordsSink
+from gpu_models.simt.slice_sample import SLICE_SMS, simulated_times
+from kernels.measured.harness.sources import data_gpus
 from kernels.measured.registry import all_measured
-from portcast.measured_ports import SLICE_SMS, ThreadRecordsSink, data_gpus, simulated_times
 from profiler.session import trace_function
 
 DEFAULT = ["amaris/hotspot/calculate_temp@grid128_it256", "amaris/backprop/bpnn_layerforward_CUDA@in8192",

@@ -1,7 +1,7 @@
 """Lower bounds of a region's GPU kernel time, one per resource, the per-launch estimates the GPU-time model
 builds on, and host<->device copy time.
 
-:func:`bounds` takes the work of one traced region (the counts of ``portcast.measured_ports.WorkSink`` and features of
+:func:`bounds` takes the work of one traced region (the counts of ``features.work.WorkSink`` and features of
 the feature engine, merged into one mapping: ``{**work_sink_result, **feature_series}``) and a GPU description
 (:class:`gpu_models.simt.config.GPUConfig`), and gives two things:
 

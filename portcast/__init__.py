@@ -35,7 +35,8 @@ def features(target, args=None, **options):
 
 def predict(target, args=None, **options):
     """The predicted GPU time and speedup of each region invocation of a call or script (a list of
-    :class:`portcast.pipeline.RegionPrediction`): :func:`portcast.pipeline.predict` (``gpu``, ``model``, ...)."""
+    :class:`portcast.pipeline.stage_predict.RegionPrediction`): :func:`portcast.pipeline.predict` (``gpu``,
+    ``model``, ...)."""
     from portcast.pipeline import predict as run
 
     return run(target, args, **options)

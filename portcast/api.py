@@ -12,15 +12,15 @@
 
 from __future__ import annotations
 
-from portcast.gpu_prediction import GpuPrediction, predict_function  # noqa: F401
-from portcast.pipeline import profile  # noqa: E402,F401
+from portcast.pipeline import predict_function, profile  # noqa: F401
+from predictor.gputime_region import GpuPrediction  # noqa: F401
 from profiler.baseline import Baseline, measure_uninstrumented  # noqa: F401
 from profiler.repeat_timing import RepeatRule  # noqa: F401
 from profiler.session import TraceResult, profile_script, trace_function  # noqa: F401
 from profiler.trace import MemorySink, RegionInfo, StaticTable, TraceChunk  # noqa: F401
 from profiler.tracefile import TraceDirectorySink, TraceFile, read_trace  # noqa: F401
 
-#: ``portcast.api.predict_gpu_time(fn, args, gpu=...)``: :func:`portcast.gpu_prediction.predict_function`.
+#: ``portcast.api.predict_gpu_time(fn, args, gpu=...)``: :func:`portcast.pipeline.predict_function`.
 predict_gpu_time = predict_function
 
 __all__ = [

@@ -213,21 +213,21 @@ def _fields(cls, data: Any, where: str) -> dict:
 
 # ----------------------------------------------------------------------------------------- building ---
 def _training_points():
-    """The shipped model's training rows (``portcast.gputime_training.training_points``), or None when absent."""
+    """The shipped model's training rows (``predictor.gputime_training.training_points``), or None when absent."""
     from predictor.gputime import DEFAULT_TRAINING_POINTS
 
     if not DEFAULT_TRAINING_POINTS.is_file():
         return None
-    from portcast.gputime_training import read_training_points
+    from predictor.gputime_training import read_training_points
 
     return read_training_points(DEFAULT_TRAINING_POINTS)
 
 
 def region_report(info, counts, *, hot, series=None, explanation=None, thread_space=None, pred=None,
                   trace_files=(), no_baseline: str = "not asked for") -> RegionReport:
-    """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`,
-    the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
-    has none."""
+    """Gather one region's results (the sinks' outputs and its
+    :class:`portcast.pipeline.stage_predict.RegionPrediction`, the same object the terminal prints from);
+    ``no_baseline``: why a region that has no CPU time measurement has none."""
     from features.mix import mix_fractions
     from portcast.report import key_features, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
@@ -269,7 +269,7 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
 
 
 def prediction_fields(pred, explanation=None, series=None) -> dict:
-    """A :class:`portcast.pipeline.RegionPrediction` as the report's fields (``notes``, ``no_prediction``,
+    """A :class:`portcast.pipeline.stage_predict.RegionPrediction` as the report's fields (``notes``, ``no_prediction``,
     ``speedup_model``, ``prediction``, ``bounds``, ``contributions``: plain data), what the terminal, the JSON
     and the page print of a region's prediction. ``explanation``, ``series``: the region's feature explanation
     and features, for the lines behind the bound."""
@@ -307,10 +307,10 @@ def prediction_fields(pred, explanation=None, series=None) -> dict:
 
 def _roofline_s(p) -> float:
     """The physical estimate of a prediction's work on its GPU (what the report's position plot puts it against:
-    :func:`portcast.gputime_training.physical_estimate`)."""
+    :func:`predictor.gputime_training.physical_estimate`)."""
     import pandas as pd
 
-    from portcast.gputime_training import physical_estimate
+    from predictor.gputime_training import physical_estimate
 
     return float(physical_estimate(pd.DataFrame([p.inputs]))[0])
 
@@ -384,6 +384,6 @@ def _by_weight(rows: list) -> list:
 
 
 def _sample_line(sample: dict) -> str:
-    from portcast.sampled import sample_line
+    from portcast.sample_text import sample_line
 
     return sample_line(sample)

@@ -492,7 +492,7 @@ def _interval(p: dict, name: str) -> tuple[float, float] | None:
 
 def print_gpu_prediction(console: Console, label: str, p, *, cpu_how: str = "", cpu_why: str = "") -> None:
     """Print one region's predicted GPU time, its speedups and what the prediction rests on. ``p``: the
-    prediction (``RegionReport.prediction``, or a :class:`portcast.gpu_prediction.GpuPrediction`); ``cpu_how``:
+    prediction (``RegionReport.prediction``, or a :class:`predictor.gputime_region.GpuPrediction`); ``cpu_how``:
     what was timed on the CPU when ``p["cpu_baseline"]`` does not say; ``cpu_why``: why there is no CPU time."""
     p = _prediction_dict(p)
     gpu = f"{p['gpu_name']} ({p['gpu']}, {p['generation']})"

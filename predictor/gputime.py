@@ -52,7 +52,7 @@ FORMAT = "portcast.gputime-model"
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 
-#: per-region work counts (portcast.measured_ports.WorkSink's keys)
+#: per-region work counts (features.work.WorkSink's keys)
 WORK_KEYS = ("threads", "records", "thread_records", "loads", "stores", "load_bytes", "store_bytes",
              "unique_bytes")
 #: rate features used (the feature engine's names)
@@ -452,5 +452,5 @@ def load_gputime_model(path):
 
 #: where the default GPU-time model ships
 DEFAULT_GPUTIME_MODEL = Path(__file__).resolve().parent / "models" / "gputime.json"
-#: the shipped model's training rows as a report plots them (``portcast.gputime_training.training_points``)
+#: the shipped model's training rows as a report plots them (``predictor.gputime_training.training_points``)
 DEFAULT_TRAINING_POINTS = DEFAULT_GPUTIME_MODEL.with_name("gputime-points.csv")

@@ -8,7 +8,7 @@ field                      meaning
 name, description          identification
 generation                 optional: the GPU's architecture generation, one of :data:`GENERATION_ORDER`
                            ("Fermi" ... "Blackwell"); absent: ``None`` (unknown). Every preset has it; the
-                           GPU-time model's generation splits (``portcast.gputime_training.GENERATIONS``) read it
+                           GPU-time model's generation splits (``predictor.gputime_inputs.GENERATIONS``) read it
 release_year               optional: the year the GPU (the board described) was released, an integer; absent:
                            ``None``
 sm_count                   streaming multiprocessors (SMs)

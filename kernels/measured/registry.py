@@ -1,5 +1,6 @@
 """Collects the measured-kernel ports: every module of :mod:`kernels.measured` and of its subpackages (one per
-source with many ports, e.g. ``kernels.measured.hecbench``) that defines ``KERNELS``."""
+source with many ports, e.g. ``kernels.measured.hecbench``) that defines ``KERNELS``; the measured-corpus harness
+(``kernels.measured.harness``) is not looked in."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pkgutil
 from . import __path__ as _path
 from .spec import MeasuredKernel
 
-_SKIP = {"spec", "registry"}
+_SKIP = {"spec", "registry", "harness"}
 
 
 def all_measured() -> dict[str, MeasuredKernel]:

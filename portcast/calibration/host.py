@@ -46,6 +46,8 @@ def host_machine() -> dict[str, Any]:
     """The host side of the machine description (no GPU fields filled)."""
     import numba
 
+    from kernels.measured.harness.cpu_times import cpu_model
+
     info: dict[str, Any] = {k: None for k in MACHINE_FIELDS}
     info["cpu_model"] = cpu_model()
     info["cpu_count"] = os.cpu_count()
@@ -57,18 +59,6 @@ def host_machine() -> dict[str, Any]:
     info["hostname"] = platform.node()
     info["date_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return info
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; else what the platform module says)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _version(dist: str) -> str | None:

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from portcast.commands._common import UserError, console, err_console, user_errors
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import ProfileSetup
+from portcast.pipeline.stage_prepare import ProfileSetup
 from portcast.safe_text import as_text, escape, visible
 
 
@@ -62,13 +62,13 @@ class ProgressSink:
 def build_sinks(trace_dir: Optional[Path], *, progress: bool = True, features: bool = False,
                 replace: bool = False, predict: bool = False, model: Optional[str] = None,
                 gpu: str = DEFAULT_GPU, sample=None) -> ProfileSetup:
-    """The sinks of a native run (:func:`portcast.pipeline.prepare`: summary counter, hot lines, optional
+    """The sinks of a native run (:func:`portcast.pipeline.stage_prepare.prepare`: summary counter, hot lines, optional
     progress, optional Parquet files): with ``predict``, the feature engine and the chosen model's sinks
     (``model``, ``gpu`` as for ``portcast profile``), exactly those of a Python profile run; else the feature
     engine alone when ``features`` (``portcast record --features``). ``sample``: a block rate or sample plan
-    (:func:`portcast.pipeline.sample_option`; ``"auto"`` is the exact trace here: a native region has no
+    (:func:`portcast.pipeline.stage_prepare.sample_option`; ``"auto"`` is the exact trace here: a native region has no
     uninstrumented run to size a sample from)."""
-    from portcast.pipeline import prepare
+    from portcast.pipeline.stage_prepare import prepare
 
     setup = prepare(trace_dir=trace_dir, features=predict, model=model, gpu=gpu, replace=replace,
                     progress=ProgressSink() if progress else None,
@@ -85,8 +85,9 @@ def print_profile(report, preds=(), *, written=None, baseline: bool = False, ver
     """Everything a traced run prints, from its :class:`portcast.profile_report.ProfileReport` (the object the
     JSON and the HTML page are made from, so the three never disagree): the region summary, with ``baseline``
     each region's uninstrumented CPU time, then :func:`print_features_and_prediction`. ``preds``: the run's
-    :class:`portcast.pipeline.RegionPrediction` objects, for the two things the report does not hold (an XAPP
-    model's term tables, ``--verbose``'s model inputs); ``written``: the trace files (default: the report's)."""
+    :class:`portcast.pipeline.stage_predict.RegionPrediction` objects, for the two things the report does not
+    hold (an XAPP model's term tables, ``--verbose``'s model inputs); ``written``: the trace files (default: the
+    report's)."""
     if written is None:
         written = [f for r in report.regions for f in r.trace_files]
     print_region_summary(report.regions, written)
@@ -115,8 +116,8 @@ def print_features_and_prediction(report, preds=(), *, verbose: bool = False) ->
 
 
 def prediction_view(rp, series=None):
-    """A region's prediction (:class:`portcast.pipeline.RegionPrediction`) as :func:`print_prediction` reads it
-    from a report's region: for a prediction no report holds (``--at-size``)."""
+    """A region's prediction (:class:`portcast.pipeline.stage_predict.RegionPrediction`) as
+    :func:`print_prediction` reads it from a report's region: for a prediction no report holds (``--at-size``)."""
     import types
 
     from portcast.profile_report import jsonable, prediction_fields
@@ -150,7 +151,7 @@ def print_prediction(r, rp=None, *, verbose: bool = False) -> None:
     p = r.prediction
     print_gpu_prediction(out, r.label, p, cpu_how=r.cpu_how, cpu_why=p.get("cpu_why") or "")
     if r.sample is not None:
-        from portcast.sampled import sample_line
+        from portcast.sample_text import sample_line
 
         out.print(escape(f"{r.label}: {sample_line(r.sample)}"), highlight=False, soft_wrap=True)
     if r.bounds is not None:
@@ -336,7 +337,7 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
 
     The one implementation behind ``portcast record`` and ``portcast profile --native``, whose regions go to
     the sinks of a Python profile run and get their prediction from the same function
-    (``portcast.pipeline.predict_regions``), printed as for Python regions.
+    (``portcast.pipeline.stage_predict.predict_regions``), printed as for Python regions.
 
     Parameters
     ----------
@@ -385,13 +386,13 @@ def record_and_report(program: List[str], *, region: Optional[str] = None, whole
                           "itself", highlight=False)
     preds = []
     if predict:
-        from portcast.pipeline import predict_regions
+        from portcast.pipeline.stage_predict import predict_regions
         from predictor import ModelFileError
         from predictor.gputime import GpuTimeModelError
 
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
             preds = predict_regions(setup, baseline=False)
-    from portcast.pipeline import build_report
+    from portcast.pipeline.stage_report import build_report
 
     report = build_report(setup, preds, target=program[0], exit_code=dec.exit_code)
     if not quiet:

@@ -1,5 +1,5 @@
 """The status line and sweep progress bar ``portcast simulate`` and ``scale`` put around the pipeline's loaders
-(:func:`portcast.pipeline.load_streams`, :func:`portcast.pipeline.load_scaling_data`)."""
+(:func:`portcast.pipeline.stage_run.load_streams`, :func:`portcast.pipeline.stage_run.load_scaling_data`)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ def sweep_with_progress(streams, cfg, grid, name: str):
 
 
 def load_streams(source: Path | None = None, block_size: int = 256, **options) -> list:
-    """:func:`portcast.pipeline.load_streams` with the command's status line."""
-    from portcast.pipeline import load_streams as load
+    """:func:`portcast.pipeline.stage_run.load_streams` with the command's status line."""
+    from portcast.pipeline.stage_run import load_streams as load
 
     return load(source, block_size, status=lambda text: console.status(as_text(text)), **options)
 

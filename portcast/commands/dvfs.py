@@ -21,8 +21,8 @@ dvfs_app = typer.Typer(
 
 
 def _load(counters, base_mhz, gpu, block_size, regions):
-    """:func:`portcast.pipeline.load_counter_records` with this command's status line."""
-    from portcast.pipeline import load_counter_records
+    """:func:`portcast.pipeline.stage_run.load_counter_records` with this command's status line."""
+    from portcast.pipeline.stage_run import load_counter_records
 
     warn_if_incomplete(counters)
     return load_counter_records(counters, base_mhz, gpu, block_size, regions,

@@ -17,7 +17,7 @@ app = typer.Typer(help="The GPU-time model: train it on the measured kernels, ev
 
 def _cpu_times(path: Optional[Path]):
     """The single-thread CPU times of the ports (None when the file is absent and none was named)."""
-    from portcast.cpu_times import SHIPPED_CPU_TIMES, read_cpu_times
+    from kernels.measured.harness.cpu_times import SHIPPED_CPU_TIMES, read_cpu_times
 
     if path is None and not SHIPPED_CPU_TIMES.is_file():
         return None
@@ -36,13 +36,13 @@ def train_cmd(
     force: bool = typer.Option(False, "--force", help="Replace existing files."),
 ) -> None:
     """Fit the GPU-time model on every measured (port, point, GPU) row and save it."""
-    from portcast.gputime_training import train_default, training_frame
     from predictor.gputime import GpuTimeModelError, save_gputime_model
+    from predictor.gputime_training import train_default, training_frame
 
     with user_errors(GpuTimeModelError, ValueError):
         check_output(out, force=force)
         check_output(points, force=force, what="--points")
-        from portcast.gputime_training import TRAIN_FAMILIES
+        from predictor.gputime_training import TRAIN_FAMILIES
 
         if family not in TRAIN_FAMILIES:
             raise UserError(f"--family must be one of {', '.join(TRAIN_FAMILIES)}, not {family!r}")
@@ -50,7 +50,7 @@ def train_cmd(
         model = train_default(frame, family, without_simt=without_simt)
         save_gputime_model(model, out)
         if points is not None:
-            from portcast.gputime_training import training_points, write_training_points
+            from predictor.gputime_training import training_points, write_training_points
 
             write_training_points(training_points(frame), points)
             console.print(f"wrote {escape(points)}: {len(frame)} training rows", highlight=False)
@@ -74,8 +74,9 @@ def evaluate_cmd(
     model variant, on GPU time and on speedup against the ports' CPU times, and the physical laws each breaks."""
     import pandas as pd
 
-    from portcast import gputime_training as G
-    from portcast.measured_ports import read_points_table
+    import predictor.gputime_evaluation as E
+    import predictor.gputime_training as G
+    from kernels.measured.harness.points import read_points_table
     from profiler.atomic import atomic_path
 
     def write(name, text):
@@ -90,17 +91,17 @@ def evaluate_cmd(
         names = list(G.variants())
         if quick:
             names = [G.BOUNDED_LINEAR, "SIMT model alone", "gradient boosting (all inputs)"]
-        total = sum(len(G.folds(frame, s)) for s in G.SPLITS) * len(names)
+        total = sum(len(E.folds(frame, s)) for s in E.SPLITS) * len(names)
         with progress_bar("evaluating") as bar:
             task = bar.add_task("", total=total)
 
             def step(what):
                 bar.update(task, description=what, advance=1)
 
-            pred = G.evaluate(frame, names, progress=step)
+            pred = E.evaluate(frame, names, progress=step)
         if cpu_frame is not None:
-            pred = pd.concat([pred, G.provisional_predictions(frame, points, cpu_frame)], ignore_index=True)
-        scores = G.score(pred, cpu_frame)
+            pred = pd.concat([pred, E.provisional_predictions(frame, points, cpu_frame)], ignore_index=True)
+        scores = E.score(pred, cpu_frame)
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_path(out_dir / "scores.csv") as tmp:
             scores.to_csv(tmp, index=False)
@@ -108,29 +109,29 @@ def evaluate_cmd(
             pred.to_parquet(tmp, index=False, compression="zstd")
         with progress_bar("physical laws") as bar:
             bar.add_task("fitting each model on every row and predicting generated programs", total=None)
-            physics = G.physics_table(frame, names, samples=physics_samples)
+            physics = E.physics_table(frame, names, samples=physics_samples)
         with atomic_path(out_dir / "physics.csv") as tmp:
             physics.to_csv(tmp, index=False)
         write("below-bound.md", "Measured rows below their port's own lower bound, left out of training and "
               f"evaluation ({int(G.below_bound(every).sum())} of {len(every)}; docs/gputime.md):\n\n"
               + G.below_bound_markdown(every) + "\n")
-        write("evaluation.md", G.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
-              f"programs, {physics_samples} per GPU preset; portcast.physics)\n\n" + G.physics_markdown(physics)
+        write("evaluation.md", E.evaluation_markdown(scores, frame) + "\n**Physical laws broken** (generated "
+              f"programs, {physics_samples} per GPU preset; predictor.physics)\n\n" + E.physics_markdown(physics)
               + "\n")
         best = G.BOUNDED_LINEAR
         write(
             "per-application.md",
             "\n\n".join(
-                [f"**{G.SPLIT_TITLES[s]}, {best}**\n\n" + G.per_fold_markdown(pred, best, s, by=by)
+                [f"**{E.SPLIT_TITLES[s]}, {best}**\n\n" + E.per_fold_markdown(pred, best, s, by=by)
                  for s, by in (("application", "fold"), ("gpu", "fold"), ("generation", "fold"),
                                ("largest", "application"))]
-                + [f"**Per data source, {best}**\n\n" + G.source_markdown(pred, best)]
-                + [f"**{G.SPLIT_TITLES['application']}, {v}**\n\n" + G.per_fold_markdown(pred, v, "application")
+                + [f"**Per data source, {best}**\n\n" + E.source_markdown(pred, best)]
+                + [f"**{E.SPLIT_TITLES['application']}, {v}**\n\n" + E.per_fold_markdown(pred, v, "application")
                    for v in ("gradient boosting (all inputs)", "SIMT, per-GPU scale + constant") if v in names]
             )
             + "\n",
         )
-        G.evaluation_plot(pred, [n for n in (best, "gradient boosting (all inputs)", "SIMT, per-GPU scale + constant")
+        E.evaluation_plot(pred, [n for n in (best, "gradient boosting (all inputs)", "SIMT, per-GPU scale + constant")
                                  if n in names], out_dir / "evaluation.png")
     console.print(f"wrote evaluation.md, per-application.md, below-bound.md, scores.csv, physics.csv, "
                   f"predictions.parquet and evaluation.png to {escape(out_dir)}")

@@ -39,8 +39,8 @@ def trace_cmd(
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
     import datetime
 
+    from kernels.measured.harness.points import selected_points, trace_points, write_points_table
     from kernels.measured.registry import all_measured
-    from portcast.measured_ports import selected_points, trace_points, write_points_table
     from profiler.version import portcast_version
 
     with user_errors(ValueError):
@@ -80,8 +80,13 @@ def merge_cmd(
     """Join points tables traced apart (for example one port per process) into one."""
     import datetime
 
+    from kernels.measured.harness.points import (
+        merge_points_tables,
+        points_table_extra,
+        read_points_table,
+        write_points_table,
+    )
     from kernels.measured.registry import all_measured
-    from portcast.measured_ports import merge_points_tables, points_table_extra, read_points_table, write_points_table
     from profiler.version import portcast_version
 
     with user_errors(ValueError, FileNotFoundError):
@@ -103,8 +108,9 @@ def report_cmd(
     """Faithfulness of the ports: Portcast's threads, work and footprint against the data's counts."""
     from rich.table import Table
 
+    from kernels.measured.harness.faithfulness import faithfulness
+    from kernels.measured.harness.points import read_points_table
     from kernels.measured.registry import all_measured
-    from portcast.measured_ports import faithfulness, read_points_table
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -140,16 +146,16 @@ def correlate_cmd(
     import pandas as pd
     from rich.table import Table
 
-    from kernels.measured.registry import all_measured
-    from portcast.measured_ports import (
+    from kernels.measured.harness.correlation import (
         NOT_KERNEL_TIME,
         calibration_text,
         correlation_parts,
         correlation_plot,
-        measured_times,
         pair_times,
-        read_points_table,
     )
+    from kernels.measured.harness.points import read_points_table
+    from kernels.measured.harness.sources import measured_times
+    from kernels.measured.registry import all_measured
     from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
@@ -188,21 +194,19 @@ def tables_cmd(
     faithfulness.csv / .md, correlation.md, pairs.csv and correlation.png."""
     import pandas as pd
 
-    from kernels.measured.registry import all_measured
-    from portcast.measured_ports import (
-        GPU_LABELS,
+    from kernels.measured.harness.correlation import (
         NOT_KERNEL_TIME,
         calibration_text,
         correlation_parts,
         correlation_plot,
-        faithfulness,
-        faithfulness_by_application,
         markdown_table,
-        measured_times,
         pair_times,
-        read_points_table,
         summarize,
     )
+    from kernels.measured.harness.faithfulness import faithfulness, faithfulness_by_application
+    from kernels.measured.harness.points import read_points_table
+    from kernels.measured.harness.sources import GPU_LABELS, measured_times
+    from kernels.measured.registry import all_measured
     from profiler.atomic import atomic_path
 
     def write(name, text):
@@ -265,8 +269,14 @@ def cpu_times_cmd(
     import os
     import time
 
+    from kernels.measured.harness.cpu_times import (
+        SHIPPED_CPU_TIMES,
+        host_description,
+        selected,
+        time_points,
+        write_cpu_times,
+    )
     from kernels.measured.registry import all_measured
-    from portcast.cpu_times import SHIPPED_CPU_TIMES, host_description, selected, time_points, write_cpu_times
     from profiler.version import portcast_version
 
     with user_errors(ValueError):

@@ -242,7 +242,7 @@ def predict(
                 raise UserError("no speedup model ships with this checkout: give --model MODEL.json")
         check_output(out, inputs=(input, model), force=force)
         m = load_model(model)
-        from portcast.pipeline import features_of_file
+        from portcast.pipeline.stage_run import features_of_file
 
         warn_if_incomplete(input)
         df = features_of_file(input)

@@ -22,13 +22,14 @@ from portcast.commands._regions import (
     report_if_interrupted,
 )
 from portcast.defaults import DEFAULT_GPU
-from portcast.pipeline import at_size_ladder, load_module, predict_at_size, resolve_function
+from portcast.pipeline.stage_predict import at_size_ladder, predict_at_size
+from portcast.pipeline.stage_run import load_module, resolve_function
 from portcast.safe_text import as_text, escape, visible
 
 
 def _sample_choice(sample: Optional[str], exact: bool, trace_dir) -> Optional[str]:
-    """What ``--sample`` and ``--exact`` ask for (:func:`portcast.pipeline.sample_option` checks the value):
-    the exact trace with ``--exact`` or when traces are written (a trace file holds every record, so
+    """What ``--sample`` and ``--exact`` ask for (:func:`portcast.pipeline.stage_prepare.sample_option` checks
+    the value): the exact trace with ``--exact`` or when traces are written (a trace file holds every record, so
     ``--sample`` with ``--trace-dir`` is refused); else ``--sample`` (default ``auto``)."""
     if exact and sample is not None:
         raise UserError("give either --sample or --exact, not both")
@@ -317,7 +318,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run SCRIPT (or one --function), trace its marked regions, and print each region's summary,
         GPU-relevant features, the lines behind them, and its predicted GPU time and speedup."""
-        from portcast import pipeline
+        from portcast.pipeline.stage_predict import predict_regions
+        from portcast.pipeline.stage_prepare import check_gpu, prepare, resolve_model
+        from portcast.pipeline.stage_report import build_report
+        from portcast.pipeline.stage_run import run_traced
         from profiler.instrument import SourceUnavailable, UnsupportedConstruct
 
         with user_errors(UnsupportedConstruct, SourceUnavailable, ValueError):
@@ -331,9 +335,9 @@ def register(app: typer.Typer) -> None:
             check_output(report, inputs=[script], force=force, what="--report")
             if at_size is not None or sizes is not None:
                 # a bad model file or GPU name should fail before the script runs, not after
-                chosen = pipeline.resolve_model(model) if features else None
+                chosen = resolve_model(model) if features else None
                 if features:
-                    pipeline.check_gpu(gpu)
+                    check_gpu(gpu)
                 _profile_at_size(script, function, at_size, sizes, gpu=gpu, mode=mode, chosen=chosen,
                                  baseline=baseline is not False, verbose=verbose, native=native, args=args,
                                  trace_dir=trace_dir, baseline_kind=kind, baseline_rule=rule)
@@ -345,7 +349,7 @@ def register(app: typer.Typer) -> None:
                                 report=report, json_out=json_out, sample=_sample_choice(sample, exact, trace_dir))
                 return
             baseline = True if baseline is None else baseline
-            setup = pipeline.prepare(
+            setup = prepare(
                 trace_dir=trace_dir, features=features, model=model, gpu=gpu, replace=force,
                 progress=ProgressSink() if not no_progress else None,
                 notify=lambda m: err_console.print(as_text(m), highlight=False, soft_wrap=True),
@@ -360,7 +364,7 @@ def register(app: typer.Typer) -> None:
                     fn, fargs = resolve_function(function, args)
                     user_file = getattr(getattr(fn, "__code__", None), "co_filename", None) or \
                         getattr(getattr(getattr(fn, "py_func", None), "__code__", None), "co_filename", None)
-                    outcome = run_user_code(lambda: pipeline.run_traced(
+                    outcome = run_user_code(lambda: run_traced(
                         sinks, fn=fn, fargs=fargs, mode=mode, chunk_records=chunk_records,
                         measure_uninstrumented=baseline, baseline_kind=kind, baseline_rule=rule,
                         sample=setup.sample), user_file)
@@ -370,7 +374,7 @@ def register(app: typer.Typer) -> None:
                         raise UserError("give a SCRIPT to run, or --function MODULE:QUALNAME")
                     if not script.is_file():
                         raise UserError(f"{script}: no such script")
-                    outcome = run_user_code(lambda: pipeline.run_traced(
+                    outcome = run_user_code(lambda: run_traced(
                         sinks, script=script, script_args=script_args, mode=mode, regions=region,
                         chunk_records=chunk_records, measure_uninstrumented=baseline, baseline_kind=kind,
                         baseline_rule=rule, sample=setup.sample), str(script.resolve()))
@@ -381,8 +385,8 @@ def register(app: typer.Typer) -> None:
         from predictor.gputime import GpuTimeModelError
 
         with user_errors(ModelFileError, GpuTimeModelError, ValueError):
-            preds = pipeline.predict_regions(setup, baseline=baseline)
-            rep = pipeline.build_report(setup, preds, target=target, exit_code=outcome.exit_code, error=outcome.error,
+            preds = predict_regions(setup, baseline=baseline)
+            rep = build_report(setup, preds, target=target, exit_code=outcome.exit_code, error=outcome.error,
                                         no_baseline="not measured" if baseline else "not asked for (--no-baseline)")
             if report is not None:
                 rep.write_html(report)

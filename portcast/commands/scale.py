@@ -23,9 +23,9 @@ scale_app = typer.Typer(help="GPU scaling surfaces and power (Wu et al.), scalin
 
 
 def _load(data, gpu, sweep, block_size, regions):
-    """:func:`portcast.pipeline.load_scaling_data` with this command's status line and sweep progress bar."""
+    """:func:`portcast.pipeline.stage_run.load_scaling_data` with this command's status line and sweep progress bar."""
     from portcast.commands._streams import sweep_with_progress
-    from portcast.pipeline import load_scaling_data
+    from portcast.pipeline.stage_run import load_scaling_data
 
     warn_if_incomplete(*([data] if isinstance(data, str) else data))
     return load_scaling_data(data, gpu, sweep, block_size, regions,

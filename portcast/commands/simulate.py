@@ -87,7 +87,7 @@ def simulate_cmd(
         from gpu_models.simt.config import load_config
         from gpu_models.simt.model import simulate
         from gpu_models.simt.sweep import SweepGrid
-        from portcast.pipeline import concat_datasets
+        from portcast.pipeline.stage_run import concat_datasets
 
         cfg = load_config(gpu)
         if mode not in ("auto", "interpreted", "compiled"):

@@ -62,7 +62,7 @@ def test_every_preset_has_a_known_generation_and_a_release_year():
 
 
 def test_generations_mapping_is_derived_from_the_presets():
-    from portcast.gputime_training import GENERATIONS
+    from predictor.gputime_inputs import GENERATIONS
 
     assert GENERATIONS == preset_generations()
     assert set(GENERATIONS) == set(preset_names())

@@ -106,7 +106,7 @@ def test_scale_taxonomy_on_traces(corpus, tmp_path):
 
 def test_two_traces_of_one_region_are_named_by_file(corpus, tmp_path):
     traces, _ = corpus
-    from portcast.pipeline import load_scaling_data
+    from portcast.pipeline.stage_run import load_scaling_data
 
     ds = load_scaling_data([str(traces["saxpy"]), str(traces["saxpy"])], "gtx480", GRID, 128)
     assert ds.kernels == ["saxpy", f"saxpy@{traces['saxpy'].stem}"]

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from kernels.measured.harness.sources import aiwc_counts, amaris_first_launches
 from kernels.measured.registry import all_measured
 from kernels.measured.spec import MeasuredKernel
-from portcast.measured_ports import aiwc_counts, amaris_first_launches
 from profiler.session import trace_function
 from profiler.trace import MemorySink
 

@@ -12,8 +12,8 @@ import numba
 import numpy as np
 import pytest
 
+from features.work import WorkSink
 from kernels.measured import babelstream as bs
-from portcast.measured_ports import WorkSink
 from profiler.session import trace_function
 
 DATA = Path(__file__).resolve().parents[2] / "kernels" / "measured" / "data" / "babelstream"

@@ -1,5 +1,6 @@
-"""portcast.measured_ports: the work counted on a port's trace, the union of touched byte ranges, the faithfulness
-ratios against AIWC's and Amaris's counts, the points table's file, and the ``portcast measured`` commands."""
+"""kernels.measured.harness and features.work: the work counted on a port's trace, the union of touched byte
+ranges, the faithfulness ratios against AIWC's and Amaris's counts, the points table's file, and the
+``portcast measured`` commands."""
 
 from __future__ import annotations
 
@@ -11,37 +12,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from kernels.measured.registry import all_measured
-from portcast.cli import app
-from portcast.measured_ports import (
-    AIWC_DATA,
-    AIWC_GPUS,
-    AMARIS_GPUS,
+from features.work import BoundedSink, ThreadRecordsSink, WorkSink, union_length
+from gpu_models.simt.slice_sample import sample_threads, simulated_times, slice_config, wave_blocks
+from kernels.measured.harness.correlation import (
     FLOOR_GRID,
     NOT_KERNEL_TIME,
-    BoundedSink,
-    ThreadRecordsSink,
-    WorkSink,
-    amaris_first_launches,
     calibration_text,
     correlation,
-    faithfulness,
     fit_calibration,
     fit_floors,
-    measured_times,
     pair_times,
-    points_table_extra,
-    read_points_table,
-    sample_threads,
-    simulated_times,
-    slice_config,
     split_applications,
     summarize,
-    trace_point,
-    union_length,
-    wave_blocks,
-    write_points_table,
 )
+from kernels.measured.harness.faithfulness import faithfulness
+from kernels.measured.harness.points import points_table_extra, read_points_table, trace_point, write_points_table
+from kernels.measured.harness.sources import AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, amaris_first_launches, measured_times
+from kernels.measured.registry import all_measured
+from portcast.cli import app
 from profiler.session import trace_function
 from profiler.trace import Op
 
@@ -257,7 +245,7 @@ def test_ports_whose_time_is_not_the_kernels_are_left_out():
 
 
 def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
-    import portcast.measured_ports as m
+    import kernels.measured.harness.sources as m
 
     pts = _sim_points().assign(source="amaris")
     write_points_table(pts, tmp_path / "s.parquet")
@@ -285,7 +273,7 @@ def test_cli_correlate_writes_pairs_and_plot(tmp_path, monkeypatch):
 
 
 def test_cli_tables_writes_every_table_and_the_plot(tmp_path, monkeypatch):
-    import portcast.measured_ports as m
+    import kernels.measured.harness.sources as m
 
     pts = _points_frame().assign(sim_k40=[2e-5, 4e-5])
     write_points_table(pts, tmp_path / "s.parquet")
@@ -423,7 +411,7 @@ def test_points_can_name_one_ports_label():
         calls.append((spec.name, label))
         return {"port": spec.name, "point": label}
 
-    import portcast.measured_ports as m
+    import kernels.measured.harness.points as m
 
     orig = m.trace_point
     m.trace_point = fake

@@ -12,17 +12,17 @@ import pandas as pd
 import pytest
 
 from gpu_models.simt.config import preset_names
-from kernels.measured.registry import all_measured
-from portcast.measured_ports import (
+from kernels.measured.harness.faithfulness import faithfulness
+from kernels.measured.harness.sources import (
     BABELSTREAM_GPUS,
     DATA_GPUS,
     KERNELBENCH_GPUS,
     babelstream_results,
-    faithfulness,
     hecbench_first_launches,
     kernelbench_times,
     measured_times,
 )
+from kernels.measured.registry import all_measured
 
 PORTS = all_measured()
 HECBENCH = sorted(n for n, s in PORTS.items() if s.source == "hecbench")
@@ -128,9 +128,9 @@ def test_faithfulness_of_a_hecbench_row_divides_by_the_measured_counts():
 
 
 def test_feature_points_are_traced_but_never_timed():
+    from kernels.measured.harness.cpu_times import selected
+    from kernels.measured.harness.points import selected_points
     from kernels.measured.spec import FEATURES_LABEL
-    from portcast.cpu_times import selected
-    from portcast.measured_ports import selected_points
 
     spec = PORTS["babelstream/babelstream/copy"]
     assert spec.params(FEATURES_LABEL) == spec.feature_point and spec.params("2^25") == spec.points["2^25"]

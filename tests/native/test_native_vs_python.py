@@ -26,7 +26,7 @@ from native_toolchain import needs_tool
 from typer.testing import CliRunner
 
 from portcast.cli import app
-from portcast.pipeline import NATIVE_CPU_WHY, NATIVE_NOTE
+from portcast.pipeline.stage_predict import NATIVE_CPU_WHY, NATIVE_NOTE
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBA_SAXPY = ROOT / "examples" / "numba_saxpy.py"

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from gpu_models.bounds import LAUNCH_SECONDS
 from gpu_models.simt.config import load_config, preset_names
-from portcast.gpu_prediction import model_inputs
-from portcast.physics import _size_of, faster_memory, fewer_fp64_lanes, program, violations
 from predictor.gputime import DEFAULT_GPUTIME_MODEL, load_gputime_model
+from predictor.gputime_inputs import model_inputs
+from predictor.physics import _size_of, faster_memory, fewer_fp64_lanes, program, violations
 
 MODEL = load_gputime_model(DEFAULT_GPUTIME_MODEL)
 PRESETS = preset_names()

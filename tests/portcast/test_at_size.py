@@ -1,4 +1,4 @@
-"""portcast.at_size: fits of a region's counts against the input size, and extrapolation of corpus kernels
+"""features.at_size: fits of a region's counts against the input size, and extrapolation of corpus kernels
 checked against a direct trace at the target size."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from portcast.at_size import COUNT_FEATURES, DERIVED, AtSize, default_sizes, extrapolate, fit_counts, is_rate
+from features.at_size import COUNT_FEATURES, DERIVED, AtSize, default_sizes, extrapolate, fit_counts, is_rate
 
 # ---- fit_counts on synthetic rows
 
@@ -241,8 +241,8 @@ CASES = [
                          ids=[f"{c[0]}-{len(c[1])}sizes" for c in CASES])
 def test_extrapolation_matches_a_direct_trace(kernel, sizes, target, bounds):
     from features import FeatureSink
+    from features.work import WorkSink
     from kernels.registry import get_kernel
-    from portcast.measured_ports import WorkSink
     from profiler.session import trace_function
 
     spec = get_kernel(kernel)

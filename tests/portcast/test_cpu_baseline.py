@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 import portcast
 from portcast.cli import app
 from portcast.formatting import speedup_number, speedup_text
-from portcast.gpu_prediction import GpuPrediction
 from portcast.report import print_gpu_prediction
+from predictor.gputime_region import GpuPrediction
 from profiler.baseline import Baseline, timing_words
 from profiler.repeat_timing import RepeatRule
 from profiler.session import BLOCK_NOT_RERUN

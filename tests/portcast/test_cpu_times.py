@@ -1,4 +1,5 @@
-"""Single-thread CPU times of the measured-kernel ports (portcast.cpu_times, `portcast measured cpu-times`)."""
+"""Single-thread CPU times of the measured-kernel ports (kernels.measured.harness.cpu_times, `portcast measured
+cpu-times`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from kernels.measured.registry import all_measured
-from portcast.cli import app
-from portcast.cpu_times import (
+from kernels.measured.harness.cpu_times import (
     COLUMNS,
     CPU_TIMES_SCHEMA_VERSION,
     host_description,
@@ -19,6 +18,8 @@ from portcast.cpu_times import (
     time_points,
     write_cpu_times,
 )
+from kernels.measured.registry import all_measured
+from portcast.cli import app
 
 PORT = "aiwc/kmeans/invert_mapping"  # a small region: compiles in about a second
 

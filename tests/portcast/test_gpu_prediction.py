@@ -9,9 +9,11 @@ import pytest
 from numba import prange
 from typer.testing import CliRunner
 
+from features.work import BytesSink
+from gpu_models.simt.slice_sample import SimtSink
 from portcast.cli import app
-from portcast.gpu_prediction import BytesSink, SimtSink, predict_region
 from predictor.gputime import DEFAULT_GPUTIME_MODEL, WORK_KEYS, load_gputime_model
+from predictor.gputime_region import predict_region
 
 ROOT = Path(__file__).resolve().parents[2]
 SAXPY = str(ROOT / "examples" / "saxpy.py")
@@ -25,7 +27,7 @@ def _flat(text: str) -> str:
 def _direct(fn, args, gpu="p100", model=None, simulate=False, full=False):
     """Trace once and predict (the profile path without the CLI); ``full``: also the work counts and features."""
     from features import FeatureSink
-    from portcast.measured_ports import WorkSink
+    from features.work import WorkSink
     from profiler.session import trace_function
 
     work, feats, rw = WorkSink(), FeatureSink(), BytesSink()
@@ -51,7 +53,7 @@ def test_the_shipped_model_names_the_measured_data_and_needs_no_simt_estimate():
     assert {"p100", "rtx3080", "a100", "h100_sxm", "b200"} <= set(meta["presets"]) and "h100" not in meta["presets"]
     assert not DEFAULT_GPUTIME_MODEL.with_name("gputime-nosimt.json").exists()  # one model for every path
     # a profile with the shipped model keeps no SIMT sample
-    from portcast.gpu_prediction import prediction_sinks
+    from portcast.pipeline.stage_prepare import prediction_sinks
 
     assert prediction_sinks("p100", simulate=m.needs_simt).simt is None
 
@@ -98,9 +100,8 @@ def nearest_sum(points, cents, out):
 def test_the_simt_input_follows_the_regions_loops():
     """The SIMT time of a profile is that of warps laid out by the trace's loop table (an if inside the loop
     re-converges at each iteration's end), not by static ids alone."""
+    from gpu_models.simt.slice_sample import BLOCK_SIZE, simulated_times
     from gpu_models.simt.threads import build_streams
-    from portcast.gpu_prediction import BLOCK_SIZE
-    from portcast.measured_ports import simulated_times
     from profiler.session import trace_function
     from profiler.trace import MemorySink
 
@@ -117,14 +118,15 @@ def test_the_simt_input_follows_the_regions_loops():
 
 @pytest.mark.parametrize("name, sizes, target, count_rtol", [
     ("saxpy", (500, 1000, 2000, 4000), 64_000, 1e-9),   # every count extrapolates exactly (linear)
-    ("stencil2d", (16, 24, 32, 48), 192, 1e-9),         # exact with four sizes (portcast.at_size's docs)
+    ("stencil2d", (16, 24, 32, 48), 192, 1e-9),         # exact with four sizes (features.at_size's docs)
     ("matmul_naive", (8, 12, 16, 24), 96, 1e-9),
     ("bfs", (500, 1000, 2000, 4000), 16_000, 0.02),     # data-dependent: within 2% (tests/portcast/test_at_size.py)
 ])
 def test_at_size_prediction_matches_a_direct_trace_at_the_size(name, sizes, target, count_rtol):
+    from features.at_size import extrapolate
     from kernels.registry import get_kernel
-    from portcast.at_size import extrapolate
-    from portcast.pipeline import predict_at_size, resolve_model
+    from portcast.pipeline.stage_predict import predict_at_size
+    from portcast.pipeline.stage_prepare import resolve_model
 
     spec = get_kernel(name)
     at = extrapolate(spec.cpu, lambda n: spec.make_inputs(n, 0), sizes, target, extra_sinks=lambda: [BytesSink()])
@@ -223,7 +225,7 @@ def test_a_serial_region_gets_no_gpu_time(tmp_path):
 
 
 def test_a_region_of_any_size_is_predicted_by_the_one_shipped_model(monkeypatch):
-    import portcast.gpu_prediction as gp
+    import gpu_models.simt.slice_sample as gp
 
     monkeypatch.setattr(gp, "PROFILE_SAMPLE_RECORDS", 10)  # (the shipped model keeps no SIMT sample anyway)
     res = runner.invoke(app, ["profile", SAXPY, "--no-progress", "--", "3000"])

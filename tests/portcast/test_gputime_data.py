@@ -1,10 +1,11 @@
-"""portcast.gputime_training: the measured training rows, the splits, the scores; gpu_prediction's BytesSink."""
+"""predictor.gputime_training: the measured training rows, the splits, the scores; features.work's BytesSink."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from portcast import gputime_training as G
+import predictor.gputime_evaluation as E
+import predictor.gputime_training as G
 
 
 @pytest.fixture(scope="module")
@@ -60,25 +61,25 @@ def test_impute_takes_the_largest_featured_point_of_the_port():
 
 
 def test_folds(frame):
-    apps = G.folds(frame, "application")
+    apps = E.folds(frame, "application")
     assert len(apps) == 103
     for name, tr, te in apps:
         assert set(frame["application"].iloc[te]) == {name} and name not in set(frame["application"].iloc[tr])
         assert len(tr) + len(te) == len(frame)
-    gpus = G.folds(frame, "gpu")
+    gpus = E.folds(frame, "gpu")
     assert [n for n, _, _ in gpus] == sorted(frame["preset"].unique())
-    (name, tr, te), = G.folds(frame, "pascal")
+    (name, tr, te), = E.folds(frame, "pascal")
     assert set(frame["generation"].iloc[te]) == {"Pascal"} and set(frame["generation"].iloc[tr]) == {
         "Kepler",
         "Maxwell",
     }
-    gens = G.folds(frame, "generation")
+    gens = E.folds(frame, "generation")
     assert [n for n, _, _ in gens] == ["Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"]
     order = ["Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada Lovelace", "Hopper", "Blackwell"]
     for name, tr, te in gens:
         assert set(frame["generation"].iloc[te]) == {name}
         assert set(frame["generation"].iloc[tr]) == set(order[:order.index(name)])
-    (name, tr, te), = G.folds(frame, "largest")
+    (name, tr, te), = E.folds(frame, "largest")
     # every port measured at more than one size is tested at its largest (by trace records), trained on the rest
     test_points = set(zip(frame["port"].iloc[te], frame["point"].iloc[te]))
     assert len(test_points) == frame.groupby("port")["point"].nunique().gt(1).sum()
@@ -88,7 +89,7 @@ def test_folds(frame):
     assert not test_points & set(zip(frame["port"].iloc[tr], frame["point"].iloc[tr]))
     assert len(tr) + len(te) == len(frame)
     with pytest.raises(ValueError, match="split must be one of"):
-        G.folds(frame, "kernel")
+        E.folds(frame, "kernel")
 
 
 def test_training_rows_carry_the_bounded_models_inputs(frame):
@@ -125,7 +126,7 @@ def test_score_by_hand():
                          "measured_s": [1.0, 2.0, 4.0, 4.0], "predicted_s": [1.5, 1.0, 4.0, 8.0],
                          "variant": ["v"] * 4, "split": ["application"] * 4, "fold": ["x", "x", "y", "y"]})
     cpu = pd.DataFrame({"port": ["p", "p", "q"], "point": ["a", "b", "a"], "cpu_s": [3.0, 1.0, 2.0]})
-    s = G.score(pred, cpu).iloc[0]
+    s = E.score(pred, cpu).iloc[0]
     # relative errors 0.5, 0.5, 0, 1
     assert s["median_error"] == 0.5 and s["mean_error"] == 0.5
     assert s["median_of_applications"] == 0.5  # medians 0.5 (x) and 0.5 (y)
@@ -142,7 +143,7 @@ def test_score_by_hand():
 
 
 def test_bytes_sink_counts_distinct_bytes_read_and_written():
-    from portcast.gpu_prediction import BytesSink
+    from features.work import BytesSink
     from profiler.session import trace_function
 
     def region(x, y):
@@ -159,7 +160,7 @@ def test_bytes_sink_counts_distinct_bytes_read_and_written():
 
 def test_evaluate_holds_out_each_fold(frame):
     small = frame[frame["application"].isin(["aiwc/nw", "aiwc/kmeans", "aiwc/bfs"])].reset_index(drop=True)
-    pred = G.evaluate(small, ["SIMT model alone", "SIMT, per-GPU scale + constant"], splits=["application"])
+    pred = E.evaluate(small, ["SIMT model alone", "SIMT, per-GPU scale + constant"], splits=["application"])
     assert len(pred) == 2 * len(small)
     alone = pred[pred["variant"] == "SIMT model alone"]
     np.testing.assert_array_equal(alone["predicted_s"].to_numpy(), small["simulated_s"].to_numpy())
@@ -171,9 +172,9 @@ def test_evaluate_holds_out_each_fold(frame):
     m = GpuTimeModel("simt-calibrated").fit(tr, tr["measured_s"].to_numpy(), gpu=tr["preset"].to_numpy())
     got = pred[(pred["variant"] == "SIMT, per-GPU scale + constant") & (pred["fold"] == "aiwc/nw")]
     np.testing.assert_allclose(got["predicted_s"].to_numpy(), m.predict(te, gpu=te["preset"].to_numpy()), rtol=1e-12)
-    scores = G.score(pred)
+    scores = E.score(pred)
     assert list(scores["variant"]) == ["SIMT model alone", "SIMT, per-GPU scale + constant"]
-    md = G.evaluation_markdown(scores, small)
+    md = E.evaluation_markdown(scores, small)
     assert "**Leave one application out**" in md and "| SIMT model alone | 100 |" in md
 
 
@@ -238,7 +239,7 @@ def test_source_table_counts_rows_and_applications_per_split():
                          "source": ["aiwc", "aiwc", "hecbench", "aiwc", "hecbench"],
                          "application": ["aiwc/a", "aiwc/b", "hecbench/c", "aiwc/a", "hecbench/c"],
                          "measured_s": [1.0, 1.0, 2.0, 1.0, 2.0], "predicted_s": [1.5, 0.8, 3.0, np.nan, 1.0]})
-    lines = G.source_markdown(pred, "m").splitlines()
+    lines = E.source_markdown(pred, "m").splitlines()
     assert lines[2] == "| Leave one application out | aiwc | 2 | 2 | 35% | 35% |"
     assert lines[3] == "| Leave one application out | hecbench | 1 | 1 | 50% | 50% |"
     # a row without a prediction (a SIMT-reading model on an unsimulated point) is left out

@@ -10,13 +10,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: edges that close a cycle today and are the facade split's to remove (issue 35, item 1: the GPU-time input
-#: row and training move to predictor/, the pipeline into stages); each must still exist, so the test fails
-#: once one is gone and the entry is to be deleted here
-KNOWN = {
-    ("portcast.gpu_prediction", "portcast.pipeline"),  # predict_function runs the pipeline
-    ("portcast.gputime_training", "portcast.gpu_prediction"),  # the training rows use model_inputs
-}
 
 
 def module_graph(root: Path, package: str) -> dict[str, set[str]]:
@@ -90,10 +83,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_portcast_has_no_import_cycle():
     graph = module_graph(ROOT, "portcast")
     assert "portcast.profile_report" in graph and "portcast.commands._regions" in graph
-    gone = sorted(e for e in KNOWN if e[1] not in graph.get(e[0], set()))
-    assert gone == [], "these edges no longer exist: delete them from KNOWN"
-    for a, b in KNOWN:
-        graph[a].discard(b)
     assert cycles(graph) == []
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-import portcast.pipeline as pipeline
+import portcast.pipeline.stage_report as pipeline
 from portcast.cli import app
 from portcast.commands._regions import print_profile
 from portcast.profile_report import ProfileReport

@@ -1,4 +1,4 @@
-"""Sampled profiles end to end (portcast/sampled.py, features/sampled.py): a plan that keeps everything gives
+"""Sampled profiles end to end (features/sample_estimator.py, features/sampled.py): a plan that keeps everything gives
 the exact profile's every number; a real sample gives the exact counts exactly and states its intervals; the
 command line's --sample and --exact."""
 
@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from features.sample_estimator import interval, t975
 from features.sampled import how_estimated, reuse_histogram, whole_region
 from portcast.cli import app
 from portcast.pipeline import profile
-from portcast.sampled import interval, t975
 from profiler.sampling import SamplePlan
 
 HERE = Path(__file__).resolve().parent

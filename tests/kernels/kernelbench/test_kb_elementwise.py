@@ -13,8 +13,8 @@ import numba
 import numpy as np
 import pytest
 
+from features.work import WorkSink
 from kernels.measured.kernelbench import elementwise as ew
-from portcast.measured_ports import WorkSink
 from profiler.session import trace_function
 
 PROBLEMS = (Path(__file__).resolve().parents[3] / "kernels" / "measured" / "data" / "kernelbench"

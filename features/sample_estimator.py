@@ -1,4 +1,5 @@
-"""A sampled profile's estimates of the whole region and their intervals (docs/sampling.md).
+"""A sampled profile's estimates of the whole region and their intervals (docs/sampling.md), beside the
+per-feature estimates of :mod:`features.sampled`.
 
 :class:`SampleEstimator` is the last sink of a sampled profile run. It owns
 
@@ -23,7 +24,6 @@ import numpy as np
 
 from profiler.sampling import (
     HOST_UNITS,
-    INSTANCE_RECORDS,
     INSTANCES,
     KEPT_HOST_UNITS,
     KEPT_INSTANCES,
@@ -33,7 +33,6 @@ from profiler.sampling import (
     RECORDS,
     STORE_BYTES,
     THREAD_RECORDS,
-    UNIT,
     SampleCounts,
     take,
 )
@@ -70,9 +69,9 @@ def interval(point: float, replicates, log: bool = False) -> tuple[float, float]
 
 
 def whole_work(work: dict, counts: SampleCounts, address_work: dict | None, page_rate: float) -> dict:
-    """The region's work counts (:class:`portcast.measured_ports.WorkSink`'s keys): exact from the filter's
+    """The region's work counts (:class:`features.work.WorkSink`'s keys): exact from the filter's
     counts, the distinct byte and sector unions from the address sample over ``page_rate``."""
-    from portcast.measured_ports import THREAD_MIX
+    from features.work import THREAD_MIX
 
     out = dict(work)
     out.update({"threads": counts[MAX_TID] + 1, "records": counts[RECORDS], "thread_records": counts[THREAD_RECORDS],
@@ -115,8 +114,7 @@ class _Set:
 
     def __init__(self, families=REPLICATE_FAMILIES) -> None:
         from features import FeatureSink
-        from portcast.gpu_prediction import BytesSink
-        from portcast.measured_ports import WorkSink
+        from features.work import BytesSink, WorkSink
 
         self.feat, self.work, self.bytes = FeatureSink(families, threads=1), WorkSink(), BytesSink()
         self.afeat, self.awork, self.abytes = FeatureSink(["footprint", "reuse"], threads=1), WorkSink(), BytesSink()
@@ -265,94 +263,3 @@ def kept_nothing(sample: RegionSample) -> str | None:
         return (f"the sample kept none of the region's {c[HOST_UNITS]:,} intervals of 16,384 records, at a rate "
                 f"of {c.plan.block_rate:.3g}: profile it with --exact or a larger --sample")
     return None
-
-
-def _at_least(ci, point: float, rel: float):
-    """Interval ``ci`` widened to at least ``point`` times (1 -/+ ``rel``)."""
-    if ci is None:
-        return None
-    return min(ci[0], point * (1.0 - rel)), max(ci[1], point * (1.0 + rel))
-
-
-def _fractions() -> frozenset:
-    """The features whose values are fractions (catalogue range 0..1)."""
-    from features.catalogue import catalogue
-
-    cat = catalogue()
-    return frozenset(cat.loc[cat["range"] == "0..1", "name"])
-
-
-def sample_summary(rp, sample: RegionSample, chosen, gpu: str, series) -> dict:
-    """What a report says of a sampled region: the plan, what was kept, and the 95% intervals of the kernel
-    time, the speedups and every feature that is estimated (not exact), from the replicates' predictions."""
-    from features.sampled import EXACT, how_estimated
-
-    c = sample.counts
-    out = {**c.to_json(), "replicates": len(sample.replicates)}
-    kept = c[INSTANCES]
-    out["kept_fraction"] = c[KEPT_INSTANCES] / kept if kept else 1.0
-    feats = {}
-    gap = 1.0 / (INSTANCE_RECORDS if c.plan.intervals else UNIT)
-    fractions = _fractions()
-    for name in series.index:
-        how = how_estimated(name)
-        if how == EXACT:
-            continue
-        point = float(series[name])
-        ci = interval(point, [float(r[0].get(name, np.nan)) for r in sample.replicates])
-        if ci is not None:
-            # a ratio of the sampled units also carries the gaps between them (one pair of records per unit
-            # follows another unit's: docs/sampling.md): at most ``gap`` of a fraction, or of the value
-            bias = (gap if name in fractions else gap * abs(point)) if how == "ratio" else 0.0
-            feats[name] = [ci[0] - bias, ci[1] + bias]
-    out["feature_intervals"] = feats
-    p = rp.prediction
-    if p is None or chosen is None or chosen[0] != "gputime":
-        return out
-    from portcast.gpu_prediction import predict_region
-
-    kernel, total = [], []
-    for s, w, b in sample.replicates:
-        if w is None or b is None:
-            continue
-        try:
-            q = predict_region(chosen[2], gpu, w, s, b, float("nan"), cpu_s=p.cpu_s)
-        except ValueError:
-            continue
-        kernel.append(q.kernel_s)
-        total.append(q.kernel_s + q.transfer_s)
-    # the sampled ratios' gap bound (above) carried into the time: at least that much either way
-    k_ci = _at_least(interval(p.kernel_s, kernel, log=True), p.kernel_s, gap)
-    t_ci = _at_least(interval(p.kernel_s + p.transfer_s, total, log=True), p.kernel_s + p.transfer_s, gap)
-    out["kernel_s_interval"] = list(k_ci) if k_ci else None
-    if p.cpu_s and k_ci:
-        out["speedup_interval"] = [p.cpu_s / k_ci[1], p.cpu_s / k_ci[0]]
-    if p.cpu_s and t_ci:
-        out["speedup_with_transfers_interval"] = [p.cpu_s / t_ci[1], p.cpu_s / t_ci[0]]
-    return out
-
-
-def sample_line(sample: dict) -> str:
-    """One line saying how a region was sampled and the 95% intervals of its prediction."""
-    from portcast.formatting import format_time
-
-    plan = sample["plan"]
-    if plan.get("intervals") or not sample["thread_instances"]:
-        what = (f"the intervals of its trace ({sample.get('kept_host_intervals', 0):,} of "
-                f"{sample.get('host_intervals', 0):,})")
-    else:
-        what = (f"the thread blocks ({sample['kept_thread_instances']:,} of {sample['thread_instances']:,} thread "
-                "runs)")
-    head = (f"sampled {100 * plan['block_rate']:.3g}% of {what} and {100 * sample['page_rate']:.3g}% of the pages; "
-            f"{sample['kept_records']:,} of {sample['records']:,} records analysed")
-    parts = []
-    k = sample.get("kernel_s_interval")
-    if k:
-        parts.append(f"GPU time {format_time(k[0])} to {format_time(k[1])}")
-    for key, what in (("speedup_interval", "speedup"), ("speedup_with_transfers_interval", "with copies")):
-        v = sample.get(key)
-        if v:
-            parts.append(f"{what} {v[0]:.3g}x to {v[1]:.3g}x")
-    if parts:
-        return head + f"; 95% interval ({sample.get('replicates', 0)} replicate groups): " + ", ".join(parts)
-    return head + "; too few sampled units for an interval"

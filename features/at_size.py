@@ -2,7 +2,7 @@
 against the size, and evaluate the fits at the size asked about.
 
 Tracing is 100-1000x slower than running, so the size a user cares about is often out of reach. The counts
-the GPU-time model takes (:class:`portcast.measured_ports.WorkSink`: threads, records, thread records, loads,
+the GPU-time model takes (:class:`features.work.WorkSink`: threads, records, thread records, loads,
 stores, their bytes, distinct bytes) and the feature engine's counts grow with the input size in a way a
 few small sizes pin down; its rates (instruction mix, coalescing, SIMD efficiency, ILP, ...) change little.
 
@@ -384,7 +384,7 @@ def extrapolate(fn: Callable, make_args: Callable[[int], Any], sizes: Sequence[i
     AtSize
     """
     from features import FeatureSink
-    from portcast.measured_ports import WorkSink
+    from features.work import WorkSink
     from profiler.session import trace_function
 
     n = _check_sizes(sizes)

@@ -44,7 +44,7 @@ READABLE_SCHEMA_VERSIONS = (1,)
 #: ``kind`` of the sidecar.
 KIND = "portcast.cpu_times"
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 #: The committed table (``portcast measured cpu-times`` writes it by default).
 SHIPPED_CPU_TIMES = ROOT / "kernels" / "measured" / "data" / "cpu_times.csv"
 
@@ -76,8 +76,6 @@ def host_description() -> dict[str, Any]:
     one thread, the Numba / NumPy / Python versions, the host name, the date (UTC) and the load average."""
     import numba
 
-    from portcast.calibration.host import cpu_model
-
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:  # pragma: no cover - not on Linux
@@ -94,6 +92,18 @@ def host_description() -> dict[str, Any]:
         "date_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "load_average": load,
     }
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; else what the platform module says)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def _dispatcher(fn: Callable) -> Callable:
@@ -240,10 +250,10 @@ def time_point(spec, label: str, *, seed: int = 0, repeat: int = 3, max_repeat: 
 
 def selected(specs: Iterable, labels: Iterable[str] | None = None,
              max_global_work: int | None = None) -> list[tuple[Any, str]]:
-    """The (port, label) pairs :func:`time_points` times (:func:`portcast.measured_ports.selected_points`, without
-    the feature points: nothing was measured there)."""
+    """The (port, label) pairs :func:`time_points` times (:func:`kernels.measured.harness.points.selected_points`,
+    without the feature points: nothing was measured there)."""
+    from kernels.measured.harness.points import selected_points
     from kernels.measured.spec import FEATURES_LABEL
-    from portcast.measured_ports import selected_points
 
     return [(s, lab) for s, lab in selected_points(list(specs), labels, max_global_work) if lab != FEATURES_LABEL]
 
@@ -252,7 +262,7 @@ def time_points(specs: Iterable, labels: Iterable[str] | None = None, *, seed: i
                 max_global_work: int | None = None, progress: Callable[[dict], None] | None = None,
                 **settings: Any) -> pd.DataFrame:
     """Rows of :func:`time_point` at the points of ``specs`` (all of each port's points, or those in ``labels``,
-    chosen as :func:`portcast.measured_ports.selected_points` does), in the columns :data:`COLUMNS`.
+    chosen as :func:`kernels.measured.harness.points.selected_points` does), in the columns :data:`COLUMNS`.
 
     ``progress(row)`` is called after each point; ``settings`` (``repeat``, ``max_repeat``, ``budget_s``,
     ``limit_s``) go to :func:`time_point`.
