@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.trace_schema import Op
 from portcast.defaults import DEFAULT_GPU
 from portcast.measured_ports import ThreadRecordsSink, WorkSink, merge_intervals, sample_threads
-from profiler.trace import Op
 
 #: threads per block assumed for a region (the launch a port would most likely use)
 BLOCK_SIZE = 256

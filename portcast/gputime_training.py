@@ -437,7 +437,7 @@ def training_points(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_training_points(points: pd.DataFrame, path) -> Path:
     """Write :func:`training_points` as CSV (atomically) under the schema line :data:`POINTS_HEADER`."""
-    from profiler.atomic import atomic_write_text
+    from core.atomic import atomic_write_text
 
     text = POINTS_HEADER + "\n" + points.to_csv(index=False, float_format="%.6g")
     atomic_write_text(Path(path), text)
@@ -558,7 +558,7 @@ def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> P
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from profiler.atomic import atomic_path
+    from core.atomic import atomic_path
 
     shown = list(variants_shown)
     fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 4.2), squeeze=False)

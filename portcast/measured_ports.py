@@ -25,9 +25,9 @@ import numba
 import numpy as np
 import pandas as pd
 
+from core.atomic import atomic_path
+from core.trace_schema import Op
 from kernels.measured.spec import FEATURES_LABEL
-from profiler.atomic import atomic_path
-from profiler.trace import Op
 
 POINTS_SCHEMA_VERSION = 1
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,7 @@ HOT_LINES = 12
 
 def mix_fractions(counts: np.ndarray) -> dict[str, float]:
     """Instruction-mix fractions (:data:`MIX_GROUPS`: mem, ctrl, int, fp, other) of per-op-class counts."""
-    from profiler.trace import Op
+    from core.trace_schema import Op
 
     total = int(counts.sum())
     return {name: (sum(int(counts[Op[o]]) for o in ops) / total if total else 0.0) for name, ops in MIX_GROUPS}
@@ -56,7 +56,7 @@ class SummarySink:
         self._counts = None
 
     def start_region(self, info, static) -> None:
-        from profiler.trace import N_OPS
+        from core.trace_schema import N_OPS
 
         self._counts = np.zeros(N_OPS, np.int64)
 
@@ -224,9 +224,9 @@ def resolve_model(model: Optional[str]):
     provisional model is used only when asked for: a missing shipped model is a :class:`UserError`."""
     import predictor.gputime as gputime_module
     import predictor.model_io as model_io
+    from core.jsonfile import JsonFileError, read_json
     from predictor import ModelFileError, load_model
     from predictor.gputime import FORMAT, GpuTimeModelError, load_gputime_model
-    from profiler.jsonfile import JsonFileError, read_json
 
     try:
         if model is None:

@@ -25,8 +25,8 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from core.version import portcast_version
 from portcast.safe_text import visible
-from profiler.version import portcast_version
 
 FORMAT = "portcast.profile-report"
 SCHEMA_VERSION = 2
@@ -148,7 +148,7 @@ class ProfileReport:
     @classmethod
     def read_json(cls, path) -> "ProfileReport":
         """A report saved with ``--json`` (or :meth:`write_json`), read with bounded size and nesting."""
-        from profiler.jsonfile import JsonFileError, read_json
+        from core.jsonfile import JsonFileError, read_json
 
         try:
             doc = read_json(Path(path), what="Portcast profile report")
@@ -157,7 +157,7 @@ class ProfileReport:
         return cls.from_dict(doc, where=str(path))
 
     def write_json(self, path) -> Path:
-        from profiler.atomic import atomic_write_text
+        from core.atomic import atomic_write_text
 
         atomic_write_text(Path(path), self.to_json() + "\n")
         return Path(path)
@@ -168,7 +168,7 @@ class ProfileReport:
 
     def write_html(self, path) -> Path:
         """Write the self-contained page (atomically)."""
-        from profiler.atomic import atomic_write_text
+        from core.atomic import atomic_write_text
 
         atomic_write_text(Path(path), self.to_html(full=True))
         return Path(path)
@@ -225,11 +225,11 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     """Gather one region's results (the sinks' outputs and its :class:`portcast.pipeline.RegionPrediction`,
     the same object the terminal prints from); ``no_baseline``: why a region that has no CPU time measurement
     has none."""
+    from core.trace_schema import Op
     from portcast.bounds_report import TITLES, bound_lines, meanings
     from portcast.pipeline import mix_fractions
     from portcast.report import KEY_FEATURES, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
-    from profiler.trace import Op
 
     op_counts = {Op(i).name: int(c) for i, c in enumerate(counts)}
     mix = mix_fractions(counts)

@@ -19,6 +19,8 @@ import time
 import types as pytypes
 from typing import Any, Iterable, Sequence
 
+from core.version import portcast_version
+
 from . import instrument as ins
 from . import libcalls as _lib
 from . import markers as _markers
@@ -31,7 +33,6 @@ from .repeat_timing import RepeatRule
 from .sampling import MAX_TID, RECORDS, SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
-from .version import portcast_version
 
 MODES = ("auto", "interpreted", "compiled")
 

@@ -74,9 +74,9 @@ def evaluate_cmd(
     model variant, on GPU time and on speedup against the ports' CPU times, and the physical laws each breaks."""
     import pandas as pd
 
+    from core.atomic import atomic_path
     from portcast import gputime_training as G
     from portcast.measured_ports import read_points_table
-    from profiler.atomic import atomic_path
 
     def write(name, text):
         with atomic_path(out_dir / name) as tmp:

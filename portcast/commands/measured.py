@@ -39,9 +39,9 @@ def trace_cmd(
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
     import datetime
 
+    from core.version import portcast_version
     from kernels.measured.registry import all_measured
     from portcast.measured_ports import selected_points, trace_points, write_points_table
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         specs = all_measured()
@@ -80,9 +80,9 @@ def merge_cmd(
     """Join points tables traced apart (for example one port per process) into one."""
     import datetime
 
+    from core.version import portcast_version
     from kernels.measured.registry import all_measured
     from portcast.measured_ports import merge_points_tables, points_table_extra, read_points_table, write_points_table
-    from profiler.version import portcast_version
 
     with user_errors(ValueError, FileNotFoundError):
         if out.suffix.lower() != ".parquet":
@@ -103,9 +103,9 @@ def report_cmd(
     """Faithfulness of the ports: Portcast's threads, work and footprint against the data's counts."""
     from rich.table import Table
 
+    from core.atomic import atomic_path
     from kernels.measured.registry import all_measured
     from portcast.measured_ports import faithfulness, read_points_table
-    from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
         f = faithfulness(read_points_table(table), all_measured())
@@ -140,6 +140,7 @@ def correlate_cmd(
     import pandas as pd
     from rich.table import Table
 
+    from core.atomic import atomic_path
     from kernels.measured.registry import all_measured
     from portcast.measured_ports import (
         NOT_KERNEL_TIME,
@@ -150,7 +151,6 @@ def correlate_cmd(
         pair_times,
         read_points_table,
     )
-    from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
         points = read_points_table(table)
@@ -188,6 +188,7 @@ def tables_cmd(
     faithfulness.csv / .md, correlation.md, pairs.csv and correlation.png."""
     import pandas as pd
 
+    from core.atomic import atomic_path
     from kernels.measured.registry import all_measured
     from portcast.measured_ports import (
         GPU_LABELS,
@@ -203,7 +204,6 @@ def tables_cmd(
         read_points_table,
         summarize,
     )
-    from profiler.atomic import atomic_path
 
     def write(name, text):
         with atomic_path(out_dir / name) as tmp:
@@ -265,9 +265,9 @@ def cpu_times_cmd(
     import os
     import time
 
+    from core.version import portcast_version
     from kernels.measured.registry import all_measured
     from portcast.cpu_times import SHIPPED_CPU_TIMES, host_description, selected, time_points, write_cpu_times
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         given, out = out, out or SHIPPED_CPU_TIMES

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from core.trace_schema import Op
 from kernels.measured.registry import all_measured
 from portcast.cli import app
 from portcast.measured_ports import (
@@ -43,7 +44,6 @@ from portcast.measured_ports import (
     write_points_table,
 )
 from profiler.session import trace_function
-from profiler.trace import Op
 
 
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(1, 16)), max_size=40))
