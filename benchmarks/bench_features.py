@@ -218,7 +218,8 @@ def _divergent_trace(n_threads: int, seed: int = 3):
     header and a STORE of out[t]. The warps diverge at every loop exit and lanes wait for the longest one,
     which the warp analyzer's lockstep replays step by step (the synthetic loop above has every lane of a warp
     running the same records)."""
-    from profiler.trace import Op, TraceChunk
+    from core.trace_schema import Op
+    from profiler.trace import TraceChunk
 
     rng = np.random.default_rng(seed)
     trips = rng.integers(1, 17, size=n_threads)

@@ -28,9 +28,10 @@ import pytest
 if os.environ.get("PORTCAST_BENCH_BASELINE"):
     sys.path.insert(0, os.environ["PORTCAST_BENCH_BASELINE"])
 
+from core.trace_schema import Op  # noqa: E402
 from features import IlpAnalyzer, RegisterTrafficAnalyzer  # noqa: E402
 from features.synthetic_trace import synthetic_trace  # noqa: E402
-from profiler.trace import Op, TraceChunk  # noqa: E402
+from profiler.trace import TraceChunk  # noqa: E402
 
 CHUNK = 1 << 20
 N = 4 * CHUNK

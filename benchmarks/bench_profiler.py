@@ -18,8 +18,8 @@ import numba
 import numpy as np
 import pytest
 
+from core.trace_schema import COLUMN_NAMES
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES
 
 SCALE = float(os.environ.get("PORTCAST_BENCH_SCALE", "1.0"))
 

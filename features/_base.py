@@ -7,7 +7,8 @@ import abc
 import numpy as np
 from numba import njit
 
-from profiler.trace import TraceChunk, TraceError
+from core.trace_schema import TraceError
+from profiler.trace import TraceChunk
 
 
 def env_int(name: str, minimum: int = 1) -> int | None:

@@ -3,7 +3,7 @@ portcast)."""
 
 from __future__ import annotations
 
-from profiler.trace import Op
+from core.trace_schema import Op
 
 from .bdiv import BDIV_WINDOWS
 from .branch import PPM_HISTORIES, PPM_KINDS

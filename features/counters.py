@@ -5,7 +5,7 @@ Portcast profiles Python regions, not GPU kernels, so the models are fed a vecto
 from two sources that both describe an instruction mix:
 
 - a static PTX instruction-count fingerprint (the vendored Titan X ``ptx_occurrences``), and
-- Portcast's own trace: a histogram of operation classes (:class:`profiler.trace.Op`), or the XAPP
+- Portcast's own trace: a histogram of operation classes (:class:`core.trace_schema.Op`), or the XAPP
   instruction-mix fractions of docs/features.md (``mem, ctrl, arith, fp, mul, div, rem, spf``).
 
 The vector is the fraction of instructions in each of seven classes (they sum to 1):
@@ -55,7 +55,7 @@ for _names, _cls in (
     for _n in _names.split():
         PTX_CLASS[_n] = _cls
 
-#: Trace operation class name (profiler.trace.Op) -> counter class.
+#: Trace operation class name (core.trace_schema.Op) -> counter class.
 OP_CLASS: dict[str, str] = {
     "INT_ALU": "alu", "FP_ALU": "alu", "INT_MUL": "mul", "FP_MUL": "mul",
     "INT_DIV": "div", "INT_REM": "div", "FP_DIV": "div", "FP_SPECIAL": "spf",
@@ -103,7 +103,7 @@ def counters_from_op_counts(counts) -> np.ndarray:
     Parameters
     ----------
     counts:
-        Either a sequence of counts indexed by :class:`profiler.trace.Op` value (one per class, 20; or the 16 of a
+        Either a sequence of counts indexed by :class:`core.trace_schema.Op` value (one per class, 20; or the 16 of a
         version-1 trace, without the FP64 classes), or a mapping from Op names (``"LOAD"``) or Op members to
         counts.
 
@@ -112,7 +112,7 @@ def counters_from_op_counts(counts) -> np.ndarray:
     numpy.ndarray
         Fractions in the order of :data:`COUNTER_NAMES`.
     """
-    from profiler.trace import N_OPS_V1, Op
+    from core.trace_schema import N_OPS_V1, Op
 
     acc = dict.fromkeys(COUNTER_NAMES, 0.0)
     if isinstance(counts, Mapping):

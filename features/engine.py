@@ -11,7 +11,8 @@ from typing import Callable, Iterable
 import numpy as np
 from numba import njit
 
-from profiler.trace import N_OPS, RegionInfo, StaticTable, TraceChunk, TraceError
+from core.trace_schema import N_OPS, TraceError
+from profiler.trace import RegionInfo, StaticTable, TraceChunk
 
 from ._base import MAX_PC, Analyzer, env_int, pc_capacity
 from .bdiv import BranchDivergenceAnalyzer

@@ -35,8 +35,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from core.trace_schema import Op
 from profiler.loops import LoopTable
-from profiler.trace import Op, StaticTable
+from profiler.trace import StaticTable
 
 #: calls nested deeper inside one thread than this lose the loop state of the callers beyond it
 CALL_DEPTH = 64
@@ -105,7 +106,7 @@ class Layout:
 
         Raises
         ------
-        profiler.trace.TraceError
+        core.trace_schema.TraceError
             When the table's loop fields do not describe a tree of loops (:meth:`LoopTable.of`).
         """
         n = 1 + max((int(e.pc) for e in static), default=0) if static is not None else 1

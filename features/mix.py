@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, Op, TraceChunk
+from core.trace_schema import FP32_OPS, FP64_OPS, N_OPS, Op
+from profiler.trace import TraceChunk
 
 from ._base import Analyzer, ratio
 
@@ -18,7 +19,7 @@ def _count_ops(op, counts):
 
 
 def count_ops(chunk: TraceChunk, counts: np.ndarray) -> None:
-    """Add ``chunk``'s records per operation class to ``counts`` (int64, :data:`profiler.trace.N_OPS` long):
+    """Add ``chunk``'s records per operation class to ``counts`` (int64, :data:`core.trace_schema.N_OPS` long):
     the one op-class histogram every consumer uses (the mix features, a profile's summary, the counter-like
     vector of :mod:`features.counters`)."""
     if len(chunk):
@@ -26,7 +27,7 @@ def count_ops(chunk: TraceChunk, counts: np.ndarray) -> None:
 
 
 def op_counts(chunks) -> np.ndarray:
-    """Records per operation class over a stream of chunks (int64, :data:`profiler.trace.N_OPS` long)."""
+    """Records per operation class over a stream of chunks (int64, :data:`core.trace_schema.N_OPS` long)."""
     counts = np.zeros(N_OPS, np.int64)
     for chunk in chunks:
         count_ops(chunk, counts)

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from core.trace_schema import Op
 from profiler.sampling import (
     HOST_UNITS,
     INSTANCES,
@@ -36,7 +37,6 @@ from profiler.sampling import (
     SampleCounts,
     take,
 )
-from profiler.trace import Op
 
 #: work counts estimated from the address sample (divided by the page rate); every other one is exact
 ADDRESS_WORK = ("unique_bytes", "sector_bytes", "launch_sector_bytes")

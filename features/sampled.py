@@ -28,6 +28,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from core.trace_schema import Op
 from profiler.sampling import (
     KEPT_RECORDS,
     LAUNCHES,
@@ -39,7 +40,6 @@ from profiler.sampling import (
     THREAD_STORE_BYTES,
     SampleCounts,
 )
-from profiler.trace import Op
 
 from .mix import FP32_OPS, FP64_OPS, MixAnalyzer
 from .reuse import N_REUSE_BUCKETS

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, TraceChunk
+from core.trace_schema import Op
+from profiler.trace import TraceChunk
 
 from ._base import Analyzer, grow_1d, ratio
 

@@ -12,7 +12,8 @@ from typing import Iterator
 
 import numpy as np
 
-from profiler.trace import Op, StaticInstruction, StaticTable, TraceChunk
+from core.trace_schema import Op
+from profiler.trace import StaticInstruction, StaticTable, TraceChunk
 
 _A, _B, _C, _D = 0x10000000, 0x20000000, 0x30000000, 0x40000000
 _GATHER = 1 << 20  # elements of the gathered array (8 MiB)

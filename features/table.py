@@ -25,8 +25,8 @@ from typing import Any
 
 import pandas as pd
 
-from profiler.atomic import atomic_path
-from profiler.jsonfile import read_json
+from core.atomic import atomic_path
+from core.jsonfile import read_json
 
 FORMAT = "portcast.features"
 SCHEMA_VERSION = 1

@@ -41,7 +41,8 @@ import tempfile
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, StaticTable, TraceChunk, TraceError
+from core.trace_schema import Op, TraceError
+from profiler.trace import StaticTable, TraceChunk
 
 from ._base import Analyzer, grow_1d, ratio
 from .layout import Layout

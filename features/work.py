@@ -13,7 +13,7 @@ from typing import Iterable
 import numba
 import numpy as np
 
-from profiler.trace import Op
+from core.trace_schema import Op
 
 SECTOR = 32
 #: :class:`WorkSink`'s instruction-mix counts of the records inside threads: key -> operation classes

@@ -33,7 +33,7 @@ Required (:data:`REQUIRED`), each a finite number >= 0:
 ``warp_sectorsPerGroup`` g, 32-byte sectors per warp memory instruction
 ``warp_launches``      launches of the thread space as the feature engine counts them
 ``mica_mix_<OP>``      share of the region's records of each compute class OP (the classes of
-                       ``profiler.trace.Op`` but LOAD and STORE: INT_ALU ... OTHER, FP64_ALU ... FP64_SPECIAL);
+                       ``core.trace_schema.Op`` but LOAD and STORE: INT_ALU ... OTHER, FP64_ALU ... FP64_SPECIAL);
                        the four ``mica_mix_FP64_*`` (:data:`FP64_MIX`) may be absent: a feature table computed
                        before the FP64 classes existed (or from a version-1 trace) has no double-precision
                        records, so an absent one (or NaN) reads as 0 and its floating point counts on the FP32
@@ -111,7 +111,7 @@ import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
-from profiler.trace import FP64_OPS, Op
+from core.trace_schema import FP64_OPS, Op
 
 from .simt.config import PIPES, SECTOR_BYTES, UNITS, WARP_SIZE, GPUConfig
 

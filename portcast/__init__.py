@@ -6,8 +6,8 @@ Public API: the region markers (``region``, ``region_start``, ``region_end``, ``
 SIMT timing model). Lower-level tracing entry points live in :mod:`portcast.api`.
 """
 
+from core.version import portcast_version
 from profiler.markers import parallel, region, region_end, region_start  # noqa: F401
-from profiler.version import portcast_version
 
 #: the installed distribution's version (pyproject.toml is its one source)
 __version__ = portcast_version()

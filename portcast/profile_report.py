@@ -27,9 +27,9 @@ import math
 from pathlib import Path
 from typing import Any, Optional
 
+from core.version import portcast_version
 from portcast.formatting import format_bytes, format_seconds, format_time, format_value, short_location, speedup_number
 from portcast.safe_text import visible
-from profiler.version import portcast_version
 
 FORMAT = "portcast.profile-report"
 SCHEMA_VERSION = 2
@@ -151,7 +151,7 @@ class ProfileReport:
     @classmethod
     def read_json(cls, path) -> "ProfileReport":
         """A report saved with ``--json`` (or :meth:`write_json`), read with bounded size and nesting."""
-        from profiler.jsonfile import JsonFileError, read_json
+        from core.jsonfile import JsonFileError, read_json
 
         try:
             doc = read_json(Path(path), what="Portcast profile report")
@@ -160,7 +160,7 @@ class ProfileReport:
         return cls.from_dict(doc, where=str(path))
 
     def write_json(self, path) -> Path:
-        from profiler.atomic import atomic_write_text
+        from core.atomic import atomic_write_text
 
         atomic_write_text(Path(path), self.to_json() + "\n")
         return Path(path)
@@ -171,7 +171,7 @@ class ProfileReport:
 
     def write_html(self, path) -> Path:
         """Write the self-contained page (atomically)."""
-        from profiler.atomic import atomic_write_text
+        from core.atomic import atomic_write_text
 
         atomic_write_text(Path(path), self.to_html(full=True))
         return Path(path)
@@ -228,10 +228,10 @@ def region_report(info, counts, *, hot, series=None, explanation=None, thread_sp
     """Gather one region's results (the sinks' outputs and its
     :class:`portcast.pipeline.stage_predict.RegionPrediction`, the same object the terminal prints from);
     ``no_baseline``: why a region that has no CPU time measurement has none."""
+    from core.trace_schema import Op
     from features.mix import mix_fractions
     from portcast.report import key_features, no_prediction_reason, weak_spots
     from profiler.baseline import Baseline, baseline_summary, uses_numpy, why_not_measured
-    from profiler.trace import Op
 
     op_counts = {Op(i).name: int(c) for i, c in enumerate(counts)}
     mix = mix_fractions(counts)

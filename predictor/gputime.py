@@ -44,8 +44,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import JsonFileError, read_json
+from core.atomic import atomic_write_text
+from core.jsonfile import JsonFileError, read_json
 
 FORMAT = "portcast.gputime-model"
 #: 2: the ``bounded`` family (:mod:`predictor.bounded`); files of schema 1 (the tree families) still load

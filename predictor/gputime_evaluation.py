@@ -225,7 +225,7 @@ def evaluation_plot(pred: pd.DataFrame, variants_shown: Iterable[str], out) -> P
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from profiler.atomic import atomic_path
+    from core.atomic import atomic_path
 
     shown = list(variants_shown)
     fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 4.2), squeeze=False)

@@ -309,7 +309,7 @@ def training_points(frame: pd.DataFrame) -> pd.DataFrame:
 
 def write_training_points(points: pd.DataFrame, path) -> Path:
     """Write :func:`training_points` as CSV (atomically) under the schema line :data:`POINTS_HEADER`."""
-    from profiler.atomic import atomic_write_text
+    from core.atomic import atomic_write_text
 
     text = POINTS_HEADER + "\n" + points.to_csv(index=False, float_format="%.6g")
     atomic_write_text(Path(path), text)

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import JsonFileError, read_json
+from core.atomic import atomic_write_text
+from core.jsonfile import JsonFileError, read_json
 
 from .interaction import TRANSFORMS, WEIGHTINGS, InteractionSearchRegressor, term_names
 

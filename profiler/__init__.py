@@ -1,16 +1,13 @@
-"""Profiler: region markers, the source-level instrumenter, the trace schema, trace files and importers."""
+"""Profiler: region markers, the source-level instrumenter, the trace's containers, trace files and importers
+(the trace schema, the record layout and operation classes, is :mod:`core.trace_schema`)."""
 
 from .trace import (  # noqa: F401
-    COLUMN_NAMES,
     DEFAULT_CHUNK_RECORDS,
-    TRACE_SCHEMA_VERSION,
     MemorySink,
-    Op,
     RegionInfo,
     StaticInstruction,
     StaticTable,
     TraceChunk,
-    TraceError,
     TraceSink,
 )
 

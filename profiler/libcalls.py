@@ -35,9 +35,10 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic, overload
 
+from core.trace_schema import Op
+
 from . import runtime as rt
 from .runtime import HAS_ADDR, S_HEAD, SIZE_SHIFT
-from .trace import Op
 
 #: the most dimensions an expanded array may have (more: the call is estimated, not expanded)
 MAXD = 8

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from .trace import StaticTable, TraceError
+from core.trace_schema import TraceError
+
+from .trace import StaticTable
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,7 +38,9 @@ from numba.core import cgutils
 from numba.core import errors as numba_errors
 from numba.extending import intrinsic
 
-from .trace import COLUMN_DTYPES, COLUMN_NAMES, FP64_OFFSET, RECORD_COLUMNS, Op, TraceChunk, TraceError, fp64_class
+from core.trace_schema import COLUMN_DTYPES, COLUMN_NAMES, FP64_OFFSET, RECORD_COLUMNS, Op, TraceError, fp64_class
+
+from .trace import TraceChunk
 
 # ----------------------------------------------------------------------------------------------------------
 # record codes of the interpreted buffer
@@ -298,7 +300,7 @@ SINGLE_KINDS = (VK_FLOAT32, VK_COMPLEX64, VK_FLOAT32_ARRAY, VK_COMPLEX64_ARRAY)
 def kind_ops(ops) -> tuple:
     """The operation class of each value kind from the seven of a number's kind (int, float, complex, their
     arrays, other object): the single-precision kinds take the float/complex ones' classes as given, the
-    double-precision kinds their FP64 classes (:func:`profiler.trace.fp64_class`)."""
+    double-precision kinds their FP64 classes (:func:`core.trace_schema.fp64_class`)."""
     ops = tuple(ops)
     if len(ops) != 7:
         raise ValueError(f"kind_ops needs the classes of 7 kinds, got {len(ops)}")
@@ -783,7 +785,7 @@ class CodedChunk(TraceChunk):
     that of the compact stream, and a sink pays only for the groups it reads (the register columns, say,
     only when something computes dependences). Like every chunk a tracer hands over,
     it is valid during ``consume`` only; reading a column that was not decoded by then raises
-    :class:`~profiler.trace.TraceError` instead of returning records of a later chunk.
+    :class:`~core.trace_schema.TraceError` instead of returning records of a later chunk.
     """
 
     def __init__(self, buf: "CompiledBuffer", n: int, k: int, tid0: int) -> None:

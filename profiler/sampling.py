@@ -37,8 +37,10 @@ import math
 import numba
 import numpy as np
 
+from core.trace_schema import N_OPS, Op
+
 from .runtime import HAS_ADDR, PC_MASK, PC_SHIFT, SIZE_SHIFT, decode_op
-from .trace import N_OPS, Op, TraceChunk
+from .trace import TraceChunk
 
 #: iterations per sampling unit: a thread block of 256 (8 warps of 32); a unit's first records see a gap
 #: to the unit sampled before it (a stride, a reuse), 1 in 256 iterations' worth: an error within 0.004

@@ -19,6 +19,8 @@ import time
 import types as pytypes
 from typing import Any, Iterable, Sequence
 
+from core.version import portcast_version
+
 from . import instrument as ins
 from . import libcalls as _lib
 from . import markers as _markers
@@ -32,7 +34,6 @@ from .sampling import MAX_TID, RECORDS, SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .user_code import unwrap_callable
-from .version import portcast_version
 
 MODES = ("auto", "interpreted", "compiled")
 

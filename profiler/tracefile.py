@@ -2,7 +2,7 @@
 
 Layout of one file = one region invocation:
 
-* columns: the record columns of :mod:`profiler.trace`, one row per record;
+* columns: the record columns of :mod:`core.trace_schema`, one row per record;
 * key-value metadata ``portcast.trace``: JSON with ``schema_version``, ``region`` (:class:`RegionInfo`)
   and ``static`` (the static instruction table).
 
@@ -29,21 +29,18 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .atomic import OutputWriteError, _umask, make_temp
-from .loops import LoopTable
-from .trace import (
+from core.atomic import OutputWriteError, _umask, make_temp
+from core.trace_schema import (
     COLUMN_NAMES,
-    DEFAULT_CHUNK_RECORDS,
     READABLE_SCHEMA_VERSIONS,
     RECORD_COLUMNS,
     TRACE_SCHEMA_VERSION,
-    RegionInfo,
-    StaticTable,
-    TraceChunk,
     TraceError,
-    json_dumps,
     n_ops_of_version,
 )
+
+from .loops import LoopTable
+from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk, json_dumps
 
 METADATA_KEY = b"portcast.trace"
 

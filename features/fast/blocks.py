@@ -25,7 +25,8 @@ import abc
 import numpy as np
 from numba import njit
 
-from profiler.trace import Op, TraceChunk
+from core.trace_schema import Op
+from profiler.trace import TraceChunk
 
 from .._base import Analyzer, grow_1d, pc_capacity
 from .hash_index import slot_hash

@@ -41,8 +41,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import JsonFileError, read_json
+from core.atomic import atomic_write_text
+from core.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.dvfs.counters"
 SCHEMA_VERSION = 1

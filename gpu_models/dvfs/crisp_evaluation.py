@@ -26,12 +26,12 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from core.atomic import atomic_write_text
 from gpu_models.dvfs.controller import PowerModel, TimelineInterval, default_pstates, simulate_control
 from gpu_models.dvfs.counter_record import CounterError
 from gpu_models.dvfs.models import MODEL_NAMES, crisp_time, predict_all
 from gpu_models.dvfs.synthetic_timelines import PROFILES, generate, suite
 from gpu_models.dvfs.timeline import derive_counters, simulate
-from profiler.atomic import atomic_write_text
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "gtxtitanx_dvfs"
 SYNTH_BASE_MHZ = 700.0

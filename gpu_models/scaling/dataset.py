@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from profiler.atomic import make_temp
+from core.atomic import make_temp
 
 SCHEMA_NAME = "portcast.scaling_dataset"
 SCHEMA_VERSION = 1

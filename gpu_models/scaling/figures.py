@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.atomic import make_temp
+from core.atomic import make_temp
 
 
 def _plt():

@@ -18,11 +18,11 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import threadpool_limits
 
+from core.atomic import atomic_write_json
+from core.jsonfile import JsonFileError, read_json
 from gpu_models.scaling.classifier import SigmoidMLPClassifier
 from gpu_models.scaling.dataset import Grid
 from gpu_models.scaling.surfaces import chain_surface, cu_scaling, frequency_features, split_frequency_features
-from profiler.atomic import atomic_write_json
-from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA_NAME = "portcast.scaling_model"
 SCHEMA_VERSION = 1
@@ -303,7 +303,7 @@ class ScalingModel:
 
 
 def write_json_atomic(path, obj) -> Path:
-    """Write ``obj`` as JSON to ``path`` atomically (see :mod:`profiler.atomic`)."""
+    """Write ``obj`` as JSON to ``path`` atomically (see :mod:`core.atomic`)."""
     return atomic_write_json(path, obj, indent=1)
 
 

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from core.atomic import atomic_write_text
 from features.counters import COUNTER_NAMES, counters_from_ptx
 from gpu_models.scaling.dataset import ScalingDataset, load_titanx
 from gpu_models.scaling.surface import ScalingModel, prediction_errors, write_json_atomic
-from profiler.atomic import atomic_write_text
 
 RESULTS_SCHEMA = "portcast.scaling_evaluation"
 RESULTS_VERSION = 1

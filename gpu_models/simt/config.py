@@ -25,7 +25,7 @@ lanes                      ``{"int": n, "fp": n, "sfu": n, "fp64": n}``: lanes o
                            fp64 may be a fraction (a GPU with fewer FP64 units per SM than schedulers: 2 units
                            shared by 4 schedulers are 0.5 per scheduler, 64 cycles per warp instruction)
 lsu_sectors_per_cycle      32-byte sectors the SM's load/store unit handles per cycle
-ops                        per operation class (profiler.trace.Op name): ``[unit, latency_cycles, repeat]``,
+ops                        per operation class (core.trace_schema.Op name): ``[unit, latency_cycles, repeat]``,
                            unit one of int/fp/sfu/fp64; LOAD and STORE use the load/store unit and the memory
                            system
 l1_bytes, l1_ways          L1 data cache per SM (32-byte sectors, set-associative, LRU)
@@ -74,8 +74,8 @@ from pathlib import Path
 
 import numpy as np
 
-from profiler.jsonfile import JsonFileError, read_json
-from profiler.trace import FP64_OFFSET, FP64_OPS, Op
+from core.jsonfile import JsonFileError, read_json
+from core.trace_schema import FP64_OFFSET, FP64_OPS, Op
 
 SCHEMA = "portcast.simt.gpu"
 SCHEMA_VERSION = 3

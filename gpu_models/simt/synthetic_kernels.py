@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from profiler.trace import Op, TraceChunk
+from core.trace_schema import Op
+from profiler.trace import TraceChunk
 
 ARRAY_SPACING = 1 << 30
 ELEM = 4

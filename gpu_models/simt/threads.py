@@ -36,8 +36,9 @@ import dataclasses
 import numba as nb
 import numpy as np
 
+from core.trace_schema import Op, TraceError
 from features.layout import Layout
-from profiler.trace import Op, StaticTable, TraceChunk, TraceError
+from profiler.trace import StaticTable, TraceChunk
 
 WARP_SIZE = 32
 SECTOR_BYTES = 32

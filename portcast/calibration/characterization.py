@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from profiler.atomic import atomic_path
+from core.atomic import atomic_path
 
 FEATURE_TABLE_SCHEMA_VERSION = 1
 DEFAULT_SIZES = ("tiny", "small", "medium", "large")

@@ -10,8 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import read_json
+from core.atomic import atomic_write_text
+from core.jsonfile import read_json
 
 from .schema import CALIBRATION_SCHEMA_VERSION, MACHINE_FIELDS
 from .simulated import is_simulated

@@ -214,9 +214,9 @@ def warn_if_incomplete(*sources, info=None) -> None:
 def user_errors(*extra: type[BaseException]):
     """Print known input errors, and outputs that cannot be written, as ``error: ...`` and exit 2 instead of a
     traceback."""
+    from core.atomic import OutputWriteError
+    from core.trace_schema import TraceError
     from portcast.safe_text import escape
-    from profiler.atomic import OutputWriteError
-    from profiler.trace import TraceError
 
     try:
         yield

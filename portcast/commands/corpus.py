@@ -132,8 +132,8 @@ def characterize_cmd(
     """Trace every corpus kernel at every size and write the training-feature table (one row per kernel x size)."""
     import datetime
 
+    from core.version import portcast_version
     from portcast.calibration.characterization import DEFAULT_SIZES, characterize, write_feature_table
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         points = _points(_split(kernels), _split(sizes), DEFAULT_SIZES)

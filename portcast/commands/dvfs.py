@@ -77,9 +77,9 @@ def predict_cmd(
     with _errors():
         import pandas as pd
 
+        from core.atomic import atomic_write_text
         from gpu_models.dvfs.counter_record import SCHEMA_VERSION
         from gpu_models.dvfs.models import get_model
-        from profiler.atomic import atomic_write_text
 
         tg = _floats(targets, "--targets")
         names = _models(model)
@@ -225,8 +225,8 @@ def evaluate_cmd(
 ) -> None:
     """Regenerate the evaluation tables (synthetic timelines, controller, GTX Titan X)."""
     with _errors():
+        from core.atomic import atomic_write_text
         from gpu_models.dvfs.crisp_evaluation import run_all, write_report
-        from profiler.atomic import atomic_write_text
 
         if not 2 <= top_k <= 15:
             raise UserError(f"--top-k must be between 2 and 15 (got {top_k})")

@@ -260,8 +260,8 @@ def evaluate_cmd(
     """Run the AIWC experiments, or measure a model's error on the database's trials."""
     with _errors():
         if source == "aiwc":
+            from core.atomic import atomic_write_text
             from predictor.eiger.experiments import render_markdown, run_aiwc_experiments
-            from profiler.atomic import atomic_write_text
 
             with _progress() as prog:
                 task = prog.add_task("experiments", total=None)
@@ -310,8 +310,8 @@ def export_cmd(
     name: Optional[str] = typer.Option(None, "--name", help="Generated function name."),
 ) -> None:
     """Export a model as a standalone C or Python function (or re-save its JSON)."""
+    from core.atomic import atomic_write_text
     from predictor.eiger.export import export_c, export_python, load_model, save_model
-    from profiler.atomic import atomic_write_text
 
     with _errors():
         suffixes = {"c": (".c", ".h"), "python": (".py",), "json": (".json",)}.get(fmt)

@@ -8,8 +8,8 @@ from typing import List, Optional
 
 import typer
 
+from core.atomic import atomic_write_text
 from portcast.safe_text import as_text, escape
-from profiler.atomic import atomic_write_text
 
 from ._common import UserError, check_output, console, user_errors, warn_if_incomplete
 

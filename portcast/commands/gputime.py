@@ -76,8 +76,8 @@ def evaluate_cmd(
 
     import predictor.gputime_evaluation as E
     import predictor.gputime_training as G
+    from core.atomic import atomic_path
     from kernels.measured.harness.points import read_points_table
-    from profiler.atomic import atomic_path
 
     def write(name, text):
         with atomic_path(out_dir / name) as tmp:

@@ -39,9 +39,9 @@ def trace_cmd(
     """Trace the ports at their measured points: threads, instructions, loads, stores, bytes touched, features."""
     import datetime
 
+    from core.version import portcast_version
     from kernels.measured.harness.points import selected_points, trace_points, write_points_table
     from kernels.measured.registry import all_measured
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         specs = all_measured()
@@ -80,6 +80,7 @@ def merge_cmd(
     """Join points tables traced apart (for example one port per process) into one."""
     import datetime
 
+    from core.version import portcast_version
     from kernels.measured.harness.points import (
         merge_points_tables,
         points_table_extra,
@@ -87,7 +88,6 @@ def merge_cmd(
         write_points_table,
     )
     from kernels.measured.registry import all_measured
-    from profiler.version import portcast_version
 
     with user_errors(ValueError, FileNotFoundError):
         if out.suffix.lower() != ".parquet":
@@ -108,10 +108,10 @@ def report_cmd(
     """Faithfulness of the ports: Portcast's threads, work and footprint against the data's counts."""
     from rich.table import Table
 
+    from core.atomic import atomic_path
     from kernels.measured.harness.faithfulness import faithfulness
     from kernels.measured.harness.points import read_points_table
     from kernels.measured.registry import all_measured
-    from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
         f = faithfulness(read_points_table(table), all_measured())
@@ -146,6 +146,7 @@ def correlate_cmd(
     import pandas as pd
     from rich.table import Table
 
+    from core.atomic import atomic_path
     from kernels.measured.harness.correlation import (
         NOT_KERNEL_TIME,
         calibration_text,
@@ -156,7 +157,6 @@ def correlate_cmd(
     from kernels.measured.harness.points import read_points_table
     from kernels.measured.harness.sources import measured_times
     from kernels.measured.registry import all_measured
-    from profiler.atomic import atomic_path
 
     with user_errors(ValueError):
         points = read_points_table(table)
@@ -194,6 +194,7 @@ def tables_cmd(
     faithfulness.csv / .md, correlation.md, pairs.csv and correlation.png."""
     import pandas as pd
 
+    from core.atomic import atomic_path
     from kernels.measured.harness.correlation import (
         NOT_KERNEL_TIME,
         calibration_text,
@@ -207,7 +208,6 @@ def tables_cmd(
     from kernels.measured.harness.points import read_points_table
     from kernels.measured.harness.sources import GPU_LABELS, measured_times
     from kernels.measured.registry import all_measured
-    from profiler.atomic import atomic_path
 
     def write(name, text):
         with atomic_path(out_dir / name) as tmp:
@@ -269,6 +269,7 @@ def cpu_times_cmd(
     import os
     import time
 
+    from core.version import portcast_version
     from kernels.measured.harness.cpu_times import (
         SHIPPED_CPU_TIMES,
         host_description,
@@ -277,7 +278,6 @@ def cpu_times_cmd(
         write_cpu_times,
     )
     from kernels.measured.registry import all_measured
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         given, out = out, out or SHIPPED_CPU_TIMES

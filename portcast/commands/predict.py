@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import typer
 
+from core.atomic import atomic_write_text
 from portcast.commands._common import (
     UserError,
     check_output,
@@ -22,7 +23,6 @@ from portcast.commands._common import (
     warn_if_incomplete,
 )
 from portcast.safe_text import as_text, escape
-from profiler.atomic import atomic_write_text
 
 
 # ---------------------------------------------------------------------------------------------- train

@@ -409,8 +409,8 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="A Parquet trace file written by portcast profile."),
     ) -> None:
         """Describe a trace file: region metadata, records, instruction mix, static table size."""
+        from core.trace_schema import Op
         from features.mix import mix_fractions, op_counts
-        from profiler.trace import Op
         from profiler.tracefile import TraceFile
 
         with user_errors():

@@ -64,10 +64,10 @@ def sample_check_cmd(
     times and 95% intervals (writes validation.csv, long form, and validation.md, tables)."""
     import datetime
 
+    from core.atomic import atomic_write_text
+    from core.version import portcast_version
     from kernels.registry import all_kernels
     from portcast import sampling_check as S
-    from profiler.atomic import atomic_write_text
-    from profiler.version import portcast_version
 
     with user_errors(ValueError):
         rate_list = _rates(rates)

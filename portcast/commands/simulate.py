@@ -8,10 +8,10 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
+from core.atomic import atomic_write_json
 from portcast.commands._common import UserError, console, user_errors, warn_if_incomplete
 from portcast.commands._streams import load_streams, sweep_with_progress
 from portcast.safe_text import as_text, escape
-from profiler.atomic import atomic_write_json
 
 
 def _errors():

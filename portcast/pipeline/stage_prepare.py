@@ -33,7 +33,7 @@ class SummarySink:
         self._counts = None
 
     def start_region(self, info, static) -> None:
-        from profiler.trace import N_OPS
+        from core.trace_schema import N_OPS
 
         self._counts = np.zeros(N_OPS, np.int64)
 
@@ -228,11 +228,11 @@ def resolve_model(model: Optional[str]):
     a :class:`UserError`."""
     import predictor.gputime as gputime_module
     import predictor.model_io as model_io
+    from core.jsonfile import JsonFileError, read_json
     from portcast.report import provisional_line
     from predictor import ModelFileError, load_model
     from predictor.gputime import FORMAT, GpuTimeModelError, load_gputime_model
     from predictor.region_predictor import GpuTimePredictor, XappPredictor
-    from profiler.jsonfile import JsonFileError, read_json
 
     def xapp(path):
         m = load_model(path)

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from core.atomic import atomic_write_text
+from core.jsonfile import JsonFileError, read_json
 from predictor.eiger.synthesis import (
     DEFAULT_POOL,
     INPUT_TRANSFORMS,
@@ -40,8 +42,6 @@ from predictor.eiger.synthesis import (
     EigerRegressor,
     Term,
 )
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import JsonFileError, read_json
 
 SCHEMA = "portcast.eiger.model"
 SCHEMA_VERSION = 1

@@ -6,9 +6,10 @@ from __future__ import annotations
 import abc
 import ast
 
+from core.trace_schema import Op, fp64_class
+
 from .. import libcalls as lc
 from .. import runtime as rt
-from ..trace import Op, fp64_class
 from .program import Program
 
 
@@ -20,7 +21,7 @@ def _typed_codes(pc, op_i, op_f) -> tuple[int, int, int]:
 
 class _Backend(abc.ABC):
     """What a record statement is in one execution mode. The rewriter asks for source text (statements as
-    strings) and never looks inside it; ``pc`` is a static id, ``op`` an :class:`~profiler.trace.Op`, names
+    strings) and never looks inside it; ``pc`` is a static id, ``op`` an :class:`~core.trace_schema.Op`, names
     (``obj``, ``idx``, ``probes``, ...) are the temporaries or variables of the generated code. Each back end
     implements every method (abstract here, so a missing one fails when the back end is made)."""
 
@@ -38,7 +39,7 @@ class _Backend(abc.ABC):
 
     @abc.abstractmethod
     def rec_typed(self, pc, op_i, op_f, probes, result=False) -> str:
-        """One record whose class is ``op_f`` (or its FP64 class, see :func:`profiler.trace.fp64_class`) when
+        """One record whose class is ``op_f`` (or its FP64 class, see :func:`core.trace_schema.fp64_class`) when
         any of the values ``probes`` is a float, else ``op_i``. Precision: interpreted mode combines the
         probes' types as NumPy promotes them (a Python float is "weak": with a float32 the operation is
         single precision; ``result``: ``probes[0]`` is the operation's result, a Python float there was

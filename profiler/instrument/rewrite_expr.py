@@ -7,9 +7,10 @@ import inspect
 
 import numpy as np
 
+from core.trace_schema import Op, fp64_class
+
 from .. import libcalls as lc
 from .. import runtime as rt
-from ..trace import Op, fp64_class
 from ..user_code import is_user_function, unwrap_callable
 from .tables import _ALU_NAMES, _BINOPS, _CMPOPS, _KIND_ABS, _KIND_CONJ, _KIND_PART, _KIND_REALFN, _SPECIAL_NAMES
 from .unsupported import UnsupportedConstruct

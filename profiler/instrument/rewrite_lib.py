@@ -8,10 +8,11 @@ import builtins
 
 import numpy as np
 
+from core.trace_schema import Op, fp64_class
+
 from .. import libcalls as lc
 from .. import markers as _markers
 from .. import runtime as rt
-from ..trace import Op, fp64_class
 from .tables import _CMPOPS, _SPECIAL_NAMES
 
 

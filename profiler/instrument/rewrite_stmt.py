@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 
+from core.trace_schema import Op
+
 from .. import markers as _markers
-from ..trace import Op
 from .tables import _BINOPS
 from .unsupported import UnsupportedConstruct
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..trace import Op
+from core.trace_schema import Op
 
 _BINOPS = {
     ast.Add: ("+", Op.INT_ALU, Op.FP_ALU),

@@ -10,7 +10,7 @@ Two formats (mapping documented in ``docs/native.md``):
   load + store of the same bytes), plus ``==pid==`` message lines which are skipped.
 
 Both stream: records are handed to the sinks in chunks of at most ``chunk_records`` records, so the
-memory needed does not grow with the trace. Malformed input raises :class:`profiler.trace.TraceError`
+memory needed does not grow with the trace. Malformed input raises :class:`core.trace_schema.TraceError`
 naming the file and the byte offset (ChampSim) or line number (lackey).
 """
 
@@ -26,15 +26,9 @@ from typing import BinaryIO, Iterable, Sequence
 import numba
 import numpy as np
 
-from ..trace import (
-    DEFAULT_CHUNK_RECORDS,
-    Op,
-    RegionInfo,
-    StaticInstruction,
-    StaticTable,
-    TraceChunk,
-    TraceError,
-)
+from core.trace_schema import Op, TraceError
+
+from ..trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticInstruction, StaticTable, TraceChunk
 
 #: Byte layout of one ChampSim ``input_instr`` record (little-endian, no padding, 64 bytes).
 CHAMPSIM_DTYPE = np.dtype(

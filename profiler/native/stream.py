@@ -47,16 +47,10 @@ from typing import BinaryIO, Iterable
 
 import numpy as np
 
-from ..trace import (
-    COLUMN_NAMES,
-    DEFAULT_CHUNK_RECORDS,
-    RegionInfo,
-    StaticInstruction,
-    StaticTable,
-    TraceChunk,
-    TraceError,
-)
-from ..version import portcast_version
+from core.trace_schema import COLUMN_NAMES, TraceError
+from core.version import portcast_version
+
+from ..trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticInstruction, StaticTable, TraceChunk
 from . import _pump
 
 #: Columns of a RECORDS message, in the order the tool writes them (see ``flush_records`` in the tool).

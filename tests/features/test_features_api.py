@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from vectors import v1, v4
 
 import features
+from core.trace_schema import N_OPS, Op, TraceError
 from features import (
     FEATURE_NAMES,
     XAPP_FEATURES,
@@ -21,7 +22,7 @@ from features import (
 from features._base import MAX_PC
 from features.engine import _first_invalid
 from features.synthetic_trace import static_table, synthetic_chunks, synthetic_trace
-from profiler.trace import N_OPS, Op, RegionInfo, TraceChunk, TraceError
+from profiler.trace import RegionInfo, TraceChunk
 from profiler.tracefile import TraceFile, write_trace
 
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features.counters import (
     COUNTER_NAMES,
     PTX_CLASS,
@@ -14,7 +15,7 @@ from features.counters import (
     counters_from_trace_chunks,
 )
 from gpu_models.scaling.dataset import ptx_instruction_names
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 EXPECTED = [0.2, 0.1, 0.0, 0.1, 0.3, 0.1, 0.2]  # alu mul div spf mem ctrl other
 

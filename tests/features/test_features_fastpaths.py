@@ -8,11 +8,12 @@ from featref import all_features, ilp_cycles, records, regs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import FeatureEngine, IlpAnalyzer, RegisterTrafficAnalyzer
 from features.ilp import DIRECT_TOKENS
 from features.synthetic_trace import synthetic_trace
 from profiler.native.importers import TEMP_TOKEN_BASE
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 COUNT_FEATURES = {
     "mica_instructions", "mica_branches", "mica_staticBranches", "mica_loadBlockRefs", "mica_dataBlocks",

@@ -16,8 +16,9 @@ from featref import ilp_cycles, records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import FeatureEngine, IlpAnalyzer
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 WINDOWS = [(1, 2, 3, 5), (4, 8, 32), (32, 64, 128, 256, 2048, 16384, 65536)]
 

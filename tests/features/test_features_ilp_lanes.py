@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from test_features_ilp_window import _engine, dep_record, fifo_machine
 
 import features.ilp as ilp_mod
+from core.trace_schema import Op
 from features import IlpAnalyzer
 from features.synthetic_trace import synthetic_trace
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 def issue_times(recs, w):

@@ -11,9 +11,10 @@ from featref import records, regs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import RegisterTrafficAnalyzer
 from features.regs import DEP_BOUNDS
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 def _counts(rt):

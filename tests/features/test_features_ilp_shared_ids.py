@@ -19,10 +19,11 @@ from test_features_ilp_window import _chunk, dep_record, fifo_machine
 
 import features.ilp as ilp_mod
 import features.regs as regs_mod
+from core.trace_schema import Op
 from features import FeatureEngine, IlpAnalyzer
 from features.regs import RegisterTrafficAnalyzer
 from features.synthetic_trace import synthetic_trace
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 def _engine_ilp(recs_or_chunk, windows, chunk_records, families=("footprint",)):

@@ -11,8 +11,9 @@ from collections import deque
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import IlpAnalyzer
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 def fifo_machine(recs, w, issued=None):

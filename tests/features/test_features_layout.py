@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba import prange
 
+from core.trace_schema import Op, TraceError
 from features import FeatureEngine, FeatureSink, WarpAnalyzer
 from features.layout import Layout
 from gpu_models.simt.threads import build_streams
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op, StaticInstruction, StaticTable, TraceChunk, TraceError
+from profiler.trace import MemorySink, StaticInstruction, StaticTable, TraceChunk
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 

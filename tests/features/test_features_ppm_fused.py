@@ -6,8 +6,9 @@ from featref import ppm, records
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import BranchAnalyzer
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

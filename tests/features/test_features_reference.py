@@ -8,6 +8,7 @@ from featref import all_features, bdiv, ilp_cycles, records, strides
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import (
     BranchDivergenceAnalyzer,
     FeatureEngine,
@@ -16,7 +17,7 @@ from features import (
     StrideAnalyzer,
 )
 from features.ilp import DIRECT_TOKENS
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 COUNT_FEATURES = {
     "mica_instructions", "mica_branches", "mica_staticBranches", "mica_loadBlockRefs", "mica_dataBlocks",

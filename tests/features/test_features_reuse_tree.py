@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from featref import records, reuse, reuse_distances
 
+from core.trace_schema import Op
 from features import FeatureEngine
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 
 def _loads(n, seed):

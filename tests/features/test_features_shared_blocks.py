@@ -16,10 +16,11 @@ from featref import footprint, ppm, records, reuse, warp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features import BranchAnalyzer, FeatureEngine, FootprintAnalyzer, ReuseDistanceAnalyzer
 from features.branch import _fill_orders, stored_orders
 from features.fast.blocks import BlockMap
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

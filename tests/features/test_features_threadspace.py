@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from features.thread_dependences import KINDS, PAGE, ThreadSpaceChecker, join_report
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 LOAD, STORE, ALU, OTHER = int(Op.LOAD), int(Op.STORE), int(Op.INT_ALU), int(Op.OTHER)
 

@@ -15,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import features.warp as fw
+from core.trace_schema import Op, TraceError
 from features import FeatureEngine, WarpAnalyzer
 from features.warp import _union_bytes_sectors
-from profiler.trace import Op, TraceChunk, TraceError
+from profiler.trace import TraceChunk
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 COUNTS = ("warp_threads", "warp_launches")

@@ -1,6 +1,7 @@
 """The worked vectors V1, V4 and V5 of docs/features.md as traces."""
 
-from profiler.trace import Op, TraceChunk
+from core.trace_schema import Op
+from profiler.trace import TraceChunk
 
 
 def _chunk(rows):

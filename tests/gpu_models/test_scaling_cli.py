@@ -80,7 +80,8 @@ def test_place_a_trace_on_a_titanx_surface(tmp_path):
     """The hand-off end to end: a trace's op mix -> class counters -> a Titan X model's surface."""
     import numpy as np
 
-    from profiler.trace import Op, RegionInfo, StaticTable, TraceChunk
+    from core.trace_schema import Op
+    from profiler.trace import RegionInfo, StaticTable, TraceChunk
     from profiler.tracefile import write_trace
 
     model = tmp_path / "t.json"

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from core.trace_schema import Op
 from gpu_models.simt.config import ConfigError, config_from_json, load_config, preset_names
-from profiler.trace import Op
 
 
 def test_presets_present():

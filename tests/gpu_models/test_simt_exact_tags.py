@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.trace_schema import Op
 from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import STAT_NAMES, _access_table, _kernel_args, _run
 from gpu_models.simt.threads import build_streams
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 GTX = load_config("gtx480")
 

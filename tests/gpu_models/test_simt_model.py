@@ -7,11 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from gpu_models.simt import synthetic_kernels as sy
 from gpu_models.simt.config import load_config
 from gpu_models.simt.model import simulate
 from gpu_models.simt.threads import block_scratch, build_streams
-from profiler.trace import Op, TraceChunk
+from profiler.trace import TraceChunk
 
 GTX = load_config("gtx480")
 

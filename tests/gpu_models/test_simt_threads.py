@@ -5,9 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op, TraceError
 from gpu_models.simt.threads import block_scratch, build_streams
 from gpu_models.simt.trace_input import StreamsSink, load_region
-from profiler.trace import Op, RegionInfo, StaticInstruction, StaticTable, TraceChunk, TraceError
+from profiler.trace import RegionInfo, StaticInstruction, StaticTable, TraceChunk
 from profiler.tracefile import write_trace
 
 

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from core.trace_schema import Op
 from features.work import BoundedSink, ThreadRecordsSink, WorkSink, union_length
 from gpu_models.simt.slice_sample import sample_threads, simulated_times, slice_config, wave_blocks
 from kernels.measured.harness.correlation import (
@@ -31,7 +32,6 @@ from kernels.measured.harness.sources import AIWC_DATA, AIWC_GPUS, AMARIS_GPUS, 
 from kernels.measured.registry import all_measured
 from portcast.cli import app
 from profiler.session import trace_function
-from profiler.trace import Op
 
 
 @given(st.lists(st.tuples(st.integers(0, 200), st.integers(1, 16)), max_size=40))

@@ -10,11 +10,11 @@ from test_native_importers import LACKEY, WORKED, WORKED_RECORDS  # shared worke
 from test_native_tool import build
 from typer.testing import CliRunner
 
+from core.trace_schema import N_OPS, Op
 from portcast.cli import app
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, find_toolchain
 from profiler.native.importers import champsim_records
-from profiler.trace import N_OPS, Op
 from profiler.tracefile import TraceFile
 
 runner = CliRunner()

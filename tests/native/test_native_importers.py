@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op, TraceError
 from profiler.native.importers import CHAMPSIM_DTYPE, champsim_records, import_champsim, import_lackey
-from profiler.trace import MemorySink, Op, TraceError
+from profiler.trace import MemorySink
 from profiler.tracefile import ParquetTraceWriter, TraceFile
 
 T = 65536  # first temporary token

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
+from core.trace_schema import TraceError
 from profiler.native.record import BUF_BYTES, RECORD_BYTES, StreamDecoder, encode_records
-from profiler.trace import TraceError
 
 
 class FullSink(ChunkSink):

@@ -14,8 +14,8 @@ import numpy as np
 from native_toolchain import needs_tool
 from typer.testing import CliRunner
 
+from core.trace_schema import N_OPS, Op
 from portcast.cli import app
-from profiler.trace import N_OPS, Op
 from profiler.tracefile import TraceFile
 
 runner = CliRunner()

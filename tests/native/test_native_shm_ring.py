@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from test_native_stream_blocks import ChunkSink, _block, _msg  # shared stream builders
 
 import profiler.native.record as record_mod
+from core.trace_schema import COLUMN_NAMES, TraceError
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, find_toolchain
 from profiler.native.record import (
@@ -29,7 +30,7 @@ from profiler.native.record import (
     encode_records,
     record_program,
 )
-from profiler.trace import COLUMN_NAMES, MemorySink, TraceError
+from profiler.trace import MemorySink
 
 MSG_RECORDS_SHM = 6
 

@@ -11,8 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import TraceError
 from profiler.native.record import RECORD_BYTES, StreamDecoder, decode_file, encode_records
-from profiler.trace import TraceChunk, TraceError
+from profiler.trace import TraceChunk
 
 
 class ChunkSink:

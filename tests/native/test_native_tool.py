@@ -9,12 +9,13 @@ import pytest
 from native_toolchain import MISSING as _missing
 from native_toolchain import needs_tool
 
+from core.trace_schema import FP32_OPS, FP64_OPS, N_OPS, Op, TraceError
 from features import IlpAnalyzer
 from profiler.native import INCLUDE_DIR
 from profiler.native.build import NativeToolError, ensure_tool
 from profiler.native.importers import import_lackey
 from profiler.native.record import decode_file, encode_records, record_program
-from profiler.trace import FP32_OPS, FP64_OPS, N_OPS, MemorySink, Op, TraceChunk, TraceError
+from profiler.trace import MemorySink, TraceChunk
 
 DATA = Path(__file__).parent / "data"
 N = 1000

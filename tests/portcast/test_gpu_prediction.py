@@ -1,4 +1,4 @@
-"""portcast.gpu_prediction and `portcast profile`'s GPU time: it grows with the input, --at-size agrees with
+"""predictor.gputime_region and `portcast profile`'s GPU time: it grows with the input, --at-size agrees with
 a direct trace at the size, --gpu chooses the target and says when it is extrapolated."""
 
 import re

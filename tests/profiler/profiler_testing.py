@@ -4,8 +4,9 @@ and tracing a function into labelled record rows."""
 import importlib.util
 import sys
 
+from core.trace_schema import Op
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 
 class ChunkSizes:

@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import Op
 from profiler import runtime as rt
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 
 def _reference_owner(a):

@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from profiler_testing import ChunkSizes
 
+from core.trace_schema import COLUMN_NAMES, RECORD_COLUMNS, Op
 from profiler import runtime as rt
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES, RECORD_COLUMNS, MemorySink, Op, TraceChunk
+from profiler.trace import MemorySink, TraceChunk
 
 
 def _copy(args):

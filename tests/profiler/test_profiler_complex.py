@@ -8,10 +8,11 @@ import profiler_complex_kernels as CK
 import pytest
 from profiler_testing import trace_rows
 
+from core.trace_schema import COLUMN_NAMES, Op
 from profiler import runtime as rt
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES, MemorySink, Op
+from profiler.trace import MemorySink
 
 MODES = ["interpreted", "compiled"]
 L, S, B = Op.LOAD, Op.STORE, Op.BRANCH

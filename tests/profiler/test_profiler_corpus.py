@@ -6,10 +6,11 @@ import copy
 import numpy as np
 import pytest
 
+from core.trace_schema import Op
 from kernels.registry import all_kernels, get_kernel
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 KERNELS = all_kernels()
 

@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiler_testing import ChunkSizes, trace_rows
 
+from core.trace_schema import COLUMN_NAMES, N_OPS, Op
 from profiler.instrument import instrument
 from profiler.runtime import DEVICE_BASE
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES, N_OPS, MemorySink, Op
+from profiler.trace import MemorySink
 
 MODES = ["interpreted", "compiled"]
 L, S, B, MV = Op.LOAD, Op.STORE, Op.BRANCH, Op.MOVE

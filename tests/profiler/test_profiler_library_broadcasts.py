@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import features
+from core.trace_schema import Op
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 MODES = ("interpreted", "compiled")
 _SOURCES: dict[str, object] = {}

@@ -8,9 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 from numba import prange
 
+from core.trace_schema import Op, TraceError
 from profiler.loops import LoopTable
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op, RegionInfo, StaticInstruction, StaticTable, TraceChunk, TraceError
+from profiler.trace import MemorySink, RegionInfo, StaticInstruction, StaticTable, TraceChunk
 from profiler.tracefile import METADATA_KEY, TraceFile, write_trace
 
 

@@ -10,10 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from profiler_testing import load_source
 
+from core.trace_schema import COLUMN_NAMES
 from profiler.instrument import merge_records
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import COLUMN_NAMES, MemorySink
+from profiler.trace import MemorySink
 
 _counter = itertools.count()
 

@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from profiler_testing import load_source
 
+from core.trace_schema import Op
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 INT_VARS = ("a", "b", "c")
 

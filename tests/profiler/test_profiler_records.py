@@ -10,9 +10,10 @@ import numpy as np
 import profiler_test_kernels as K
 import pytest
 
+from core.trace_schema import Op
 from profiler.runtime import device_address as _dev
 from profiler.session import trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 
 MODES = ["interpreted", "compiled"]
 L, S, B, J = Op.LOAD, Op.STORE, Op.BRANCH, Op.JUMP

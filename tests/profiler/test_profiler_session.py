@@ -8,11 +8,12 @@ import profiler_test_kernels as K
 import pytest
 
 import portcast
+from core.trace_schema import Op
 from profiler.instrument import UnsupportedConstruct
 from profiler.markers import _state
 from profiler.runtime import device_address as _dev
 from profiler.session import profile_script, trace_function
-from profiler.trace import MemorySink, Op
+from profiler.trace import MemorySink
 from profiler.tracefile import TraceDirectorySink, TraceFile
 
 SCRIPT = '''

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.trace_schema import N_OPS, Op
 from profiler.sampling import (
     HOST_UNITS,
     INSTANCES,
@@ -31,7 +32,7 @@ from profiler.sampling import (
     page_kept,
 )
 from profiler.session import trace_function
-from profiler.trace import N_OPS, Op, TraceChunk
+from profiler.trace import TraceChunk
 
 LOAD, STORE, OTHER = int(Op.LOAD), int(Op.STORE), int(Op.OTHER)
 

@@ -7,17 +7,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from profiler.trace import (
-    FP64_OPS,
-    MemorySink,
-    Op,
-    RegionInfo,
-    StaticInstruction,
-    StaticTable,
-    TraceChunk,
-    TraceError,
-    fp64_class,
-)
+from core.trace_schema import FP64_OPS, Op, TraceError, fp64_class
+from profiler.trace import MemorySink, RegionInfo, StaticInstruction, StaticTable, TraceChunk
 from profiler.tracefile import ParquetTraceWriter, TraceDirectorySink, TraceFile, read_trace, write_trace
 
 

@@ -14,7 +14,7 @@ import realistic_programs as P
 from test_realistic_programs import MODES, library_of, line_of, loops_of, profile
 
 import features
-from profiler.trace import Op
+from core.trace_schema import Op
 
 
 def knn_inputs():

@@ -13,8 +13,8 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from core.atomic import atomic_path
 from kernels.measured.harness.sources import GPU_LABELS
-from profiler.atomic import atomic_path
 
 
 def application_of(port: str) -> str:

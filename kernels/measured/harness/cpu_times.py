@@ -34,8 +34,8 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from profiler.atomic import atomic_write_text
-from profiler.jsonfile import read_json
+from core.atomic import atomic_write_text
+from core.jsonfile import read_json
 
 #: Schema version of the CSV (its ``schema_version`` column) and of the sidecar.
 CPU_TIMES_SCHEMA_VERSION = 1

@@ -14,11 +14,11 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
+from core.atomic import atomic_path
 from features.work import BoundedSink, ThreadRecordsSink, WorkSink
 from gpu_models.simt.slice_sample import SAMPLE_RECORDS, SLICE_SMS, WHOLE_RECORDS, sample_threads, simulated_times
 from kernels.measured.harness.sources import ROOT, data_gpus
 from kernels.measured.spec import FEATURES_LABEL
-from profiler.atomic import atomic_path
 
 POINTS_SCHEMA_VERSION = 1
 SHIPPED_POINTS = ROOT / "kernels" / "measured" / "data" / "measured_points.parquet"

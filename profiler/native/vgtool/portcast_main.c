@@ -56,7 +56,7 @@
 /* Valgrind core (libcoregrind): a MAP_SHARED file mapping in Valgrind's own address space */
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 
-/* operation classes (profiler/trace.py Op) */
+/* operation classes (core/trace_schema.py Op) */
 enum { OP_INT_ALU = 0, OP_INT_MUL, OP_INT_DIV, OP_INT_REM, OP_FP_ALU, OP_FP_MUL, OP_FP_DIV, OP_FP_SPECIAL,
        OP_LOAD, OP_STORE, OP_BRANCH, OP_JUMP, OP_CALL, OP_RET, OP_MOVE, OP_OTHER,
        OP_FP64_ALU, OP_FP64_MUL, OP_FP64_DIV, OP_FP64_SPECIAL, N_OP_CLASSES };

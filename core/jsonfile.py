@@ -1,7 +1,7 @@
 """Reading JSON files people hand to Portcast (models, GPU descriptions, sidecars): bounded in size and
 nesting, every failure one :class:`JsonFileError` that names the file.
 
-Lives in ``profiler`` because every other package may import from it (see the layering in ARCHITECTURE).
+Lives in ``core``, the bottom layer, because every other package uses it (docs/architecture.md).
 """
 
 from __future__ import annotations

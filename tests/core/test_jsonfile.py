@@ -5,8 +5,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from core.jsonfile import MAX_DEPTH, JsonFileError, read_json
 from portcast.cli import app
-from profiler.jsonfile import MAX_DEPTH, JsonFileError, read_json
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -1,7 +1,7 @@
 """Atomic file output, the one way Portcast writes results: nothing appears under the final name until it
 is whole, and a failure leaves no partial file behind.
 
-Lives in ``profiler`` because every other package may import from it (see the layering in ARCHITECTURE).
+Lives in ``core``, the bottom layer, because every other package uses it (docs/architecture.md).
 """
 
 from __future__ import annotations

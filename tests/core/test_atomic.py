@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from profiler.atomic import atomic_path, atomic_write_json, atomic_write_text
+from core.atomic import atomic_path, atomic_write_json, atomic_write_text
 
 
 def test_text_and_json_land_whole(tmp_path):
@@ -43,7 +43,7 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_write(tmp_path):
     import subprocess
     import sys
 
-    from profiler.atomic import atomic_write_text, remove_stale_temps
+    from core.atomic import atomic_write_text, remove_stale_temps
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
@@ -63,7 +63,7 @@ def test_a_killed_runs_temporaries_are_removed_by_the_next_write(tmp_path):
     os.utime(old, (0, 0))
     assert remove_stale_temps(tmp_path / "out.json") == [old] and not old.exists()
     # every temporary Portcast makes carries its process id
-    from profiler.atomic import make_temp
+    from core.atomic import make_temp
 
     fd, name = make_temp(tmp_path / "new.bin")
     os.close(fd)
