@@ -131,6 +131,14 @@ class Schedule:
         """Seconds ``lane`` is busy."""
         return sum(s.seconds for s in self.steps if s.lane == lane)
 
+    def to_dict(self) -> dict:
+        """The schedule as JSON-able data: the plan, the times, the copies and every step."""
+        return {"plan": sorted(self.plan), "total_s": self.total_s, "cpu_s": self.cpu_s, "speedup": self.speedup,
+                "h2d_bytes": self.copied_bytes("h2d"), "d2h_bytes": self.copied_bytes("d2h"),
+                "critical_s": self.critical_seconds(),
+                "steps": [{"name": s.name, "lane": s.lane, "kind": s.kind, "start_s": s.start, "end_s": s.end,
+                           "region": s.region, "bytes": s.bytes, "critical": s.critical} for s in self.steps]}
+
     def critical_seconds(self) -> dict[str, float]:
         """Seconds of the critical path by what runs: each region's name, ``host`` for host code, ``copies``."""
         out: dict[str, float] = {}
@@ -270,6 +278,51 @@ def _place(program: Program, plan: frozenset[str], steps: list[dict], preds: lis
                         segment=st.get("segment", -1), region=st.get("region"), arrays=st.get("arrays", ()),
                         bytes=st.get("bytes", 0), critical=k in on_path) for k, st in enumerate(steps))
     return Schedule(plan, placed, tuple(all_preds), float(total), tuple(path), program.cpu_time())
+
+
+@dataclasses.dataclass(frozen=True)
+class RegionRun:
+    """What a run says of one region invocation: its times, its arrays, and what the host code before it
+    wrote (``profiler.segments``); ``result_bytes`` is what it returned to the host code after it."""
+
+    name: str
+    invocation: int
+    cpu_s: float
+    gpu_s: Optional[float]
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    host_writes: tuple[str, ...] = ()
+    result_bytes: int = 0
+
+
+def program_from_run(host_s: list[float], regions: list[RegionRun], tail_writes: Iterable[str],
+                     array_bytes: Mapping[str, int]) -> Program:
+    """The segments of a run: host code (``host_s[i]`` seconds before region invocation ``i``, and
+    ``host_s[-1]`` after the last), each region invocation, in program order.
+
+    Host code is taken to read what it writes (its reads are not traced) and the value the region before it
+    returned (a pseudo-array ``<region> #<k> result`` of ``result_bytes``). Every array is an output: what the
+    GPU holds alone at the end comes back."""
+    if len(host_s) != len(regions) + 1:
+        raise PlanError(f"{len(regions)} region invocations need {len(regions) + 1} host times, not {len(host_s)}")
+    sizes = dict(array_bytes)
+    segs: list[Segment] = []
+    result: tuple[str, ...] = ()
+    writes_before = [r.host_writes for r in regions] + [tuple(tail_writes)]
+    for i, w in enumerate(writes_before):
+        w = tuple(sorted(w))
+        segs.append(Segment(f"host {i}", float(host_s[i]), reads=result + w, writes=w))
+        if i == len(regions):
+            break
+        r = regions[i]
+        result = ()
+        if r.result_bytes:
+            res = f"{r.name} #{r.invocation} result"
+            sizes[res] = int(r.result_bytes)
+            result = (res,)
+        segs.append(Segment(f"{r.name} #{r.invocation}", float(r.cpu_s), region=r.name, gpu_s=r.gpu_s,
+                            reads=tuple(r.reads), writes=tuple(r.writes) + result))
+    return Program(tuple(segs), sizes, tuple(a for a in array_bytes))
 
 
 def default_plan(speedups: Mapping[str, Optional[float]]) -> frozenset[str]:

@@ -214,3 +214,25 @@ def test_the_program_never_gets_slower_when_a_segment_or_the_link_gets_faster(ca
     assert schedule(faster, plan, link_ms).total_s <= base
     assert schedule(prog, plan, lambda b: link_ms(b) / 2).total_s <= base
     assert schedule(prog, frozenset(), link_ms).total_s == prog.cpu_time()
+
+
+def test_a_run_becomes_host_and_region_segments_with_the_returned_values():
+    from gpu_models.whole_program import RegionRun, program_from_run
+
+    regions = [RegionRun("stencil", 0, 2.0, 0.5, ("u", "v"), ("v",), ()),
+               RegionRun("norm", 0, 1.0, 0.25, ("v",), (), ("v",), result_bytes=8)]
+    prog = program_from_run([0.5, 0.125, 0.25], regions, ["u"], {"u": 80, "v": 80})
+    assert [(s.name, s.cpu_s, s.region, s.gpu_s, s.reads, s.writes) for s in prog.segments] == [
+        ("host 0", 0.5, None, None, (), ()),
+        ("stencil #0", 2.0, "stencil", 0.5, ("u", "v"), ("v",)),
+        ("host 1", 0.125, None, None, ("v",), ("v",)),
+        ("norm #0", 1.0, "norm", 0.25, ("v",), ("norm #0 result",)),
+        ("host 2", 0.25, None, None, ("norm #0 result", "u"), ("u",)),
+    ]
+    assert prog.array_bytes == {"u": 80, "v": 80, "norm #0 result": 8} and prog.outputs == ("u", "v")
+    s = schedule(prog, {"stencil", "norm"}, one_second)
+    # u and v in; v back for the host's boundary, in again for the norm; the norm back; nothing left on the GPU
+    assert [x.name for x in s.steps if x.lane == "link"] == ["h2d u", "h2d v", "d2h v", "h2d v",
+                                                             "d2h norm #0 result"]
+    with pytest.raises(PlanError, match="2 region invocations need 3 host times, not 2"):
+        program_from_run([0.5, 0.1], regions, [], {"u": 80, "v": 80})
