@@ -74,12 +74,13 @@ class Program:
     outputs: tuple[str, ...] = ()
 
     def regions(self) -> list[str]:
-        """The regions that can run on the GPU, in order of first invocation."""
-        seen: dict[str, None] = {}
+        """The regions that can run on the GPU (every invocation has a GPU time), in order of first
+        invocation."""
+        seen: dict[str, bool] = {}
         for s in self.segments:
-            if s.region is not None and s.gpu_s is not None:
-                seen.setdefault(s.region)
-        return list(seen)
+            if s.region is not None:
+                seen[s.region] = seen.get(s.region, True) and s.gpu_s is not None
+        return [r for r, ok in seen.items() if ok]
 
     def cpu_time(self) -> float:
         """The run's time with every segment on the CPU: their sum (one host thread)."""
