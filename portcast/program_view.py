@@ -154,7 +154,7 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
     except PlanError as exc:
         raise UserError(str(exc)) from None
     configs = []
-    for g in compare:
+    for g in dict.fromkeys(c for c in compare if c != gpu):
         other = load_config(g)
         times = {}
         for i, (seg, rp) in enumerate(_region_segments(program, preds)):
