@@ -121,8 +121,9 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
     script = Path(script)
     if not script.is_file():
         raise UserError(f"{script}: no such script")
-    for g in (gpu, *compare):
-        pipeline.check_gpu(g)
+    pipeline.check_gpu(gpu)
+    for spec in compare:
+        gpu_config(spec)
     timeline = time_script(script, script_args, regions)
     setup = pipeline.prepare(features=True, model=model, gpu=gpu, sample=sample, progress=progress)
     if setup.chosen[0] != "gputime":
@@ -154,23 +155,69 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
     except PlanError as exc:
         raise UserError(str(exc)) from None
     configs = []
-    for g in dict.fromkeys(c for c in compare if c != gpu):
-        other = load_config(g)
+    for spec in dict.fromkeys(c for c in compare if c != gpu):
+        label_c, other = gpu_config(spec)
         times = {}
-        for i, (seg, rp) in enumerate(_region_segments(program, preds)):
-            again = pipeline.predict_one_region(setup.chosen, g, setup.features.results[rp.index][1],
-                                                work=setup.psinks.work.results[rp.index],
-                                                bytes_rw=setup.psinks.bytes.results[rp.index])
-            times[seg] = again.prediction.kernel_s if again.prediction is not None else None
-        on_other = with_gpu_times(program, times)
+        for i, rp in _region_segments(program, preds):
+            times[i] = _kernel_s(setup, rp.index, other)
         try:
-            s = schedule(on_other, plan, link_time(other.link_gb_per_s, TRANSFER_LATENCY_S))
-            configs.append({"gpu": g, "total_s": s.total_s, "speedup": s.speedup, "why": ""})
+            s = schedule(with_gpu_times(program, times), plan, link_time(other.link_gb_per_s, TRANSFER_LATENCY_S))
+            configs.append({"gpu": label_c, "total_s": s.total_s, "speedup": s.speedup, "why": ""})
         except PlanError as exc:
-            configs.append({"gpu": g, "total_s": None, "speedup": None, "why": str(exc)})
+            configs.append({"gpu": label_c, "total_s": None, "speedup": None, "why": str(exc)})
     _, label = pipeline.target_label(setup.chosen, gpu)
     return ProgramReport(str(script), gpu, label, float(cfg.link_gb_per_s), sorted(plan), sorted(suggested),
                          table, sched.to_dict(), gains, configs, program.cpu_time())
+
+
+#: what a configuration may change of a GPU description: ``h100:sm_count=66,core_mhz=1200``
+CONFIG_FIELDS = {"sm_count": int, "core_mhz": float, "mem_mhz": float, "link_gb_per_s": float}
+
+
+def gpu_config(spec: str):
+    """``(label, GPUConfig)`` of a configuration: a preset name or description file, optionally followed by
+    ``:field=value,...`` changing its SM count, core or memory clock (MHz) or host link (GB/s): the same GPU
+    design at another size or clock, as an architect varies it."""
+    from gpu_models.simt.config import ConfigError, load_config
+
+    base, _, changes = spec.partition(":")
+    try:
+        cfg = load_config(base)
+    except (ConfigError, FileNotFoundError) as exc:
+        raise UserError(f"--compare {spec}: {exc}") from None
+    kw = {}
+    for part in filter(None, changes.split(",")):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if key not in CONFIG_FIELDS or not eq:
+            raise UserError(f"--compare {spec}: {part!r} is not FIELD=VALUE with a field among "
+                            f"{', '.join(CONFIG_FIELDS)}")
+        try:
+            v = CONFIG_FIELDS[key](value)
+        except ValueError:
+            raise UserError(f"--compare {spec}: {key} must be a number, not {value!r}") from None
+        if not v > 0:
+            raise UserError(f"--compare {spec}: {key} must be positive, not {value}")
+        kw[key] = v
+    if kw:
+        cfg = dataclasses.replace(cfg, name=spec, **kw)
+    return spec, cfg
+
+
+def _kernel_s(setup, index: int, cfg) -> Optional[float]:
+    """The region invocation ``index``'s predicted kernel time on ``cfg`` (a GPUConfig), or None."""
+    from portcast.gpu_prediction import predict_region
+
+    kind, path, model = setup.chosen
+    series = setup.features.results[index][1]
+    ps = setup.psinks
+    if ps is None or index >= len(ps.work.results) or model.needs_simt:
+        return None
+    try:
+        return predict_region(model, cfg, ps.work.results[index], series, ps.bytes.results[index], float("nan"),
+                              cpu_s=None).kernel_s
+    except ValueError:
+        return None
 
 
 def _region_segments(program, preds):
