@@ -297,13 +297,13 @@ class RegionRun:
 
 
 def program_from_run(host_s: list[float], regions: list[RegionRun], tail_writes: Iterable[str],
-                     array_bytes: Mapping[str, int]) -> Program:
+                     array_bytes: Mapping[str, int], outputs: Optional[Iterable[str]] = None) -> Program:
     """The segments of a run: host code (``host_s[i]`` seconds before region invocation ``i``, and
     ``host_s[-1]`` after the last), each region invocation, in program order.
 
     Host code is taken to read what it writes (its reads are not traced) and the value the region before it
-    returned (a pseudo-array ``<region> #<k> result`` of ``result_bytes``). Every array is an output: what the
-    GPU holds alone at the end comes back."""
+    returned (a pseudo-array ``<region> #<k> result`` of ``result_bytes``). ``outputs`` are the arrays the
+    program still holds when it ends (None: every array): what of them the GPU holds alone comes back."""
     if len(host_s) != len(regions) + 1:
         raise PlanError(f"{len(regions)} region invocations need {len(regions) + 1} host times, not {len(host_s)}")
     sizes = dict(array_bytes)
@@ -323,7 +323,7 @@ def program_from_run(host_s: list[float], regions: list[RegionRun], tail_writes:
             result = (res,)
         segs.append(Segment(f"{r.name} #{r.invocation}", float(r.cpu_s), region=r.name, gpu_s=r.gpu_s,
                             reads=tuple(r.reads), writes=tuple(r.writes) + result))
-    return Program(tuple(segs), sizes, tuple(a for a in array_bytes))
+    return Program(tuple(segs), sizes, tuple(array_bytes if outputs is None else outputs))
 
 
 def default_plan(speedups: Mapping[str, Optional[float]]) -> frozenset[str]:

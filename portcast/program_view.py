@@ -132,7 +132,6 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
     setup.sinks.insert(0, uses)
     pipeline.run_traced(setup.sinks, script=script, script_args=script_args, mode=mode, regions=regions,
                         sample=setup.sample)
-    uses.finish()
     try:
         pair(timeline, uses.results)
     except SegmentError as exc:
@@ -143,7 +142,7 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
                       rp.prediction.kernel_s if rp.prediction is not None else None,
                       tuple(u.reads), tuple(u.writes), tuple(u.host_writes), u.result_bytes)
             for s, u, rp in zip(spans, uses.results, preds)]
-    program = program_from_run(timeline.host_gaps(), runs, uses.tail_writes, uses.array_bytes())
+    program = program_from_run(timeline.host_gaps(), runs, uses.tail_writes, uses.array_bytes(), uses.live)
     table = _region_table(runs, preds)
     suggested = default_plan({r["region"]: r["speedup_alone"] for r in table})
     plan = frozenset(suggested if ports is None else ports)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
+import gc
 import hashlib
 import os
 import sys
@@ -132,10 +133,14 @@ def run_as_main(path: str, code, session, argv: Sequence[str] = (), extra: Optio
     sys.modules["__main__"] = module
     _markers._state.session = session
     try:
-        exec(code, module.__dict__)
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            raise
+        try:
+            exec(code, module.__dict__)
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise
+        ended = getattr(session, "script_ended", None)
+        if ended is not None:  # while the script's globals are still alive
+            ended()
     finally:
         sys.argv = saved[0]
         if sys.path and sys.path[0] == os.path.dirname(path):
@@ -179,7 +184,7 @@ class _Array:
     def __init__(self, name: str, owner: np.ndarray) -> None:
         self.name, self.nbytes = name, int(owner.nbytes)
         self.ref = weakref.ref(owner)
-        self.digest = b""
+        self.digest = _digest(owner)
 
 
 def _digest(a: np.ndarray) -> bytes:
@@ -198,14 +203,16 @@ class ArrayUses:
     invocation reads and writes, and which arrays the host code between regions writes.
 
     An array is named after the first region parameter it was passed as (``u``), made unique by a suffix
-    (``u.2``) when two arrays share a name. ``after`` (on the last region's end) gives the host writes after
-    the last region: call :meth:`finish` when the run ends."""
+    (``u.2``) when two arrays share a name. When the script ends, :meth:`script_ended` (called by the session
+    while the script's globals are alive) takes the host's last writes and the arrays the program still holds."""
 
     def __init__(self) -> None:
         self.arrays: dict[int, _Array] = {}  # allocation's lowest CPU byte -> array
         self.names: set[str] = set()
+        self.sizes: dict[str, int] = {}  # every array ever named (a freed one's address may be reused)
         self.results: list[RegionArrays] = []
         self.tail_writes: list[str] = []
+        self.live: list[str] = []
         self._current: Optional[RegionArrays] = None
         self._dev_low = np.zeros(0, np.int64)
         self._dev_high = np.zeros(0, np.int64)
@@ -223,8 +230,7 @@ class ArrayUses:
             owner = _owner(v)
             low = allocation_of(owner)[0]
             if low not in self.arrays or self.arrays[low].ref() is not owner:
-                self.arrays[low] = _Array(self._unique(pname), owner)
-                self.arrays[low].digest = _digest(owner)
+                self._track(low, pname, owner)
             if low not in keys:
                 keys.append(low)
         keys.sort()
@@ -248,9 +254,7 @@ class ArrayUses:
                 owner = _owner(v)
                 low = allocation_of(owner)[0]
                 if low not in self.arrays or self.arrays[low].ref() is not owner:
-                    self.arrays[low] = _Array(self._unique(f"{r.name}.out"), owner)
-                    self.arrays[low].digest = _digest(owner)
-                    r.writes.append(self.arrays[low].name)
+                    r.writes.append(self._track(low, f"{r.name}.out", owner).name)
             else:
                 r.result_bytes += _scalar_bytes(v)
 
@@ -289,9 +293,12 @@ class ArrayUses:
         self.results.append(cur)
         self._current, self._keys = None, []
 
-    def finish(self) -> None:
-        """The arrays the host code after the last region wrote."""
+    def script_ended(self) -> None:
+        """The arrays the host code after the last region wrote, and those the program still holds when its
+        last line has run (its results: an array it no longer holds need not come back from the GPU)."""
         self.tail_writes = self._changed()
+        gc.collect()  # arrays only a reference cycle (a finished frame, a traceback) still holds are gone
+        self.live = sorted(a.name for a in self.arrays.values() if a.ref() is not None)
 
     def _changed(self) -> list[str]:
         out = []
@@ -305,6 +312,11 @@ class ArrayUses:
                 a.digest = d
         return out
 
+    def _track(self, low: int, name: str, owner: np.ndarray) -> _Array:
+        a = self.arrays[low] = _Array(self._unique(name), owner)
+        self.sizes[a.name] = a.nbytes
+        return a
+
     def _unique(self, name: str) -> str:
         out, k = name, 1
         while out in self.names:
@@ -314,7 +326,8 @@ class ArrayUses:
         return out
 
     def array_bytes(self) -> dict[str, int]:
-        return {a.name: a.nbytes for a in self.arrays.values()}
+        """The bytes of every array seen, by name (those freed during the run too)."""
+        return dict(self.sizes)
 
 
 def _leaves(value: Any, depth: int = 4):

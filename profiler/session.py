@@ -439,6 +439,10 @@ class Session:
         self._observe("region_value", value)
         return value
 
+    def script_ended(self) -> None:
+        """The profiled script's last line has run (its globals still alive): tell the sinks that watch."""
+        self._observe("script_ended")
+
     def _observe(self, hook: str, *args) -> None:
         """Tell the sinks that watch region arguments and values (``profiler.segments.ArrayUses``)."""
         for s in self.sinks:

@@ -73,7 +73,6 @@ def test_a_region_nested_in_another_belongs_to_the_outermost(tmp_path):
 def test_the_traced_run_knows_each_regions_arrays_and_the_hosts_writes(tmp_path):
     uses = ArrayUses()
     profile_script(script(tmp_path, 0, 0), sinks=[uses], mode="interpreted")
-    uses.finish()
     got = [(r.name, r.invocation, r.reads, r.writes, r.host_writes, r.result_bytes) for r in uses.results]
     # the arrays are named after the parameter they were first passed as: the script's u is stencil's u and
     # its v stencil's v; after the swap the names follow the arrays, not the script's variables
@@ -90,6 +89,9 @@ def test_the_traced_run_knows_each_regions_arrays_and_the_hosts_writes(tmp_path)
     ]
     assert uses.tail_writes == ["v"]  # u[0] = 1.0 after the loop: the script's u is the array named v
     assert uses.array_bytes()["u"] == 64 * 8
+    # what the script still holds: the last w, u and v (the second w is gone; the first is still held by the
+    # namespace the module-level block was compiled in)
+    assert {"log.out.3", "u", "v"} <= set(uses.live) and "log.out.2" not in uses.live
 
 
 def test_two_runs_that_part_are_refused_naming_where():
