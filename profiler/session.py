@@ -9,7 +9,6 @@ with a note saying what was kept).
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import dataclasses
 import inspect
@@ -23,7 +22,6 @@ from core.version import portcast_version
 
 from . import instrument as ins
 from . import libcalls as _lib
-from . import markers as _markers
 from . import runtime as rt
 from .baseline import KINDS as BASELINE_KINDS
 from .baseline import Baseline
@@ -32,6 +30,7 @@ from .compile_errors import NotCompilable, describe_failure
 from .repeat_timing import RepeatRule
 from .sampling import MAX_TID, RECORDS, SampleFilter, SamplePlan
 from .script_blocks import BlockSpec, ScriptTransformer, _dict_return
+from .segments import run_as_main
 from .trace import DEFAULT_CHUNK_RECORDS, RegionInfo, StaticTable, TraceChunk
 from .user_code import unwrap_callable
 
@@ -418,6 +417,7 @@ class Session:
         positional = [bound.arguments[p] for p in sig.parameters]
         label = f"{name!r} ({base.__code__.co_filename}:{base.__code__.co_firstlineno})"
         prog, used = _choose_mode(self.mode, lambda m: _program_for(base, m), positional, label)
+        self._observe("region_arguments", list(sig.parameters), positional)
         baseline = _measure(fn, positional, self.baseline_kind, self.baseline_rule) \
             if self.measure_uninstrumented else None
         self._depth += 1
@@ -438,7 +438,19 @@ class Session:
             self._depth -= 1
         self.infos.append(info)
         self._records[name] = info.n_records
+        self._observe("region_value", value)
         return value
+
+    def script_ended(self) -> None:
+        """The profiled script's last line has run (its globals still alive): tell the sinks that watch."""
+        self._observe("script_ended")
+
+    def _observe(self, hook: str, *args) -> None:
+        """Tell the sinks that watch region arguments and values (``profiler.segments.ArrayUses``)."""
+        for s in self.sinks:
+            fn = getattr(s, hook, None)
+            if fn is not None:
+                fn(*args)
 
     def run_block(self, name, block_id: int, scope: dict, module_globals: dict) -> dict:
         spec = self.blocks[block_id]
@@ -474,6 +486,7 @@ class Session:
             return prog
 
         prog, used = _choose_mode(self.mode, build, positional, label)
+        self._observe("region_arguments", params, positional)
         self._depth += 1
         try:
             value, info = _run_region(name, prog, positional, self.sinks, self.chunk_records, used,
@@ -484,6 +497,7 @@ class Session:
             self._depth -= 1
         self.infos.append(info)
         self._records[name] = info.n_records
+        self._observe("region_value", value)
         if isinstance(value, dict):
             return value
         return dict(zip(spec.assigned, value))
@@ -561,26 +575,6 @@ def profile_script(
                       measure_uninstrumented=measure_uninstrumented, baseline_kind=baseline_kind,
                       baseline_rule=baseline_rule, sample=sample)
     session.blocks = {b.block_id: b for b in tr.blocks}
-    module = pytypes.ModuleType("__main__")
-    module.__file__ = path
-    module.__dict__["__builtins__"] = builtins
-    module.__dict__["_pc_session"] = session
-    saved = (sys.argv, sys.path[0] if sys.path else None, sys.modules.get("__main__"), _markers._state.session)
-    sys.argv = [path, *map(str, argv)]
-    sys.path.insert(0, os.path.dirname(path))
-    sys.modules["__main__"] = module
-    _markers._state.session = session
-    try:
-        exec(code, module.__dict__)
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            raise
-    finally:
-        sys.argv = saved[0]
-        if sys.path and sys.path[0] == os.path.dirname(path):
-            sys.path.pop(0)
-        if saved[2] is not None:
-            sys.modules["__main__"] = saved[2]
-        _markers._state.session = saved[3]
+    run_as_main(path, code, session, argv, {"_pc_session": session})
     return session.infos
 

@@ -1,0 +1,101 @@
+"""The whole program of a script (portcast/program_view.py, ``portcast program``): a script built so that its
+host code, its regions' arrays and what they return are known, run end to end: the segments, the copies each
+plan needs (checked against the bytes the arrays hold), the host code on the critical path, the report's JSON
+round trip and the command's text."""
+
+import json
+import textwrap
+
+import pytest
+from typer.testing import CliRunner
+
+from portcast.cli import app
+from portcast.program_view import ProgramReport, profile_program
+
+SCRIPT = textwrap.dedent('''
+    import time
+    import numpy as np
+    import portcast
+
+    @portcast.region("scale")
+    def scale(a, b):
+        for i in portcast.parallel(range(a.shape[0])):
+            b[i] = 2.0 * a[i]
+
+    @portcast.region("total")
+    def total(b):
+        s = 0.0
+        for i in range(b.shape[0]):
+            s += b[i]
+        return s
+
+    a = np.ones(1000)
+    b = np.empty(1000)
+    time.sleep(0.2)
+    for k in range(3):
+        scale(a, b)
+        s = total(b)
+    time.sleep(0.1)
+    print("done", s)
+''')
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory):
+    p = tmp_path_factory.mktemp("program") / "chain.py"
+    p.write_text(SCRIPT)
+    return p
+
+
+@pytest.mark.parametrize("ports, h2d, d2h", [
+    # a in once (scale writes all of b: nothing to copy in); the sums back; b back at the end
+    (["scale", "total"], 8000, 8000 + 3 * 8),
+    # a in once; b back for every sum on the host (and scale, writing all of b, needs nothing in)
+    (["scale"], 8000, 3 * 8000),
+    # scale writes b on the host every step, so b goes in for every sum; the sums come back
+    (["total"], 3 * 8000, 3 * 8),
+    ([], 0, 0),
+])
+def test_each_plan_copies_exactly_the_arrays_that_cross(script, ports, h2d, d2h):
+    rep = profile_program(script, gpu="h100", ports=ports, mode="interpreted", sample="exact")
+    steps = rep.schedule["steps"]
+    assert [s["name"] for s in steps if s["lane"] != "link"] == [
+        "host 0", "scale #0", "host 1", "total #0", "host 2", "scale #1", "host 3", "total #1", "host 4",
+        "scale #2", "host 5", "total #2", "host 6"]
+    assert (rep.schedule["h2d_bytes"], rep.schedule["d2h_bytes"]) == (h2d, d2h)
+    assert rep.plan == sorted(ports)
+    # the sleeps are host code, on every plan's critical path
+    assert rep.schedule["critical_s"]["host"] >= 0.3
+    assert rep.total_s >= 0.3 and rep.cpu_total_s >= 0.3
+    assert [(r["region"], r["invocations"], r["predicted"]) for r in rep.regions] == [
+        ("scale", 3, True), ("total", 3, True)]
+    if not ports:
+        assert rep.total_s == pytest.approx(rep.cpu_total_s) and rep.speedup == pytest.approx(1.0)
+        assert set(rep.gains) == {"scale", "total"}
+
+
+def test_the_report_reads_back_from_its_json_and_refuses_another_document(script):
+    rep = profile_program(script, gpu="h100", ports=["scale"], compare=["a100", "h100"], mode="interpreted",
+                          sample="exact")
+    assert [c["gpu"] for c in rep.configurations] == ["a100"]
+    back = ProgramReport.from_dict(json.loads(rep.to_json()))
+    assert back == rep
+    with pytest.raises(ValueError, match="not a Portcast whole-program report"):
+        ProgramReport.from_dict({"format": "portcast.profile-report"})
+    d = rep.to_dict()
+    del d["schedule"]
+    with pytest.raises(ValueError, match="x.json: field 'schedule' is missing"):
+        ProgramReport.from_dict(d, "x.json")
+
+
+def test_the_command_prints_the_plan_and_writes_the_timeline(script, tmp_path):
+    out = tmp_path / "t.png"
+    res = CliRunner().invoke(app, ["program", str(script), "--port", "scale", "--port", "total", "--gpu", "h100",
+                                   "--mode", "interpreted", "--sample", "exact", "--timeline", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "on the GPU: scale, total" in res.output
+    assert "copies 7.81 KiB in, 7.84 KiB out" in res.output
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    res = CliRunner().invoke(app, ["program", str(script), "--port", "nope", "--mode", "interpreted"])
+    assert res.exit_code != 0
+    assert "the plan names region 'nope', which the run does not have (regions: scale, total)" in res.output
