@@ -323,6 +323,18 @@ def render_html(report: ProfileReport, full: bool = True) -> str:
     return template.render(report=report, points=_training_points() if report.regions else None)
 
 
+def render_program_html(program, profile: ProfileReport) -> str:
+    """A whole-program report (:class:`portcast.program_view.ProgramReport`) as a self-contained page: its
+    section (``templates/program.html.j2``: the plan, the timeline, the regions, other GPUs), then the profile
+    report of its traced run, from the same templates."""
+    from portcast.timeline_plot import timeline_svg
+
+    env = _environment()
+    return env.get_template("program_page.html.j2").render(
+        program=program, report=profile, points=_training_points() if profile.regions else None,
+        timeline=_safe(timeline_svg)(program.schedule))
+
+
 @functools.lru_cache(maxsize=1)
 def _environment():
     """The templates under ``portcast/templates`` with autoescaping (a user's string is text, never markup, by

@@ -43,6 +43,9 @@ class ProgramReport:
     gains: dict[str, float]
     configurations: list[dict]
     cpu_total_s: float
+    #: the profile report of the traced run (``ProfileReport.to_dict``): each region invocation's features,
+    #: prediction and bounds, the HTML page's second part
+    profile: dict = dataclasses.field(default_factory=dict)
     notes: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -62,7 +65,29 @@ class ProgramReport:
         missing = [n for n in names if n not in d and n != "notes"]
         if missing:
             raise ValueError(f"{source}: field {missing[0]!r} is missing")
+        from portcast.profile_report import ProfileReport
+
+        ProfileReport.from_dict(d["profile"], where=f"{source}: profile")  # refuses a damaged one, naming the field
         return cls(**{n: d[n] for n in names if n in d})
+
+    def to_html(self) -> str:
+        """The self-contained page: the whole-program section (the timeline inline), then the traced run's
+        profile report of each region's first invocation, from the report's templates (the JSON holds every
+        invocation's)."""
+        import dataclasses as dc
+
+        from portcast.profile_report import ProfileReport, render_program_html
+
+        profile = ProfileReport.from_dict(self.profile)
+        first = [r for r in profile.regions if r.invocation == 0]  # a page of every invocation would be huge
+        return render_program_html(self, dc.replace(profile, regions=first))
+
+    def write_html(self, path) -> Path:
+        """Write :meth:`to_html` atomically."""
+        from core.atomic import atomic_write_text
+
+        atomic_write_text(Path(path), self.to_html())
+        return Path(path)
 
     @property
     def total_s(self) -> float:
@@ -115,28 +140,33 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
         schedule,
         with_gpu_times,
     )
-    from portcast import pipeline
+    from portcast.pipeline.stage_predict import predict_regions
+    from portcast.pipeline.stage_prepare import check_gpu, prepare
+    from portcast.pipeline.stage_report import build_report
+    from portcast.pipeline.stage_run import run_traced
     from profiler.segments import ArrayUses, SegmentError, pair, time_script
 
     script = Path(script)
     if not script.is_file():
         raise UserError(f"{script}: no such script")
-    pipeline.check_gpu(gpu)
+    check_gpu(gpu)
     for spec in compare:
         gpu_config(spec)
     timeline = time_script(script, script_args, regions)
-    setup = pipeline.prepare(features=True, model=model, gpu=gpu, sample=sample, progress=progress)
-    if setup.chosen[0] != "gputime":
+    setup = prepare(features=True, model=model, gpu=gpu, sample=sample, progress=progress)
+    if not setup.chosen.predicts_time:
         raise UserError("the whole-program view needs GPU times: use the GPU-time model (not --model provisional)")
     uses = ArrayUses()
     setup.sinks.insert(0, uses)
-    pipeline.run_traced(setup.sinks, script=script, script_args=script_args, mode=mode, regions=regions,
+    run_traced(setup.sinks, script=script, script_args=script_args, mode=mode, regions=regions,
                         sample=setup.sample)
     try:
         pair(timeline, uses.results)
     except SegmentError as exc:
         raise UserError(str(exc)) from None
-    preds = pipeline.predict_regions(setup, baseline=False)
+    preds = predict_regions(setup, baseline=False)
+    profile = build_report(setup, preds, target=str(script),
+                           no_baseline="the whole-program view times each region in its untraced run")
     spans = timeline.spans
     runs = [RegionRun(u.name, u.invocation, s.end - s.start,
                       rp.prediction.kernel_s if rp.prediction is not None else None,
@@ -164,9 +194,9 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
             configs.append({"gpu": label_c, "total_s": s.total_s, "speedup": s.speedup, "why": ""})
         except PlanError as exc:
             configs.append({"gpu": label_c, "total_s": None, "speedup": None, "why": str(exc)})
-    _, label = pipeline.target_label(setup.chosen, gpu)
+    _, label = setup.chosen.target(gpu)
     return ProgramReport(str(script), gpu, label, float(cfg.link_gb_per_s), sorted(plan), sorted(suggested),
-                         table, sched.to_dict(), gains, configs, program.cpu_time())
+                         table, sched.to_dict(), gains, configs, program.cpu_time(), profile.to_dict())
 
 
 #: what a configuration may change of a GPU description: ``h100:sm_count=66,core_mhz=1200``
@@ -205,12 +235,12 @@ def gpu_config(spec: str):
 
 def _kernel_s(setup, index: int, cfg) -> Optional[float]:
     """The region invocation ``index``'s predicted kernel time on ``cfg`` (a GPUConfig), or None."""
-    from portcast.gpu_prediction import predict_region
+    from predictor.gputime_region import predict_region
 
-    kind, path, model = setup.chosen
+    model = setup.chosen.model
     series = setup.features.results[index][1]
     ps = setup.psinks
-    if ps is None or index >= len(ps.work.results) or model.needs_simt:
+    if ps is None or index >= len(ps.work.results) or setup.chosen.needs_simt:
         return None
     try:
         return predict_region(model, cfg, ps.work.results[index], series, ps.bytes.results[index], float("nan"),

@@ -66,7 +66,7 @@ def timeline_svg(schedule: dict, title: str = "") -> str:
 
 def write_timeline(schedule: dict, path, title: str = "") -> Path:
     """The timeline written atomically to ``path`` (.png or .svg, by its suffix)."""
-    from profiler.atomic import make_temp
+    from core.atomic import make_temp
 
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()

@@ -35,9 +35,10 @@ from typing import Any, Optional
 
 import numpy as np
 
+from core.trace_schema import Op
+
 from . import markers as _markers
 from .runtime import allocation_of, device_delta
-from .trace import Op
 
 
 class SegmentError(ValueError):

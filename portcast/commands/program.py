@@ -16,25 +16,13 @@ from portcast.defaults import DEFAULT_GPU
 from portcast.safe_text import as_text
 
 
-def _ms(s: Optional[float]) -> str:
-    if s is None:
-        return "-"
-    for factor, unit in ((1.0, "s"), (1e3, "ms"), (1e6, "us")):
-        if s * factor >= 1.0:
-            return f"{s * factor:.3g} {unit}"
-    return f"{s * 1e9:.3g} ns"
-
-
-def _bytes(b: float) -> str:
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= size:
-            return f"{b / size:.3g} {unit}"
-    return f"{int(b)} B"
-
-
 def render_text(rep) -> None:
     """The report as text on the console: the summary, the regions table, the critical path, other GPUs."""
     from rich.table import Table
+
+    from portcast.formatting import format_bytes as _bytes
+    from portcast.formatting import format_seconds as _ms
+    from portcast.formatting import speedup_number
 
     sched = rep.schedule
     host = sum(s["end_s"] - s["start_s"] for s in sched["steps"] if s["lane"] == "cpu" and s["region"] is None)
@@ -55,7 +43,7 @@ def render_text(rep) -> None:
                 "porting it too saves"):
         t.add_column(col, justify="left" if col == "region" else "right")
     for r in rep.regions:
-        alone = f"{r['speedup_alone']:.3g}x" if r["speedup_alone"] is not None else as_text(r["why"] or "-")
+        alone = f"{speedup_number(r['speedup_alone'])}x" if r["speedup_alone"] is not None else as_text(r["why"] or "-")
         gain = rep.gains.get(r["region"])
         t.add_row(as_text(r["region"]), str(r["invocations"]), _ms(r["cpu_s"]), _ms(r["gpu_s"]), alone,
                   "yes" if r["region"] in rep.plan else "no",
@@ -65,10 +53,10 @@ def render_text(rep) -> None:
         c = Table(title="the same plan on other GPUs")
         for col in ("GPU", "predicted", "speedup"):
             c.add_column(col, justify="left" if col == "GPU" else "right")
-        c.add_row(as_text(rep.gpu), _ms(rep.total_s), f"{rep.speedup:.3g}x")
+        c.add_row(as_text(rep.gpu), _ms(rep.total_s), f"{speedup_number(rep.speedup)}x")
         for cfg in rep.configurations:
             c.add_row(as_text(cfg["gpu"]), _ms(cfg["total_s"]) if cfg["total_s"] is not None else as_text(cfg["why"]),
-                      f"{cfg['speedup']:.3g}x" if cfg["speedup"] is not None else "-")
+                      f"{speedup_number(cfg['speedup'])}x" if cfg["speedup"] is not None else "-")
         out.print(c)
 
 
@@ -89,7 +77,10 @@ def register(app: typer.Typer) -> None:
         timeline: Optional[Path] = typer.Option(
             None, "--timeline", help="Write the timeline (CPU, GPU and link lanes, the critical path) here: "
                                      ".png or .svg."),
-        force: bool = typer.Option(False, "--force", help="Replace an existing --timeline file."),
+        report: Optional[Path] = typer.Option(
+            None, "--report", help="Also write the whole report as one self-contained HTML page: the program's "
+                                   "section with its timeline, then each region's profile."),
+        force: bool = typer.Option(False, "--force", help="Replace an existing --timeline or --report file."),
         json_out: bool = typer.Option(False, "--json", help="Print the report as JSON (portcast.program-report) "
                                                             "on stdout; the script's own output goes to stderr."),
     ) -> None:
@@ -103,6 +94,7 @@ def register(app: typer.Typer) -> None:
             if mode not in ("auto", "interpreted", "compiled"):
                 raise UserError(f"--mode must be auto, interpreted or compiled, not {mode!r}")
             check_output(timeline, inputs=[script], force=force, what="--timeline")
+            check_output(report, inputs=[script], force=force, what="--report")
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
             with quiet:
                 rep = profile_program(script, script_args or [], gpu=gpu, model=model, ports=port,
@@ -110,6 +102,9 @@ def register(app: typer.Typer) -> None:
             if timeline is not None:
                 write_timeline(rep.schedule, timeline)
                 err_console.print(as_text(f"wrote the timeline {timeline}"), highlight=False, soft_wrap=True)
+            if report is not None:
+                rep.write_html(report)
+                err_console.print(as_text(f"wrote the report {report}"), highlight=False, soft_wrap=True)
             if json_out:
                 sys.stdout.write(rep.to_json() + "\n")
                 return

@@ -79,23 +79,35 @@ def test_the_report_reads_back_from_its_json_and_refuses_another_document(script
                           sample="exact")
     assert [c["gpu"] for c in rep.configurations] == ["a100"]
     back = ProgramReport.from_dict(json.loads(rep.to_json()))
-    assert back == rep
+    assert back == rep and back.to_html() == rep.to_html()
+    assert [(r["name"], r["invocation"]) for r in rep.profile["regions"]] == [
+        ("scale", 0), ("total", 0), ("scale", 1), ("total", 1), ("scale", 2), ("total", 2)]
     with pytest.raises(ValueError, match="not a Portcast whole-program report"):
         ProgramReport.from_dict({"format": "portcast.profile-report"})
+    d = rep.to_dict()
+    d["profile"]["regions"] = {}
+    with pytest.raises(ValueError, match=r"x.json: profile: field 'regions' must be a list"):
+        ProgramReport.from_dict(d, "x.json")
     d = rep.to_dict()
     del d["schedule"]
     with pytest.raises(ValueError, match="x.json: field 'schedule' is missing"):
         ProgramReport.from_dict(d, "x.json")
 
 
-def test_the_command_prints_the_plan_and_writes_the_timeline(script, tmp_path):
-    out = tmp_path / "t.png"
+def test_the_command_prints_the_plan_and_writes_the_timeline_and_the_page(script, tmp_path):
+    out, page = tmp_path / "t.png", tmp_path / "r.html"
     res = CliRunner().invoke(app, ["program", str(script), "--port", "scale", "--port", "total", "--gpu", "h100",
-                                   "--mode", "interpreted", "--sample", "exact", "--timeline", str(out)])
+                                   "--mode", "interpreted", "--sample", "exact", "--timeline", str(out),
+                                   "--report", str(page)])
     assert res.exit_code == 0, res.output
     assert "on the GPU: scale, total" in res.output
-    assert "copies 7.81 KiB in, 7.84 KiB out" in res.output
+    assert "copies 8 kB in, 8.02 kB out" in res.output
     assert out.read_bytes()[:4] == b"\x89PNG"
+    html = page.read_text()
+    # the program's section with its timeline, then the traced run's profile of each region's first invocation
+    assert "<h1>Whole program: <code>" in html and "copies 8 kB in, 8.02 kB out" in html
+    assert html.index("Whole program") < html.index("<svg") < html.index("Portcast profile of")
+    assert 'href="#region-scale-0"' in html and 'href="#region-scale-1"' not in html
     res = CliRunner().invoke(app, ["program", str(script), "--port", "nope", "--mode", "interpreted"])
     assert res.exit_code != 0
     assert "the plan names region 'nope', which the run does not have (regions: scale, total)" in res.output
