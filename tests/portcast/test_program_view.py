@@ -111,3 +111,49 @@ def test_the_command_prints_the_plan_and_writes_the_timeline_and_the_page(script
     res = CliRunner().invoke(app, ["program", str(script), "--port", "nope", "--mode", "interpreted"])
     assert res.exit_code != 0
     assert "the plan names region 'nope', which the run does not have (regions: scale, total)" in res.output
+
+
+OVERLAP = textwrap.dedent('''
+    import time
+    import numpy as np
+    import portcast
+
+    @portcast.region("scale")
+    def scale(a, b):
+        for i in portcast.parallel(range(a.shape[0])):
+            b[i] = 2.0 * a[i]
+
+    @portcast.region("total")
+    def total(b):
+        s = 0.0
+        for i in range(b.shape[0]):
+            s += b[i]
+        return s
+
+    a = np.ones(1000)
+    b = np.empty(1000)
+    c = np.zeros(10)
+    time.sleep(0.2)
+    scale(a, b)
+    time.sleep(0.1)      # host code beside the kernel: it touches neither a nor b
+    c[0] = 1.0
+    s = total(b)
+    time.sleep(0.05)
+''')
+
+
+def test_host_code_beside_a_kernel_takes_the_critical_path_as_built(tmp_path):
+    """The kernel and its copy run while the host sleeps 0.1 s, so the critical path is the host code, the
+    launch it holds back, the sum's copy back, the last host code and the results' copy back: exactly."""
+    p = tmp_path / "overlap.py"
+    p.write_text(OVERLAP)
+    rep = profile_program(p, gpu="h100", ports=["scale", "total"], mode="interpreted", sample="exact")
+    steps = rep.schedule["steps"]
+    assert [s["name"] for s in steps] == ["host 0", "h2d a", "scale #0", "host 1", "total #0",
+                                          "d2h total #0 result", "host 2", "d2h b"]
+    assert [s["name"] for s in steps if s["critical"]] == ["host 0", "host 1", "total #0", "d2h total #0 result",
+                                                           "host 2", "d2h b"]
+    by = {s["name"]: s for s in steps}
+    assert by["scale #0"]["end_s"] < by["host 1"]["end_s"]  # the kernel is done before the host code beside it
+    assert by["total #0"]["start_s"] == by["host 1"]["end_s"]  # its launch waits for the host code issued before
+    assert rep.schedule["critical_s"]["host"] >= 0.35
