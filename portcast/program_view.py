@@ -46,6 +46,8 @@ class ProgramReport:
     #: the profile report of the traced run (``ProfileReport.to_dict``): each region invocation's features,
     #: prediction and bounds, the HTML page's second part
     profile: dict = dataclasses.field(default_factory=dict)
+    #: the plan across a scaling-surface model's configurations (:func:`surface_configurations`), or None
+    surface: Optional[dict] = None
     notes: list[str] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -62,7 +64,7 @@ class ProgramReport:
             raise ValueError(f"{source}: schema_version {d.get('schema_version')!r} is not one this Portcast "
                              f"reads ({SCHEMA_VERSION})")
         names = [f.name for f in dataclasses.fields(cls)]
-        missing = [n for n in names if n not in d and n != "notes"]
+        missing = [n for n in names if n not in d and n not in ("notes", "surface")]
         if missing:
             raise ValueError(f"{source}: field {missing[0]!r} is missing")
         from portcast.profile_report import ProfileReport
@@ -124,10 +126,11 @@ def _region_table(runs, preds) -> list[dict]:
 def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str = DEFAULT_GPU,
                     model: Optional[str] = None, ports: Optional[Sequence[str]] = None,
                     compare: Sequence[str] = (), mode: str = "auto", sample: Any = "auto",
-                    regions: Optional[Sequence[str]] = None, progress=None) -> ProgramReport:
+                    regions: Optional[Sequence[str]] = None, progress=None,
+                    surface: Optional[Path] = None) -> ProgramReport:
     """Run ``script`` twice (untraced, then traced) and predict the whole program with ``ports`` on the GPU
-    (None: every region whose speedup alone, with its own copies, is above 1) on ``gpu``, and on each GPU of
-    ``compare``."""
+    (None: every region whose speedup alone, with its own copies, is above 1) on ``gpu``, on each GPU of
+    ``compare``, and across the configurations of the scaling-surface model file ``surface``."""
     from gpu_models.bounds import TRANSFER_LATENCY_S
     from gpu_models.simt.config import load_config
     from gpu_models.whole_program import (
@@ -152,6 +155,8 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
     check_gpu(gpu)
     for spec in compare:
         gpu_config(spec)
+    if surface is not None:
+        _surface_model(surface)  # a bad model file fails before the script runs
     timeline = time_script(script, script_args, regions)
     setup = prepare(features=True, model=model, gpu=gpu, sample=sample, progress=progress)
     if not setup.chosen.predicts_time:
@@ -195,8 +200,10 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
         except PlanError as exc:
             configs.append({"gpu": label_c, "total_s": None, "speedup": None, "why": str(exc)})
     _, label = setup.chosen.target(gpu)
+    prof = profile.to_dict()
+    surf = surface_configurations(program, prof["regions"], surface, plan, link) if surface is not None else None
     return ProgramReport(str(script), gpu, label, float(cfg.link_gb_per_s), sorted(plan), sorted(suggested),
-                         table, sched.to_dict(), gains, configs, program.cpu_time(), profile.to_dict())
+                         table, sched.to_dict(), gains, configs, program.cpu_time(), prof, surf)
 
 
 #: what a configuration may change of a GPU description: ``h100:sm_count=66,core_mhz=1200``
@@ -247,6 +254,51 @@ def _kernel_s(setup, index: int, cfg) -> Optional[float]:
                               cpu_s=None).kernel_s
     except ValueError:
         return None
+
+
+def surface_configurations(program, regions: list[dict], path, plan, transfer_s) -> dict:
+    """The plan's whole-program time at every configuration of a scaling-surface model (``portcast scale train
+    --counters classes``; gpu_models/scaling): each region invocation's predicted GPU time scaled by the change
+    the model predicts from its base configuration for the invocation's operation mix (its class counters,
+    ``regions``: the profile report's regions, in program order), the schedule evaluated again at each.
+    Returns the grid, the base, and the time and speedup at every configuration."""
+    from features.counters import counters_from_op_counts
+    from gpu_models.whole_program import schedule, with_gpu_times
+
+    model = _surface_model(path)
+    seg_index = [i for i, seg in enumerate(program.segments) if seg.region is not None]
+    if len(seg_index) != len(regions):
+        raise UserError(f"--surface: the run has {len(seg_index)} region invocations but its profile "
+                        f"{len(regions)}: nothing to place them by")
+    rel = {}
+    for i, r in zip(seg_index, regions):
+        x = counters_from_op_counts(r["op_counts"])
+        rel[i] = model.predict_surface(x, 1.0).ravel()  # 1 at the base configuration
+    configs = model.grid_.configs()
+    totals = []
+    for k in range(len(configs)):
+        times = {i: (program.segments[i].gpu_s * rel[i][k] if program.segments[i].gpu_s is not None else None)
+                 for i in seg_index}
+        totals.append(schedule(with_gpu_times(program, times), plan, transfer_s).total_s)
+    cpu = program.cpu_time()
+    return {"model": str(path), "grid": [list(c) for c in configs], "base": list(model.base),
+            "total_s": totals, "speedup": [cpu / t if t > 0 else None for t in totals]}
+
+
+def _surface_model(path):
+    """The scaling-surface model at ``path``, which must place a region by its operation mix."""
+    from features.counters import COUNTER_NAMES
+    from gpu_models.scaling import ScalingModel
+    from gpu_models.scaling.surface import ScalingModelError
+
+    try:
+        model = ScalingModel.load(path)
+    except (ScalingModelError, OSError, ValueError) as exc:
+        raise UserError(f"--surface {path}: {exc}") from None
+    if model.meta_.get("counters") != "classes" or tuple(model.counter_names_) != COUNTER_NAMES:
+        raise UserError(f"--surface {path}: the model was trained on counters {model.meta_.get('counters')!r}; a "
+                        "region is placed on a model trained with --counters classes (its operation mix)")
+    return model
 
 
 def _region_segments(program, preds):

@@ -58,6 +58,18 @@ def render_text(rep) -> None:
             c.add_row(as_text(cfg["gpu"]), _ms(cfg["total_s"]) if cfg["total_s"] is not None else as_text(cfg["why"]),
                       f"{speedup_number(cfg['speedup'])}x" if cfg["speedup"] is not None else "-")
         out.print(c)
+    if rep.surface is not None:
+        sf = rep.surface
+        tot = sf["total_s"]
+        lo, hi = min(range(len(tot)), key=tot.__getitem__), max(range(len(tot)), key=tot.__getitem__)
+        base = sf["grid"].index(sf["base"]) if sf["base"] in sf["grid"] else None
+
+        def at(k: int) -> str:
+            sm, core, mem = sf["grid"][k]
+            return f"{_ms(tot[k])} ({speedup_number(sf['speedup'][k])}x) at {sm} SMs, {core:g}/{mem:g} MHz"
+
+        out.print(as_text(f"across the {len(tot)} configurations of the scaling model {sf['model']}: fastest "
+                          f"{at(lo)}; slowest {at(hi)}" + (f"; its base {at(base)}" if base is not None else "")))
 
 
 def register(app: typer.Typer) -> None:
@@ -71,6 +83,9 @@ def register(app: typer.Typer) -> None:
         gpu: str = typer.Option(DEFAULT_GPU, "--gpu", help="Target GPU (a preset name or a description .json)."),
         compare: Optional[List[str]] = typer.Option(
             None, "--compare", help="Also evaluate the same plan on this GPU (repeatable)."),
+        surface: Optional[Path] = typer.Option(
+            None, "--surface", help="A scaling-surface model (portcast scale train --counters classes): the plan at "
+                                    "every SM count and clock of its grid, each region scaled by its op mix."),
         model: Optional[str] = typer.Option(None, "--model", help="GPU-time model file; default: the shipped one."),
         mode: str = typer.Option("auto", "--mode", help="auto | interpreted | compiled"),
         sample: str = typer.Option("auto", "--sample", help="auto, exact, or a block rate in (0, 1]."),
@@ -98,7 +113,7 @@ def register(app: typer.Typer) -> None:
             quiet = contextlib.redirect_stdout(sys.stderr) if json_out else contextlib.nullcontext()
             with quiet:
                 rep = profile_program(script, script_args or [], gpu=gpu, model=model, ports=port,
-                                      compare=compare or [], mode=mode, sample=sample)
+                                      compare=compare or [], mode=mode, sample=sample, surface=surface)
             if timeline is not None:
                 write_timeline(rep.schedule, timeline)
                 err_console.print(as_text(f"wrote the timeline {timeline}"), highlight=False, soft_wrap=True)

@@ -157,3 +157,33 @@ def test_host_code_beside_a_kernel_takes_the_critical_path_as_built(tmp_path):
     assert by["scale #0"]["end_s"] < by["host 1"]["end_s"]  # the kernel is done before the host code beside it
     assert by["total #0"]["start_s"] == by["host 1"]["end_s"]  # its launch waits for the host code issued before
     assert rep.schedule["critical_s"]["host"] >= 0.35
+
+
+def test_the_plan_across_a_scaling_models_configurations(script, tmp_path):
+    model = tmp_path / "titanx.json"
+    res = CliRunner().invoke(app, ["scale", "train", "titanx", "-o", str(model), "--base", "24,975,3505",
+                                   "--clusters", "4"])
+    assert res.exit_code == 0, res.output
+    rep = profile_program(script, gpu="h100", ports=["scale", "total"], mode="interpreted", sample="exact",
+                          surface=model)
+    sf = rep.surface
+    assert len(sf["grid"]) == len(sf["total_s"]) == 32 and sf["base"] == [24, 975.0, 3505.0]
+    # at the model's base every region keeps its predicted time: the plan's own total
+    assert sf["total_s"][sf["grid"].index(sf["base"])] == pytest.approx(rep.total_s, rel=1e-12)
+    assert sf["speedup"] == pytest.approx([rep.cpu_total_s / t for t in sf["total_s"]])
+    assert ProgramReport.from_dict(json.loads(rep.to_json())).surface == sf
+    assert "Across the scaling model" in rep.to_html()
+
+
+def test_a_scaling_model_that_cannot_place_a_region_is_refused_before_the_run(script, tmp_path):
+    from gpu_models.scaling.generator import generate
+
+    data = tmp_path / "syn.csv"
+    generate(n_per_archetype=2, sm_counts=(4, 8), core_mhz=(300, 600), mem_mhz=(475, 925), random_state=0).write(data)
+    model = tmp_path / "cols.json"
+    res = CliRunner().invoke(app, ["scale", "train", str(data), "-o", str(model), "--clusters", "2"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["program", str(script), "--surface", str(model), "--mode", "interpreted"])
+    assert res.exit_code != 0 and "done" not in res.output  # the script never ran
+    assert "was trained on counters 'columns'; a region is placed on a model trained with --counters classes" \
+        in " ".join(res.output.split())
