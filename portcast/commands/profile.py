@@ -178,7 +178,7 @@ def _profile_at_size(script, function, at_size, sizes, *, gpu, mode, chosen, bas
                         "inputs of size n)")
     if native or args is not None or trace_dir is not None:
         raise UserError("--at-size cannot be combined with --native, --args or --trace-dir")
-    if chosen is None or chosen[0] != "gputime":
+    if chosen is None or not chosen.predicts_time:
         raise UserError("--at-size predicts with a GPU-time model (not the provisional speedup model, and not "
                         "with --no-features)")
     mod_spec, qual = function.rsplit(":", 1) if ":" in function else (function, "")

@@ -36,6 +36,8 @@ def test_a_saved_report_prints_the_live_runs_terminal_text(monkeypatch):
         print_profile(back, baseline=True)
     text = out.getvalue()
     assert text == res.stdout
-    for shown in ("traced regions", "baseline saxpy #0: uninstrumented", "GPU-relevant features of saxpy #0",
-                  "GPU time of saxpy #0 on", "What bounds the GPU time of saxpy #0", "  model: "):
+    # the invocation number counts this process's earlier calls of saxpy (other tests' too)
+    k = live.regions[0].invocation
+    for shown in ("traced regions", f"baseline saxpy #{k}: uninstrumented", f"GPU-relevant features of saxpy #{k}",
+                  f"GPU time of saxpy #{k} on", f"What bounds the GPU time of saxpy #{k}", "  model: "):
         assert shown in text, shown
