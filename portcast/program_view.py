@@ -11,6 +11,7 @@ the HTML section are drawn from it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -157,14 +158,16 @@ def profile_program(script: Path, script_args: Sequence[str] = (), *, gpu: str =
         gpu_config(spec)
     if surface is not None:
         _surface_model(surface)  # a bad model file fails before the script runs
-    timeline = time_script(script, script_args, regions)
+    with _users_own("untraced"):
+        timeline = time_script(script, script_args, regions)
     setup = prepare(features=True, model=model, gpu=gpu, sample=sample, progress=progress)
     if not setup.chosen.predicts_time:
         raise UserError("the whole-program view needs GPU times: use the GPU-time model (not --model provisional)")
     uses = ArrayUses()
     setup.sinks.insert(0, uses)
-    run_traced(setup.sinks, script=script, script_args=script_args, mode=mode, regions=regions,
-                        sample=setup.sample)
+    with _users_own("traced"):
+        run_traced(setup.sinks, script=script, script_args=script_args, mode=mode, regions=regions,
+                   sample=setup.sample)
     try:
         pair(timeline, uses.results)
     except SegmentError as exc:
@@ -283,6 +286,21 @@ def surface_configurations(program, regions: list[dict], path, plan, transfer_s)
     cpu = program.cpu_time()
     return {"model": str(path), "grid": [list(c) for c in configs], "base": list(model.base),
             "total_s": totals, "speedup": [cpu / t if t > 0 else None for t in totals]}
+
+
+@contextlib.contextmanager
+def _users_own(run: str):
+    """The script's own exception, in one line naming the run it broke: the whole-program view needs runs that
+    complete (an interruption stays one)."""
+    from profiler.instrument import SourceUnavailable, UnsupportedConstruct
+
+    try:
+        yield
+    except (UserError, UnsupportedConstruct, SourceUnavailable, KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        raise UserError(f"the script raised {type(exc).__name__}: {exc} in its {run} run; the whole-program view "
+                        "needs a run that completes (portcast profile keeps what ran before an error)") from None
 
 
 def _surface_model(path):

@@ -187,3 +187,14 @@ def test_a_scaling_model_that_cannot_place_a_region_is_refused_before_the_run(sc
     assert res.exit_code != 0 and "done" not in res.output  # the script never ran
     assert "was trained on counters 'columns'; a region is placed on a model trained with --counters classes" \
         in " ".join(res.output.split())
+
+
+def test_a_script_that_raises_is_one_line_naming_the_run(tmp_path):
+    p = tmp_path / "bad.py"
+    p.write_text("import portcast\n\n@portcast.region('r')\ndef r(n):\n    return 1 // n\n\nr(0)\n")
+    res = CliRunner().invoke(app, ["program", str(p), "--mode", "interpreted"])
+    assert res.exit_code == 2
+    assert res.output.strip().splitlines()[-1] == (
+        "error: the script raised ZeroDivisionError: integer division or modulo by zero in its untraced run; the "
+        "whole-program view needs a run that completes (portcast profile keeps what ran before an error)")
+    assert "Traceback" not in res.output
