@@ -91,5 +91,6 @@ def test_the_installed_package_carries_the_templates():
     files = [p.relative_to(ROOT / "portcast").as_posix() for p in (ROOT / "portcast" / "templates").iterdir()]
     assert sorted(files) == sorted(["templates/page.html.j2", "templates/fragment.html.j2",
                                     "templates/report.html.j2", "templates/region.html.j2",
-                                    "templates/macros.html.j2", "templates/report.css"])
+                                    "templates/macros.html.j2", "templates/report.css",
+                                    "templates/program.html.j2", "templates/program_page.html.j2"])
     assert all(any(fnmatch(f, g) for g in data) for f in files)
