@@ -244,19 +244,14 @@ def gpu_config(spec: str):
 
 
 def _kernel_s(setup, index: int, cfg) -> Optional[float]:
-    """The region invocation ``index``'s predicted kernel time on ``cfg`` (a GPUConfig), or None."""
-    from predictor.gputime_region import predict_region
-
-    model = setup.chosen.model
-    series = setup.features.results[index][1]
+    """The region invocation ``index``'s predicted kernel time on ``cfg`` (a GPUConfig), or None: the chosen
+    model's prediction from the counts it already has, as for a sampled region's replicate."""
     ps = setup.psinks
     if ps is None or index >= len(ps.work.results) or setup.chosen.needs_simt:
         return None
-    try:
-        return predict_region(model, cfg, ps.work.results[index], series, ps.bytes.results[index], float("nan"),
-                              cpu_s=None).kernel_s
-    except ValueError:
-        return None
+    got = setup.chosen.replicate_time(cfg, setup.features.results[index][1], ps.work.results[index],
+                                      ps.bytes.results[index], None)
+    return None if got is None else got[0]
 
 
 def surface_configurations(program, regions: list[dict], path, plan, transfer_s) -> dict:

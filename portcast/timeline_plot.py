@@ -4,7 +4,6 @@ it), so a saved report draws the same picture. No pyplot: a notebook's plotting 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 #: lane colours: host code and regions on the CPU, regions on the GPU, copies in and out
@@ -66,19 +65,13 @@ def timeline_svg(schedule: dict, title: str = "") -> str:
 
 def write_timeline(schedule: dict, path, title: str = "") -> Path:
     """The timeline written atomically to ``path`` (.png or .svg, by its suffix)."""
-    from core.atomic import make_temp
+    from core.atomic import atomic_path
 
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower()
     if fmt not in ("png", "svg"):
         raise ValueError(f"{path}: a timeline is written as .png or .svg, not {path.suffix or 'no suffix'}")
-    fd, tmp = make_temp(path)
-    os.close(fd)
-    try:
-        meta = {"Date": None} if fmt == "svg" else {"Software": None}
+    meta = {"Date": None} if fmt == "svg" else {"Software": None}
+    with atomic_path(path) as tmp:
         timeline_figure(schedule, title).savefig(tmp, format=fmt, dpi=120, bbox_inches="tight", metadata=meta)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from portcast.cli import app
 from portcast.program_view import ProgramReport, profile_program
 
-SCRIPT = textwrap.dedent('''
+#: the two regions both scripts run: a scale that writes all of b, and a sum of b returned to the host
+REGIONS = textwrap.dedent('''
     import time
     import numpy as np
     import portcast
@@ -28,6 +29,9 @@ SCRIPT = textwrap.dedent('''
         for i in range(b.shape[0]):
             s += b[i]
         return s
+''')
+
+SCRIPT = REGIONS + textwrap.dedent('''
 
     a = np.ones(1000)
     b = np.empty(1000)
@@ -113,22 +117,7 @@ def test_the_command_prints_the_plan_and_writes_the_timeline_and_the_page(script
     assert "the plan names region 'nope', which the run does not have (regions: scale, total)" in res.output
 
 
-OVERLAP = textwrap.dedent('''
-    import time
-    import numpy as np
-    import portcast
-
-    @portcast.region("scale")
-    def scale(a, b):
-        for i in portcast.parallel(range(a.shape[0])):
-            b[i] = 2.0 * a[i]
-
-    @portcast.region("total")
-    def total(b):
-        s = 0.0
-        for i in range(b.shape[0]):
-            s += b[i]
-        return s
+OVERLAP = REGIONS + textwrap.dedent('''
 
     a = np.ones(1000)
     b = np.empty(1000)
